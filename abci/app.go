@@ -1,0 +1,266 @@
+package abci
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	abcitypes "github.com/cometbft/cometbft/abci/types"
+	"github.com/rs/zerolog"
+
+	"github.com/ttld-dev/ttld/app"
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/genesis"
+	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// Query result codes. They are not consensus data (queries are not replicated) but are
+// stable all the same: docs/ERRORS.md lists them.
+const (
+	QueryCodeBadRequest     uint32 = 1
+	QueryCodeVersionMissing uint32 = 2
+	QueryCodeInternal       uint32 = 3
+)
+
+// Application is the ttld ABCI application.
+type Application struct {
+	abcitypes.BaseApplication
+
+	store   *drive.Store
+	log     zerolog.Logger
+	metrics *Metrics
+
+	// consensus connection only
+	staged int64 // height FinalizeBlock staged and Commit has not saved; 0: none
+
+	mu    sync.Mutex  // guards check
+	check *drive.Cache // the check state: staged over the last saved version
+}
+
+// New wraps a store. metrics may be nil.
+func New(store *drive.Store, log zerolog.Logger, metrics *Metrics) (*Application, error) {
+	if metrics == nil {
+		var err error
+		if metrics, err = NewMetrics(nil); err != nil {
+			return nil, err
+		}
+	}
+	a := &Application{store: store, log: log, metrics: metrics}
+	if err := a.resetCheckState(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// resetCheckState stages a fresh check state over the last saved version.
+func (a *Application) resetCheckState() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	v, _ := a.store.LastCommit()
+	if v == 0 {
+		a.check = nil
+		return nil
+	}
+	t, err := a.store.Saved(v)
+	if err != nil {
+		return err
+	}
+	a.check = drive.NewCache(drive.ReadOnly(t))
+	return nil
+}
+
+// Info reports the last saved height and its root, so CometBFT's handshake replays the
+// blocks the application lacks.
+func (a *Application) Info(_ context.Context, _ *abcitypes.RequestInfo) (*abcitypes.ResponseInfo, error) {
+	v, hash := a.store.LastCommit()
+	res := &abcitypes.ResponseInfo{Data: "ttld", Version: "1", LastBlockHeight: v}
+	if v > 0 {
+		res.LastBlockAppHash = hash
+		t, err := a.store.Saved(v)
+		if err != nil {
+			return nil, err
+		}
+		pv, err := drive.GetProtocolVersion(drive.ReadOnly(t))
+		if err != nil {
+			return nil, err
+		}
+		res.AppVersion = uint64(pv)
+	}
+	return res, nil
+}
+
+// InitChain writes the genesis app state into the working tree and returns its root.
+func (a *Application) InitChain(_ context.Context, req *abcitypes.RequestInitChain) (*abcitypes.ResponseInitChain, error) {
+	a.store.Rollback()
+	p := genesis.Params{ChainID: req.ChainId, GenesisTimeMs: uint64(req.Time.UnixMilli()), InitialHeight: uint64(req.InitialHeight)}
+	if err := genesis.InitChain(a.store.Working(), p, req.AppStateBytes); err != nil {
+		return nil, err
+	}
+	a.log.Info().Str("chain_id", req.ChainId).Int64("initial_height", req.InitialHeight).Msg("genesis state written")
+	return &abcitypes.ResponseInitChain{AppHash: a.store.WorkingHash()}, nil
+}
+
+// CheckTx runs the transaction against the check state; a success or a paid refusal
+// stays in the check state so later transactions of the same signer see it.
+func (a *Application) CheckTx(_ context.Context, req *abcitypes.RequestCheckTx) (*abcitypes.ResponseCheckTx, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.check == nil {
+		return &abcitypes.ResponseCheckTx{Code: uint32(protocol.CodeTxDecode), Log: "no committed state yet"}, nil
+	}
+	res, err := app.CheckTx(a.check, req.Tx)
+	if err != nil {
+		a.log.Error().Err(err).Msg("check state fault; resetting it")
+		a.check.Discard()
+		return &abcitypes.ResponseCheckTx{Code: QueryCodeInternal, Log: err.Error()}, nil
+	}
+	// NB: a refused transaction is kept out of the mempool even when the block
+	// would charge it: the mempool only carries what can succeed.
+	return &abcitypes.ResponseCheckTx{Code: uint32(res.Code), Log: res.Log, GasWanted: int64(res.Fee)}, nil
+}
+
+// PrepareProposal takes the mempool's transactions in order while they fit.
+func (a *Application) PrepareProposal(_ context.Context, req *abcitypes.RequestPrepareProposal) (*abcitypes.ResponsePrepareProposal, error) {
+	var txs [][]byte
+	var size int64
+	for _, tx := range req.Txs {
+		size += int64(len(tx))
+		if size > req.MaxTxBytes {
+			break
+		}
+		txs = append(txs, tx)
+	}
+	return &abcitypes.ResponsePrepareProposal{Txs: txs}, nil
+}
+
+// ProcessProposal accepts every proposal: FinalizeBlock validates each transaction
+// again and refuses the bad ones with a code, so a proposal never needs rejecting.
+func (a *Application) ProcessProposal(context.Context, *abcitypes.RequestProcessProposal) (*abcitypes.ResponseProcessProposal, error) {
+	return &abcitypes.ResponseProcessProposal{Status: abcitypes.ResponseProcessProposal_ACCEPT}, nil
+}
+
+// FinalizeBlock executes the block on the working tree and returns its root.
+func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFinalizeBlock) (*abcitypes.ResponseFinalizeBlock, error) {
+	start := time.Now()
+	if a.staged != 0 {
+		// A block staged and never committed (a consensus round replayed): drop it.
+		a.store.Rollback()
+	}
+	blk := app.Block{Height: uint64(req.Height), TimeMs: uint64(req.Time.UnixMilli()), Txs: req.Txs}
+	res, err := app.ExecuteBlock(a.store.Working(), blk)
+	if err != nil {
+		a.store.Rollback()
+		a.log.Error().Err(err).Int64("height", req.Height).Msg("block execution failed; halting")
+		return nil, err
+	}
+	a.staged = req.Height
+	out := &abcitypes.ResponseFinalizeBlock{
+		TxResults: make([]*abcitypes.ExecTxResult, len(res.TxResults)),
+		Events:    events(res.Events),
+		AppHash:   a.store.WorkingHash(),
+	}
+	for i, tr := range res.TxResults {
+		out.TxResults[i] = &abcitypes.ExecTxResult{Code: uint32(tr.Code), Log: tr.Log, GasUsed: int64(tr.Fee), Events: events(tr.Events)}
+		a.metrics.Txs.WithLabelValues(strconv.FormatUint(uint64(tr.Code), 10)).Inc()
+	}
+	a.metrics.FeesCollected.Add(float64(res.Fees))
+	a.metrics.BlockExecution.Observe(time.Since(start).Seconds())
+	a.log.Debug().Int64("height", req.Height).Int("txs", len(req.Txs)).Hex("app_hash", out.AppHash).Msg("block executed")
+	return out, nil
+}
+
+func events(in []app.Event) []abcitypes.Event {
+	out := make([]abcitypes.Event, len(in))
+	for i, e := range in {
+		out[i].Type = e.Type
+		for _, at := range e.Attrs {
+			out[i].Attributes = append(out[i].Attributes, abcitypes.EventAttribute{Key: at.Key, Value: at.Value, Index: true})
+		}
+	}
+	return out
+}
+
+// Commit saves the staged block and resets the check state over it. Blocks are kept
+// (RetainHeight 0) so the block store can be replayed.
+func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcitypes.ResponseCommit, error) {
+	start := time.Now()
+	v, hash, err := a.store.Commit()
+	if err != nil {
+		return nil, err
+	}
+	a.staged = 0
+	if err := a.resetCheckState(); err != nil {
+		return nil, err
+	}
+	a.metrics.Commit.Observe(time.Since(start).Seconds())
+	a.metrics.Height.Set(float64(v))
+	if t, err := a.store.Saved(v); err == nil {
+		a.metrics.StateKeys.Set(float64(t.Size()))
+	}
+	a.log.Debug().Int64("height", v).Hex("app_hash", hash).Msg("committed")
+	return &abcitypes.ResponseCommit{}, nil
+}
+
+// Query answers a path at a saved version, with proofs when asked.
+func (a *Application) Query(_ context.Context, req *abcitypes.RequestQuery) (*abcitypes.ResponseQuery, error) {
+	target, err := TargetOf(req.Path, req.Data)
+	if err != nil {
+		return &abcitypes.ResponseQuery{Code: QueryCodeBadRequest, Log: err.Error()}, nil
+	}
+	tree, err := a.store.Saved(req.Height)
+	if err != nil {
+		var nk drive.ErrVersionNotKept
+		if errors.As(err, &nk) {
+			return &abcitypes.ResponseQuery{Code: QueryCodeVersionMissing, Log: err.Error(), Height: req.Height}, nil
+		}
+		return &abcitypes.ResponseQuery{Code: QueryCodeInternal, Log: err.Error()}, nil
+	}
+	res := &abcitypes.ResponseQuery{Height: tree.Version()}
+	if !target.Range() {
+		res.Key = target.Key
+		value, ops, err := proofs.Prove(tree, target.Key)
+		if err != nil {
+			return &abcitypes.ResponseQuery{Code: QueryCodeInternal, Log: err.Error()}, nil
+		}
+		res.Value = value
+		if req.Prove {
+			res.ProofOps = ops
+		}
+		res.Log = describe(req.Path, value)
+		return res, nil
+	}
+	res.Key = target.Start
+	entries, more, ops, err := proofs.ProveRange(tree, target.Start, target.End, MaxRangeEntries)
+	if err != nil {
+		return &abcitypes.ResponseQuery{Code: QueryCodeInternal, Log: err.Error()}, nil
+	}
+	res.Value = proofs.EncodeEntries(entries)
+	if more {
+		res.Info = InfoMore
+	}
+	if req.Prove {
+		res.ProofOps = ops
+	}
+	res.Log = fmt.Sprintf("%d entries", len(entries))
+	return res, nil
+}
+
+// describe renders an answer for people reading raw RPC output; it is not proven.
+func describe(path string, value []byte) string {
+	if value == nil {
+		return "absent"
+	}
+	if path == PathAddress {
+		if st, err := drive.DecodeAddressState(value); err == nil {
+			b, _ := json.Marshal(map[string]uint64{"balance": st.Balance, "nonce": st.Nonce})
+			return string(b)
+		}
+	}
+	return hex.EncodeToString(value)
+}

@@ -1,0 +1,237 @@
+package drive
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// ErrCorrupt: a stored value does not decode. State written by this package always
+// decodes, so this is a broken invariant or a damaged database.
+type ErrCorrupt struct {
+	Key    []byte
+	Reason string
+}
+
+func (e ErrCorrupt) Error() string { return fmt.Sprintf("drive: corrupt value at %x: %s", e.Key, e.Reason) }
+
+func getU64(kv KV, key []byte) (uint64, bool, error) {
+	v, err := kv.Get(key)
+	if err != nil || v == nil {
+		return 0, false, err
+	}
+	if len(v) != 8 {
+		return 0, false, ErrCorrupt{Key: key, Reason: "want 8 bytes"}
+	}
+	return binary.BigEndian.Uint64(v), true, nil
+}
+
+func putU64(kv KV, key []byte, n uint64) error {
+	return kv.Set(key, binary.BigEndian.AppendUint64(nil, n))
+}
+
+// Identity is an identity as stored.
+type Identity struct {
+	ID      protocol.IdentityID
+	Balance uint64
+	Nonce   uint64 // last nonce used, 0 before the first
+	Keys    []ed25519.PublicKey
+}
+
+// keyTypeEd25519 is the only key type so far; the type byte leaves room for others.
+const keyTypeEd25519 byte = 0
+
+// IdentityExists reports whether id has been created.
+func IdentityExists(kv KV, id protocol.IdentityID) (bool, error) {
+	_, ok, err := getU64(kv, IdentityBalanceKey(id))
+	return ok, err
+}
+
+// GetIdentityBalance returns the balance of id and whether it exists.
+func GetIdentityBalance(kv KV, id protocol.IdentityID) (uint64, bool, error) {
+	return getU64(kv, IdentityBalanceKey(id))
+}
+
+// SetIdentityBalance writes the balance of id.
+func SetIdentityBalance(kv KV, id protocol.IdentityID, balance uint64) error {
+	return putU64(kv, IdentityBalanceKey(id), balance)
+}
+
+// GetIdentityNonce returns the last nonce id used.
+func GetIdentityNonce(kv KV, id protocol.IdentityID) (uint64, error) {
+	n, _, err := getU64(kv, IdentityNonceKey(id))
+	return n, err
+}
+
+// SetIdentityNonce writes the last nonce id used.
+func SetIdentityNonce(kv KV, id protocol.IdentityID, nonce uint64) error {
+	return putU64(kv, IdentityNonceKey(id), nonce)
+}
+
+// GetIdentityKey returns the public key at index, or nil.
+func GetIdentityKey(kv KV, id protocol.IdentityID, index uint8) (ed25519.PublicKey, error) {
+	key := IdentityKeyKey(id, index)
+	v, err := kv.Get(key)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	if len(v) != 1+ed25519.PublicKeySize || v[0] != keyTypeEd25519 {
+		return nil, ErrCorrupt{Key: key, Reason: "want an ed25519 key record"}
+	}
+	return ed25519.PublicKey(v[1:]), nil
+}
+
+// InsertIdentity writes a new identity: its balance, its keys and its nonce, in that
+// order.
+func InsertIdentity(kv KV, idn Identity) error {
+	if err := SetIdentityBalance(kv, idn.ID, idn.Balance); err != nil {
+		return err
+	}
+	for i, k := range idn.Keys {
+		v := append([]byte{keyTypeEd25519}, k...)
+		if err := kv.Set(IdentityKeyKey(idn.ID, uint8(i)), v); err != nil {
+			return err
+		}
+	}
+	return SetIdentityNonce(kv, idn.ID, idn.Nonce)
+}
+
+// DecodeIdentity rebuilds an identity from the entries under its prefix, in key order
+// (what a range query over IdentityPrefix returns). ok is false when there are none.
+func DecodeIdentity(id protocol.IdentityID, entries [][2][]byte) (idn Identity, ok bool, err error) {
+	prefix := IdentityPrefix(id)
+	idn.ID = id
+	for _, e := range entries {
+		k, v := e[0], e[1]
+		if !bytes.HasPrefix(k, prefix) || len(k) < len(prefix)+1 {
+			return idn, false, ErrCorrupt{Key: k, Reason: "not a key of this identity"}
+		}
+		switch sub := k[len(prefix):]; {
+		case sub[0] == identityBalance && len(sub) == 1 && len(v) == 8:
+			idn.Balance = binary.BigEndian.Uint64(v)
+			ok = true
+		case sub[0] == identityNonce && len(sub) == 1 && len(v) == 8:
+			idn.Nonce = binary.BigEndian.Uint64(v)
+		case sub[0] == identityKey && len(sub) == 2 && len(v) == 1+ed25519.PublicKeySize && v[0] == keyTypeEd25519:
+			idn.Keys = append(idn.Keys, ed25519.PublicKey(v[1:]))
+		default:
+			return idn, false, ErrCorrupt{Key: k, Reason: "unknown identity entry"}
+		}
+	}
+	return idn, ok, nil
+}
+
+// AddressState is a platform address as stored: 56 | address -> balance ++ nonce.
+type AddressState struct {
+	Balance uint64
+	Nonce   uint64 // last nonce used
+}
+
+// EncodeAddressState is the 16-byte value of an address.
+func EncodeAddressState(s AddressState) []byte {
+	b := binary.BigEndian.AppendUint64(nil, s.Balance)
+	return binary.BigEndian.AppendUint64(b, s.Nonce)
+}
+
+// DecodeAddressState reads the value of an address.
+func DecodeAddressState(v []byte) (AddressState, error) {
+	if len(v) != 16 {
+		return AddressState{}, fmt.Errorf("address value of %d bytes, want 16", len(v))
+	}
+	return AddressState{Balance: binary.BigEndian.Uint64(v), Nonce: binary.BigEndian.Uint64(v[8:])}, nil
+}
+
+// GetAddress returns the state of a, and whether it exists.
+func GetAddress(kv KV, a protocol.Address) (AddressState, bool, error) {
+	key := AddressKey(a)
+	v, err := kv.Get(key)
+	if err != nil || v == nil {
+		return AddressState{}, false, err
+	}
+	s, err := DecodeAddressState(v)
+	if err != nil {
+		return s, false, ErrCorrupt{Key: key, Reason: err.Error()}
+	}
+	return s, true, nil
+}
+
+// SetAddress writes the state of a.
+func SetAddress(kv KV, a protocol.Address, s AddressState) error {
+	return kv.Set(AddressKey(a), EncodeAddressState(s))
+}
+
+// GetProcessingFees returns the processing fees collected so far.
+func GetProcessingFees(kv KV) (uint64, error) {
+	n, _, err := getU64(kv, ProcessingFeesKey())
+	return n, err
+}
+
+// SetProcessingFees writes the processing fees collected so far.
+func SetProcessingFees(kv KV, n uint64) error { return putU64(kv, ProcessingFeesKey(), n) }
+
+// GetSupply returns the total credits created at genesis.
+func GetSupply(kv KV) (uint64, error) {
+	n, _, err := getU64(kv, SupplyKey())
+	return n, err
+}
+
+// SetSupply writes the total credits created at genesis.
+func SetSupply(kv KV, n uint64) error { return putU64(kv, SupplyKey(), n) }
+
+// GetProtocolVersion returns the protocol version in force.
+func GetProtocolVersion(kv KV) (protocol.Version, error) {
+	key := ProtocolVersionKey()
+	v, err := kv.Get(key)
+	if err != nil {
+		return 0, err
+	}
+	if len(v) != 4 {
+		return 0, ErrCorrupt{Key: key, Reason: "want a 4-byte protocol version"}
+	}
+	return protocol.Version(binary.BigEndian.Uint32(v)), nil
+}
+
+// SetProtocolVersion writes the protocol version in force.
+func SetProtocolVersion(kv KV, v protocol.Version) error {
+	return kv.Set(ProtocolVersionKey(), binary.BigEndian.AppendUint32(nil, uint32(v)))
+}
+
+// ChainParams are the genesis parameters kept in state.
+type ChainParams struct {
+	ChainID       string
+	GenesisTimeMs uint64
+	InitialHeight uint64
+}
+
+// EncodeChainParams: version u8 (1) | chain id length u8 | chain id | genesis time ms
+// u64 | initial height u64.
+func EncodeChainParams(p ChainParams) []byte {
+	b := []byte{1, uint8(len(p.ChainID))}
+	b = append(b, p.ChainID...)
+	b = binary.BigEndian.AppendUint64(b, p.GenesisTimeMs)
+	return binary.BigEndian.AppendUint64(b, p.InitialHeight)
+}
+
+// GetChainParams reads the genesis parameters.
+func GetChainParams(kv KV) (ChainParams, error) {
+	key := GenesisKey()
+	v, err := kv.Get(key)
+	if err != nil {
+		return ChainParams{}, err
+	}
+	if len(v) < 2 || v[0] != 1 || len(v) != 2+int(v[1])+16 {
+		return ChainParams{}, ErrCorrupt{Key: key, Reason: "bad chain parameters"}
+	}
+	n := int(v[1])
+	return ChainParams{
+		ChainID:       string(v[2 : 2+n]),
+		GenesisTimeMs: binary.BigEndian.Uint64(v[2+n:]),
+		InitialHeight: binary.BigEndian.Uint64(v[10+n:]),
+	}, nil
+}
+
+// SetChainParams writes the genesis parameters.
+func SetChainParams(kv KV, p ChainParams) error { return kv.Set(GenesisKey(), EncodeChainParams(p)) }

@@ -1,0 +1,98 @@
+package feeschedule
+
+import (
+	"fmt"
+
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// Version numbers a fee table. Declared once, never renumbered or reused.
+type Version uint32
+
+// FeeVersion1 is the first table: processing only, the platform's figures.
+const FeeVersion1 Version = 1
+
+// Processing prices the work a transition makes the node do, in credits.
+type Processing struct {
+	// SeekCost is charged per tree lookup.
+	SeekCost uint64
+	// LoadedPerByte is charged per key and value byte read.
+	LoadedPerByte uint64
+	// WrittenPerByte is charged per key and value byte added, replaced or removed.
+	WrittenPerByte uint64
+	// HashBase and HashPerBlock price one hash call over n bytes:
+	// HashBase + HashPerBlock*ceil(n/64).
+	HashBase     uint64
+	HashPerBlock uint64
+	// SignatureVerify is charged per ed25519 signature checked.
+	SignatureVerify uint64
+}
+
+// Schedule is one version of the fee table.
+type Schedule struct {
+	Version    Version
+	Processing Processing
+}
+
+var schedules = map[Version]Schedule{
+	FeeVersion1: {
+		Version: FeeVersion1,
+		Processing: Processing{
+			SeekCost:        2000,
+			LoadedPerByte:   20,
+			WrittenPerByte:  400,
+			HashBase:        100,
+			HashPerBlock:    300,
+			SignatureVerify: 3000,
+		},
+	},
+}
+
+var byProtocol = map[protocol.Version]Version{
+	protocol.V13: FeeVersion1,
+}
+
+// For returns the fee schedule of protocol version v.
+func For(v protocol.Version) (Schedule, error) {
+	fv, ok := byProtocol[v]
+	if !ok {
+		return Schedule{}, fmt.Errorf("feeschedule: no fee table for protocol version %d", v)
+	}
+	return schedules[fv], nil
+}
+
+// Operations counts the work of one transition, as drive meters it.
+type Operations struct {
+	Seeks        uint64
+	BytesLoaded  uint64
+	BytesWritten uint64 // added, replaced or removed
+	HashCalls    uint64
+	HashBlocks   uint64 // 64-byte blocks hashed, over all calls
+	Signatures   uint64
+}
+
+// Add returns the sum of two counts.
+func (o Operations) Add(p Operations) Operations {
+	return Operations{
+		Seeks:        o.Seeks + p.Seeks,
+		BytesLoaded:  o.BytesLoaded + p.BytesLoaded,
+		BytesWritten: o.BytesWritten + p.BytesWritten,
+		HashCalls:    o.HashCalls + p.HashCalls,
+		HashBlocks:   o.HashBlocks + p.HashBlocks,
+		Signatures:   o.Signatures + p.Signatures,
+	}
+}
+
+// HashBlocksOf is the number of 64-byte blocks one hash call over n bytes processes.
+func HashBlocksOf(n int) uint64 { return uint64(n+63) / 64 }
+
+// ProcessingFee prices ops. The counts of one transition are bounded by the
+// transaction size limit, so the sum cannot overflow.
+func (s Schedule) ProcessingFee(ops Operations) uint64 {
+	p := s.Processing
+	return ops.Seeks*p.SeekCost +
+		ops.BytesLoaded*p.LoadedPerByte +
+		ops.BytesWritten*p.WrittenPerByte +
+		ops.HashCalls*p.HashBase + ops.HashBlocks*p.HashPerBlock +
+		ops.Signatures*p.SignatureVerify
+}

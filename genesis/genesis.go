@@ -1,0 +1,181 @@
+package genesis
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// AppState is the "app_state" object of the genesis file.
+type AppState struct {
+	// ProtocolVersion the chain starts on; 0 means protocol.Latest.
+	ProtocolVersion protocol.Version `json:"protocol_version"`
+	Addresses       []Address        `json:"addresses"`
+	Identities      []Identity       `json:"identities"`
+}
+
+// Address funds a platform address at genesis.
+type Address struct {
+	Address string `json:"address"` // 40 hex digits
+	Balance uint64 `json:"balance"` // credits
+}
+
+// Identity creates an identity at genesis.
+type Identity struct {
+	ID      string   `json:"id"`      // 64 hex digits
+	Balance uint64   `json:"balance"` // credits
+	Keys    []string `json:"keys"`    // ed25519 public keys, 64 hex digits each
+}
+
+// ErrInvalid: the app state breaks a genesis rule.
+type ErrInvalid struct{ Reason string }
+
+func (e ErrInvalid) Error() string { return "genesis: " + e.Reason }
+
+func invalid(format string, args ...any) error { return ErrInvalid{fmt.Sprintf(format, args...)} }
+
+// Decode parses and validates an app state.
+func Decode(raw []byte) (AppState, error) {
+	var s AppState
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&s); err != nil {
+		return s, invalid("app state: %v", err)
+	}
+	if s.ProtocolVersion == 0 {
+		s.ProtocolVersion = protocol.Latest
+	}
+	_, err := s.supply()
+	return s, err
+}
+
+// Encode renders the app state as indented JSON.
+func (s AppState) Encode() []byte {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		panic(err) // plain data: cannot fail
+	}
+	return b
+}
+
+// supply validates the state and returns its total credits.
+func (s AppState) supply() (uint64, error) {
+	if !protocol.Known(s.ProtocolVersion) {
+		return 0, invalid("unknown protocol version %d", s.ProtocolVersion)
+	}
+	var total uint64
+	add := func(n uint64, what string) error {
+		if total+n < total {
+			return invalid("total supply overflows at %s", what)
+		}
+		total += n
+		return nil
+	}
+	seenA := map[protocol.Address]bool{}
+	for _, a := range s.Addresses {
+		addr, err := protocol.ParseAddress(a.Address)
+		if err != nil {
+			return 0, invalid("address %q: %v", a.Address, err)
+		}
+		if seenA[addr] {
+			return 0, invalid("address %s repeats", a.Address)
+		}
+		seenA[addr] = true
+		if err := add(a.Balance, a.Address); err != nil {
+			return 0, err
+		}
+	}
+	seenI := map[protocol.IdentityID]bool{}
+	for _, i := range s.Identities {
+		id, err := protocol.ParseIdentityID(i.ID)
+		if err != nil {
+			return 0, invalid("identity %q: %v", i.ID, err)
+		}
+		if seenI[id] {
+			return 0, invalid("identity %s repeats", i.ID)
+		}
+		seenI[id] = true
+		if _, err := i.keys(); err != nil {
+			return 0, err
+		}
+		if err := add(i.Balance, i.ID); err != nil {
+			return 0, err
+		}
+	}
+	return total, nil
+}
+
+func (i Identity) keys() ([]ed25519.PublicKey, error) {
+	if len(i.Keys) == 0 {
+		return nil, invalid("identity %s has no keys", i.ID)
+	}
+	out := make([]ed25519.PublicKey, len(i.Keys))
+	for n, k := range i.Keys {
+		b, err := hex.DecodeString(k)
+		if err != nil || len(b) != ed25519.PublicKeySize {
+			return nil, invalid("identity %s key %d: want %d hex digits", i.ID, n, 2*ed25519.PublicKeySize)
+		}
+		out[n] = b
+	}
+	return out, nil
+}
+
+// Params are what InitChain knows of the chain besides the app state.
+type Params struct {
+	ChainID       string
+	GenesisTimeMs uint64
+	InitialHeight uint64
+}
+
+// InitChain writes the genesis state into kv: the chain parameters (so the tree is
+// never empty), the protocol version, the supply, then addresses and identities sorted
+// by key.
+func InitChain(kv drive.KV, p Params, raw []byte) error {
+	s, err := Decode(raw)
+	if err != nil {
+		return err
+	}
+	if len(p.ChainID) == 0 || len(p.ChainID) > 255 {
+		return invalid("chain id must be 1 to 255 bytes")
+	}
+	supply, err := s.supply()
+	if err != nil {
+		return err
+	}
+	if err := drive.SetChainParams(kv, drive.ChainParams{ChainID: p.ChainID, GenesisTimeMs: p.GenesisTimeMs, InitialHeight: p.InitialHeight}); err != nil {
+		return err
+	}
+	if err := drive.SetProtocolVersion(kv, s.ProtocolVersion); err != nil {
+		return err
+	}
+	if err := drive.SetSupply(kv, supply); err != nil {
+		return err
+	}
+	if err := drive.SetProcessingFees(kv, 0); err != nil {
+		return err
+	}
+	addrs := append([]Address(nil), s.Addresses...)
+	sort.Slice(addrs, func(i, j int) bool { return addrs[i].Address < addrs[j].Address })
+	for _, a := range addrs {
+		addr, _ := protocol.ParseAddress(a.Address)
+		if err := drive.SetAddress(kv, addr, drive.AddressState{Balance: a.Balance}); err != nil {
+			return err
+		}
+	}
+	ids := append([]Identity(nil), s.Identities...)
+	sort.Slice(ids, func(i, j int) bool { return ids[i].ID < ids[j].ID })
+	for _, i := range ids {
+		id, _ := protocol.ParseIdentityID(i.ID)
+		keys, _ := i.keys()
+		if err := drive.InsertIdentity(kv, drive.Identity{ID: id, Balance: i.Balance, Keys: keys}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

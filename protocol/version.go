@@ -1,0 +1,67 @@
+package protocol
+
+import "fmt"
+
+// Version is a protocol version. Versions are declared once and never renumbered or
+// reused; a retired one keeps its number. The numbering follows the platform the seeds
+// describe: 13 is the first version this chain runs, 14 (document time to live) follows.
+type Version uint32
+
+const (
+	// V13 is the first version of this chain: identities, platform addresses, credit
+	// transfers, address-balance recent storage and its cleanup.
+	V13 Version = 13
+
+	// Latest is the version a new genesis starts on unless it names another.
+	Latest = V13
+)
+
+// Limits are the consensus limits of one protocol version.
+type Limits struct {
+	// MaxTxBytes bounds an encoded transition, signature included.
+	MaxTxBytes int
+	// MaxIdentityKeys bounds the public keys an identity is created with (>= 1).
+	MaxIdentityKeys int
+	// MaxNonceGap: a transition's nonce n is accepted when last < n <= last+MaxNonceGap.
+	MaxNonceGap uint64
+	// AddressBalanceCompactAfterBlocks: once this many per-block address balance
+	// records are pending, they are compacted into one record.
+	AddressBalanceCompactAfterBlocks int
+	// AddressBalanceCompactAfterAddresses: pending records holding at least this many
+	// address entries in all are compacted even before AddressBalanceCompactAfterBlocks.
+	AddressBalanceCompactAfterAddresses int
+	// CompactedAddressBalanceLifetimeMs is how long (block time) a compacted record is
+	// kept after the block that compacted it.
+	CompactedAddressBalanceLifetimeMs uint64
+	// MaxAddressBalanceCleanupsPerBlock bounds the expired compacted records one block
+	// removes; the backlog drains over later blocks.
+	MaxAddressBalanceCleanupsPerBlock int
+}
+
+var limits = map[Version]Limits{
+	V13: {
+		MaxTxBytes:                          16 * 1024,
+		MaxIdentityKeys:                     16,
+		MaxNonceGap:                         24,
+		AddressBalanceCompactAfterBlocks:    64,
+		AddressBalanceCompactAfterAddresses: 2048,
+		CompactedAddressBalanceLifetimeMs:   24 * 60 * 60 * 1000,
+		MaxAddressBalanceCleanupsPerBlock:   16,
+	},
+}
+
+// LimitsFor returns the limits of version v, or an error for a version this build does
+// not know.
+func LimitsFor(v Version) (Limits, error) {
+	l, ok := limits[v]
+	if !ok {
+		return Limits{}, fmt.Errorf("protocol: unknown protocol version %d", v)
+	}
+	return l, nil
+}
+
+// Known reports whether this build implements version v.
+func Known(v Version) bool {
+	_, ok := limits[v]
+	return ok
+}

@@ -1,0 +1,273 @@
+package abci
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	abcitypes "github.com/cometbft/cometbft/abci/types"
+	dbm "github.com/cosmos/cosmos-db"
+	"github.com/rs/zerolog"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/genesis"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// testChainID is the chain every harness runs.
+const testChainID = "ttld-test"
+
+// genesisTime is the genesis time of every harness chain.
+var genesisTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// harness drives a real Application over a real IAVL store through the ABCI calls
+// CometBFT makes: InitChain, FinalizeBlock, Commit, CheckTx, Query.
+type harness struct {
+	t          testing.TB
+	db         dbm.DB
+	store      *drive.Store
+	app        *Application
+	height     int64
+	identities map[string]protocol.IdentityID // scenario name -> id
+}
+
+func newHarness(t testing.TB) *harness {
+	h := &harness{t: t, db: dbm.NewMemDB(), identities: map[string]protocol.IdentityID{}}
+	h.open()
+	return h
+}
+
+// open (re)opens the store and the application on the harness's database, as a
+// restarted node does.
+func (h *harness) open() {
+	store, err := drive.NewStore(h.db, drive.Options{CacheSize: 100_000, KeepRecent: 100})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	app, err := New(store, zerolog.Nop(), nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.store, h.app = store, app
+	info, err := app.Info(context.Background(), &abcitypes.RequestInfo{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.height = info.LastBlockHeight
+}
+
+// key is the deterministic key of a scenario name.
+func key(name string) ed25519.PrivateKey {
+	seed := sha256.Sum256([]byte("scenario/" + name))
+	return ed25519.NewKeyFromSeed(seed[:])
+}
+
+func pub(name string) ed25519.PublicKey { return key(name).Public().(ed25519.PublicKey) }
+
+func addr(name string) protocol.Address { return protocol.AddressOf(pub(name)) }
+
+// genesisIdentityID is the id a scenario gives a genesis identity.
+func genesisIdentityID(name string) protocol.IdentityID {
+	return protocol.IdentityID(sha256.Sum256([]byte("genesis/" + name)))
+}
+
+func (h *harness) initChain(state genesis.AppState) []byte {
+	raw := state.Encode()
+	res, err := h.app.InitChain(context.Background(), &abcitypes.RequestInitChain{
+		ChainId: testChainID, Time: genesisTime, InitialHeight: 1, AppStateBytes: raw,
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return res.AppHash
+}
+
+// finalize runs FinalizeBlock without committing.
+func (h *harness) finalize(at time.Time, txs [][]byte) *abcitypes.ResponseFinalizeBlock {
+	res, err := h.app.FinalizeBlock(context.Background(), &abcitypes.RequestFinalizeBlock{
+		Height: h.height + 1, Time: at, Txs: txs,
+	})
+	if err != nil {
+		h.t.Fatalf("finalize %d: %v", h.height+1, err)
+	}
+	return res
+}
+
+// block runs FinalizeBlock and Commit, and checks that the committed root is the app
+// hash FinalizeBlock returned.
+func (h *harness) block(at time.Time, txs [][]byte) *abcitypes.ResponseFinalizeBlock {
+	res := h.finalize(at, txs)
+	if _, err := h.app.Commit(context.Background(), &abcitypes.RequestCommit{}); err != nil {
+		h.t.Fatal(err)
+	}
+	h.height++
+	v, hash := h.store.LastCommit()
+	if v != h.height || string(hash) != string(res.AppHash) {
+		h.t.Fatalf("committed %d %x, FinalizeBlock said %d %x", v, hash, h.height, res.AppHash)
+	}
+	return res
+}
+
+// supplyCheck sums every balance in the last saved version plus the collected fees and
+// compares the total with the genesis supply.
+func (h *harness) supplyCheck() error {
+	t, err := h.store.Saved(0)
+	if err != nil {
+		return err
+	}
+	kv := drive.ReadOnly(t)
+	supply, err := drive.GetSupply(kv)
+	if err != nil {
+		return err
+	}
+	total, err := drive.GetProcessingFees(kv)
+	if err != nil {
+		return err
+	}
+	err = kv.Iterate(nil, nil, func(k, v []byte) (bool, error) {
+		switch {
+		case k[0] == drive.RootAddresses:
+			st, err := drive.DecodeAddressState(v)
+			if err != nil {
+				return true, err
+			}
+			total += st.Balance
+		case k[0] == drive.RootIdentities && k[len(k)-1] == 'b' && len(k) == 1+protocol.IdentityIDLen+1:
+			total += binary.BigEndian.Uint64(v)
+		}
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	if total != supply {
+		return fmt.Errorf("credits %d != genesis supply %d (difference %d)", total, supply, int64(total-supply))
+	}
+	return nil
+}
+
+// codeName names a code for readable scenario output.
+func codeName(c uint32) string {
+	names := map[protocol.Code]string{
+		protocol.CodeOK: "OK", protocol.CodeTxDecode: "TxDecode", protocol.CodeTxTooLarge: "TxTooLarge",
+		protocol.CodeUnsupportedTxFormat: "UnsupportedTxFormat", protocol.CodeUnknownTransitionType: "UnknownTransitionType",
+		protocol.CodeInvalidTransition: "InvalidTransition", protocol.CodeIdentityNotFound: "IdentityNotFound",
+		protocol.CodeMissingPublicKey: "MissingPublicKey", protocol.CodeInvalidSignature: "InvalidSignature",
+		protocol.CodeAddressNotFound: "AddressNotFound", protocol.CodeBalanceIsNotEnough: "BalanceIsNotEnough",
+		protocol.CodeInvalidIdentityNonce: "InvalidIdentityNonce", protocol.CodeIdentityInsufficientBalance: "IdentityInsufficientBalance",
+		protocol.CodeRecipientIdentityNotFound: "RecipientIdentityNotFound", protocol.CodeInvalidAddressNonce: "InvalidAddressNonce",
+		protocol.CodeAddressInsufficientBalance: "AddressInsufficientBalance",
+	}
+	if n, ok := names[protocol.Code(c)]; ok {
+		return n
+	}
+	return "code" + strconv.FormatUint(uint64(c), 10)
+}
+
+// args parses "k=v" words.
+func args(words []string) map[string]string {
+	m := map[string]string{}
+	for _, w := range words {
+		k, v, _ := strings.Cut(w, "=")
+		m[k] = v
+	}
+	return m
+}
+
+func (h *harness) u64(m map[string]string, k string) uint64 {
+	n, err := strconv.ParseUint(m[k], 10, 64)
+	if err != nil {
+		h.t.Fatalf("%s=%q: %v", k, m[k], err)
+	}
+	return n
+}
+
+// identity resolves a scenario identity name: one created in a block (as=NAME), one
+// from genesis, or the hex id itself.
+func (h *harness) identity(name string) protocol.IdentityID {
+	if id, ok := h.identities[name]; ok {
+		return id
+	}
+	if id, err := protocol.ParseIdentityID(name); err == nil {
+		return id
+	}
+	return genesisIdentityID(name)
+}
+
+// tx builds one transaction from a scenario line:
+//
+//	address-transfer from=A nonce=N to=B amount=X
+//	identity-create from=A nonce=N amount=X keys=K1,K2 as=NAME
+//	top-up from=A nonce=N identity=I amount=X
+//	identity-transfer identity=I signer=K nonce=N to=J amount=X [key=0]
+//	identity-to-address identity=I signer=K nonce=N to=B amount=X [key=0]
+//	raw hex=...
+//
+// sign=NAME signs with another key than the signer's; chain=ID signs for another chain.
+func (h *harness) tx(line string) []byte {
+	words := strings.Fields(line)
+	m := args(words[1:])
+	var tr protocol.Transition
+	signer := m["from"]
+	switch words[0] {
+	case "raw":
+		b, err := hex.DecodeString(m["hex"])
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		return b
+	case "address-transfer":
+		tr = &protocol.AddressFundsTransfer{PubKey: pub(signer), Nonce: h.u64(m, "nonce"), Recipient: addr(m["to"]), Amount: h.u64(m, "amount")}
+	case "identity-create":
+		var keys []ed25519.PublicKey
+		for _, k := range strings.Split(m["keys"], ",") {
+			keys = append(keys, pub(k))
+		}
+		nonce := h.u64(m, "nonce")
+		tr = &protocol.IdentityCreate{PubKey: pub(signer), Nonce: nonce, Amount: h.u64(m, "amount"), Keys: keys}
+		if m["as"] != "" {
+			h.identities[m["as"]] = protocol.NewIdentityID(addr(signer), nonce)
+		}
+	case "top-up":
+		tr = &protocol.IdentityTopUp{PubKey: pub(signer), Nonce: h.u64(m, "nonce"), Identity: h.identity(m["identity"]), Amount: h.u64(m, "amount")}
+	case "identity-transfer", "identity-to-address":
+		signer = m["signer"]
+		var index uint8
+		if m["key"] != "" {
+			index = uint8(h.u64(m, "key"))
+		}
+		if words[0] == "identity-transfer" {
+			tr = &protocol.IdentityCreditTransfer{Identity: h.identity(m["identity"]), KeyIndex: index, Nonce: h.u64(m, "nonce"), Recipient: h.identity(m["to"]), Amount: h.u64(m, "amount")}
+		} else {
+			tr = &protocol.IdentityCreditTransferToAddress{Identity: h.identity(m["identity"]), KeyIndex: index, Nonce: h.u64(m, "nonce"), Recipient: addr(m["to"]), Amount: h.u64(m, "amount")}
+		}
+	default:
+		h.t.Fatalf("unknown transaction %q", words[0])
+	}
+	if m["sign"] != "" {
+		signer = m["sign"]
+	}
+	chain := testChainID
+	if m["chain"] != "" {
+		chain = m["chain"]
+	}
+	return protocol.Sign(chain, tr, key(signer))
+}
+
+// names lists the sorted keys of m.
+func names[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,225 @@
+package drive
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"sort"
+	"testing"
+
+	dbm "github.com/cosmos/cosmos-db"
+
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+func newTestStore(t testing.TB, keep int64) (*Store, dbm.DB) {
+	t.Helper()
+	db := dbm.NewMemDB()
+	s, err := NewStore(db, Options{CacheSize: 10_000, KeepRecent: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, db
+}
+
+// TestCacheMatchesReference drives a Cache over the working tree and a plain sorted map
+// with the same random operations and compares every read and every iteration.
+func TestCacheMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	s, _ := newTestStore(t, 0)
+	ref := map[string]string{}
+	key := func() []byte { return []byte{byte('a' + rng.Intn(20))} }
+	for i := 0; i < 10; i++ {
+		k := key()
+		if err := s.Working().Set(k, []byte{byte(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+		ref[string(k)] = string([]byte{byte(i + 1)})
+	}
+	c := NewCache(s.Working())
+	for step := 0; step < 2000; step++ {
+		k := key()
+		switch rng.Intn(4) {
+		case 0:
+			v := []byte(fmt.Sprint(step))
+			if err := c.Set(k, v); err != nil {
+				t.Fatal(err)
+			}
+			ref[string(k)] = string(v)
+		case 1:
+			if err := c.Delete(k); err != nil {
+				t.Fatal(err)
+			}
+			delete(ref, string(k))
+		case 2:
+			got, err := c.Get(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, ok := ref[string(k)]
+			if ok != (got != nil) || string(got) != want {
+				t.Fatalf("step %d: Get(%s) = %q, want %q", step, k, got, want)
+			}
+		case 3:
+			start, end := key(), key()
+			if bytes.Compare(start, end) > 0 {
+				start, end = end, start
+			}
+			var got []string
+			stopAt := rng.Intn(6)
+			err := c.Iterate(start, end, func(k, v []byte) (bool, error) {
+				got = append(got, string(k)+"="+string(v))
+				return len(got) == stopAt, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for rk, rv := range ref {
+				if rk >= string(start) && rk < string(end) {
+					want = append(want, rk+"="+rv)
+				}
+			}
+			sort.Strings(want)
+			if stopAt > 0 && len(want) > stopAt {
+				want = want[:stopAt]
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("step %d: Iterate(%s, %s) = %v, want %v", step, start, end, got, want)
+			}
+		}
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range ref {
+		got, _ := s.Working().Get([]byte(k))
+		if string(got) != v {
+			t.Fatalf("after flush %s = %q, want %q", k, got, v)
+		}
+	}
+}
+
+// TestCacheDiscardChangesNothing: a discarded cache leaves the tree's hash as it was.
+func TestCacheDiscardChangesNothing(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	_ = s.Working().Set([]byte("k"), []byte("v"))
+	before := s.WorkingHash()
+	c := NewCache(s.Working())
+	_ = c.Set([]byte("x"), []byte("y"))
+	_ = c.Delete([]byte("k"))
+	c.Discard()
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, s.WorkingHash()) {
+		t.Fatal("discarded writes reached the tree")
+	}
+}
+
+// TestStoreVersionsAndPruning: commits save versions; queries read saved versions only;
+// versions outside the kept window are refused.
+func TestStoreVersionsAndPruning(t *testing.T) {
+	s, db := newTestStore(t, 3)
+	var hashes [][]byte
+	for v := 1; v <= 8; v++ {
+		if err := s.Working().Set([]byte("k"), []byte{byte(v)}); err != nil {
+			t.Fatal(err)
+		}
+		version, hash, err := s.Commit()
+		if err != nil || version != int64(v) {
+			t.Fatalf("commit %d: %d %v", v, version, err)
+		}
+		hashes = append(hashes, hash)
+	}
+	// The working tree changes; saved versions do not.
+	_ = s.Working().Set([]byte("k"), []byte{99})
+	latest, err := s.Saved(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := latest.Get([]byte("k")); !bytes.Equal(v, []byte{8}) || latest.Version() != 8 {
+		t.Fatalf("latest saved = %v at %d", v, latest.Version())
+	}
+	if _, err := s.Saved(9); err == nil {
+		t.Fatal("an unsaved version answered")
+	}
+	// Reopen: the store reports the last saved version and its hash.
+	s.Rollback()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := NewStore(db, Options{KeepRecent: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, h := s2.LastCommit()
+	if v != 8 || !bytes.Equal(h, hashes[7]) {
+		t.Fatalf("reopened at %d %x, want 8 %x", v, h, hashes[7])
+	}
+	if old, err := s2.Saved(7); err != nil {
+		t.Fatalf("version 7 should be kept: %v", err)
+	} else if got, _ := old.Get([]byte("k")); !bytes.Equal(got, []byte{7}) {
+		t.Fatalf("version 7 reads %v", got)
+	}
+}
+
+// TestAddressBalanceRecords: block records merge into one compacted record that
+// expires, and the cleanup removes at most its bound per call.
+func TestAddressBalanceRecords(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	kv := s.Working()
+	a1, a2 := protocol.Address{1}, protocol.Address{2}
+	if err := RecordBlockChanges(kv, 5, []BalanceChange{{a1, 10}, {a2, 20}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := RecordBlockChanges(kv, 6, []BalanceChange{{a1, 11}}); err != nil {
+		t.Fatal(err)
+	}
+	pending, err := PendingBlockChanges(kv)
+	if err != nil || len(pending) != 2 || pending[0].Height != 5 {
+		t.Fatalf("pending %+v %v", pending, err)
+	}
+	if err := CompactBlockChanges(kv, pending, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := PendingBlockChanges(kv); len(p) != 0 {
+		t.Fatalf("block records left after compaction: %+v", p)
+	}
+	v, _ := kv.Get(CompactedChangesKey(5, 6))
+	merged, err := DecodeBalanceChanges(v)
+	if err != nil || fmt.Sprint(merged) != fmt.Sprint([]BalanceChange{{a1, 11}, {a2, 20}}) {
+		t.Fatalf("merged %+v %v", merged, err)
+	}
+	for i := uint64(0); i < 3; i++ {
+		_ = RecordBlockChanges(kv, 10+i, []BalanceChange{{a1, i}})
+		p, _ := PendingBlockChanges(kv)
+		_ = CompactBlockChanges(kv, p, 2000+i)
+	}
+	if n, more, _ := RemoveExpiredChanges(kv, 999, 10); n != 0 || more {
+		t.Fatalf("removed %d before expiry", n)
+	}
+	if n, more, _ := RemoveExpiredChanges(kv, 2001, 2); n != 2 || !more {
+		t.Fatalf("removed %d (more %v), want the bound of 2 and a backlog", n, more)
+	}
+	if n, more, _ := RemoveExpiredChanges(kv, 2001, 2); n != 1 || more {
+		t.Fatalf("removed %d (more %v), want the last expired one", n, more)
+	}
+	if v, _ := kv.Get(CompactedChangesKey(12, 12)); v == nil {
+		t.Fatal("an unexpired record was removed")
+	}
+	if v, _ := kv.Get(CompactedChangesKey(5, 6)); v != nil {
+		t.Fatal("an expired record is still there")
+	}
+}
+
+func TestDecodeBalanceChangesRefusesBadBytes(t *testing.T) {
+	good := EncodeBalanceChanges([]BalanceChange{{protocol.Address{1}, 1}, {protocol.Address{2}, 2}})
+	bad := [][]byte{nil, {0, 0}, good[:len(good)-1], append(append([]byte(nil), good...), 0),
+		EncodeBalanceChanges([]BalanceChange{{protocol.Address{2}, 1}, {protocol.Address{1}, 2}})}
+	for i, b := range bad {
+		if _, err := DecodeBalanceChanges(b); err == nil {
+			t.Errorf("case %d decoded", i)
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package protocol
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"errors"
+	"testing"
+)
+
+func testKey(name string) ed25519.PrivateKey {
+	seed := sha256.Sum256([]byte(name))
+	return ed25519.NewKeyFromSeed(seed[:])
+}
+
+func testLimits(t testing.TB) Limits {
+	l, err := LimitsFor(Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// sampleTransitions holds one valid transition of every type.
+func sampleTransitions() []Transition {
+	alice, bob := testKey("alice"), testKey("bob")
+	ida := NewIdentityID(AddressOf(alice.Public().(ed25519.PublicKey)), 1)
+	idb := NewIdentityID(AddressOf(bob.Public().(ed25519.PublicKey)), 1)
+	return []Transition{
+		&IdentityCreate{PubKey: alice.Public().(ed25519.PublicKey), Nonce: 1, Amount: 500, Keys: []ed25519.PublicKey{alice.Public().(ed25519.PublicKey), bob.Public().(ed25519.PublicKey)}},
+		&IdentityTopUp{PubKey: alice.Public().(ed25519.PublicKey), Nonce: 2, Identity: ida, Amount: 7},
+		&IdentityCreditTransfer{Identity: ida, KeyIndex: 1, Nonce: 3, Recipient: idb, Amount: 9},
+		&IdentityCreditTransferToAddress{Identity: ida, Nonce: 4, Recipient: AddressOf(bob.Public().(ed25519.PublicKey)), Amount: 11},
+		&AddressFundsTransfer{PubKey: alice.Public().(ed25519.PublicKey), Nonce: 5, Recipient: AddressOf(bob.Public().(ed25519.PublicKey)), Amount: 13},
+	}
+}
+
+func TestRoundTripAndSignature(t *testing.T) {
+	l := testLimits(t)
+	alice := testKey("alice")
+	for _, tr := range sampleTransitions() {
+		tx := Sign("test-chain", tr, alice)
+		s, err := Decode(tx, l)
+		if err != nil {
+			t.Fatalf("%s: %v", tr.Type(), err)
+		}
+		if !bytes.Equal(EncodeUnsigned(s.Transition), tx[:len(tx)-SignatureLen]) {
+			t.Fatalf("%s: re-encoding differs", tr.Type())
+		}
+		if s.GetNonce() != tr.GetNonce() || s.Type() != tr.Type() {
+			t.Fatalf("%s: decoded %+v", tr.Type(), s.Transition)
+		}
+		if err := s.VerifySignature("test-chain", alice.Public().(ed25519.PublicKey)); err != nil {
+			t.Fatalf("%s: %v", tr.Type(), err)
+		}
+		// The sign bytes are domain-separated by chain id: another chain refuses it.
+		var se ErrInvalidSignature
+		if err := s.VerifySignature("other-chain", alice.Public().(ed25519.PublicKey)); !errors.As(err, &se) {
+			t.Fatalf("%s: signature valid on another chain", tr.Type())
+		}
+		// Every body byte is covered by the signature.
+		for i := 0; i < len(tx)-SignatureLen; i++ {
+			bad := append([]byte(nil), tx...)
+			bad[i] ^= 0x01
+			s2, err := Decode(bad, l)
+			if err != nil {
+				continue
+			}
+			if s2.VerifySignature("test-chain", alice.Public().(ed25519.PublicKey)) == nil {
+				t.Fatalf("%s: flipping byte %d keeps the signature valid", tr.Type(), i)
+			}
+		}
+	}
+}
+
+// TestSignBytesSeparateTypes: two transitions whose bodies had the same bytes would still
+// sign differently, because the type is part of the domain.
+func TestSignBytesSeparateTypes(t *testing.T) {
+	body := []byte{TxFormat1, 0, 1, 2, 3}
+	a := SignBytes("c", TypeIdentityTopUp, body)
+	b := SignBytes("c", TypeAddressFundsTransfer, body)
+	if bytes.Equal(a, b) {
+		t.Fatal("sign bytes do not depend on the type")
+	}
+	if bytes.Equal(SignBytes("c1", 1, body), SignBytes("c", 1, body)) {
+		t.Fatal("sign bytes do not depend on the chain id")
+	}
+}
+
+func TestDecodeRefusals(t *testing.T) {
+	l := testLimits(t)
+	alice := testKey("alice")
+	good := Sign("c", sampleTransitions()[4], alice)
+	cases := []struct {
+		name string
+		tx   []byte
+		code Code
+	}{
+		{"empty", nil, CodeTxDecode},
+		{"truncated", good[:len(good)-1], CodeTxDecode},
+		{"trailing byte", append(append([]byte(nil), good...), 0), CodeTxDecode},
+		{"oversized", make([]byte, l.MaxTxBytes+1), CodeTxTooLarge},
+		{"unknown format", append([]byte{9}, good[1:]...), CodeUnsupportedTxFormat},
+		{"unknown type", append([]byte{TxFormat1, 200}, good[2:]...), CodeUnknownTransitionType},
+		{"zero amount", Sign("c", &AddressFundsTransfer{PubKey: alice.Public().(ed25519.PublicKey), Nonce: 1, Recipient: Address{1}}, alice), CodeInvalidTransition},
+		{"self transfer", Sign("c", &AddressFundsTransfer{PubKey: alice.Public().(ed25519.PublicKey), Nonce: 1, Recipient: AddressOf(alice.Public().(ed25519.PublicKey)), Amount: 1}, alice), CodeInvalidTransition},
+		{"no keys", Sign("c", &IdentityCreate{PubKey: alice.Public().(ed25519.PublicKey), Nonce: 1, Amount: 1}, alice), CodeInvalidTransition},
+		{"repeated key", Sign("c", &IdentityCreate{PubKey: alice.Public().(ed25519.PublicKey), Nonce: 1, Amount: 1, Keys: []ed25519.PublicKey{alice.Public().(ed25519.PublicKey), alice.Public().(ed25519.PublicKey)}}, alice), CodeInvalidTransition},
+		{"identity self transfer", Sign("c", &IdentityCreditTransfer{Identity: IdentityID{1}, Nonce: 1, Recipient: IdentityID{1}, Amount: 1}, alice), CodeInvalidTransition},
+	}
+	for _, c := range cases {
+		_, err := Decode(c.tx, l)
+		got, ok := CodeOf(err)
+		if !ok || got != c.code {
+			t.Errorf("%s: code %d (%v), want %d", c.name, got, err, c.code)
+		}
+	}
+}
+
+func TestCheckNonce(t *testing.T) {
+	cases := []struct {
+		last, n, gap uint64
+		want         NonceReason
+	}{
+		{0, 1, 24, 0},
+		{0, 24, 24, 0},
+		{0, 25, 24, NonceTooFarInFuture},
+		{5, 5, 24, NonceStale},
+		{5, 4, 24, NonceStale},
+		{5, 6, 24, 0},
+		{^uint64(0) - 1, ^uint64(0), 24, 0},
+	}
+	for _, c := range cases {
+		if got := CheckNonce(c.last, c.n, c.gap); got != c.want {
+			t.Errorf("CheckNonce(%d, %d, %d) = %v, want %v", c.last, c.n, c.gap, got, c.want)
+		}
+	}
+}
+
+// FuzzDecode: no input panics, and whatever decodes re-encodes to the same bytes.
+func FuzzDecode(f *testing.F) {
+	alice := testKey("alice")
+	for _, tr := range sampleTransitions() {
+		f.Add(Sign("c", tr, alice))
+	}
+	f.Add([]byte{})
+	f.Add([]byte{TxFormat1})
+	f.Add([]byte{TxFormat1, 1, 0xff})
+	l := testLimits(f)
+	f.Fuzz(func(t *testing.T, tx []byte) {
+		s, err := Decode(tx, l)
+		if err != nil {
+			if _, ok := CodeOf(err); !ok {
+				t.Fatalf("decode error without a code: %v", err)
+			}
+			return
+		}
+		re := append(EncodeUnsigned(s.Transition), s.Signature...)
+		if !bytes.Equal(re, tx) {
+			t.Fatalf("re-encoding differs:\n%x\n%x", re, tx)
+		}
+	})
+}

@@ -39,7 +39,7 @@ type Application struct {
 	// consensus connection only
 	staged int64 // height FinalizeBlock staged and Commit has not saved; 0: none
 
-	mu    sync.Mutex  // guards check
+	mu    sync.Mutex   // guards check
 	check *drive.Cache // the check state: staged over the last saved version
 }
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	abcitypes "github.com/cometbft/cometbft/abci/types"
 	"github.com/cockroachdb/datadriven"
+	abcitypes "github.com/cometbft/cometbft/abci/types"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/genesis"

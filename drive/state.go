@@ -16,7 +16,9 @@ type ErrCorrupt struct {
 	Reason string
 }
 
-func (e ErrCorrupt) Error() string { return fmt.Sprintf("drive: corrupt value at %x: %s", e.Key, e.Reason) }
+func (e ErrCorrupt) Error() string {
+	return fmt.Sprintf("drive: corrupt value at %x: %s", e.Key, e.Reason)
+}
 
 func getU64(kv KV, key []byte) (uint64, bool, error) {
 	v, err := kv.Get(key)

@@ -18,10 +18,10 @@ const (
 	CodeUnknownTransitionType Code = 10004
 	CodeInvalidTransition     Code = 10005
 
-	CodeIdentityNotFound      Code = 20000
-	CodeMissingPublicKey      Code = 20001
-	CodeInvalidSignature      Code = 20002
-	CodeAddressNotFound       Code = 20010
+	CodeIdentityNotFound Code = 20000
+	CodeMissingPublicKey Code = 20001
+	CodeInvalidSignature Code = 20002
+	CodeAddressNotFound  Code = 20010
 
 	CodeBalanceIsNotEnough Code = 30000
 

@@ -1,0 +1,184 @@
+package abci
+
+import (
+	"bytes"
+	"context"
+	"math/rand"
+	"strconv"
+	"testing"
+	"time"
+
+	abcitypes "github.com/cometbft/cometbft/abci/types"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/genesis"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+func fundedHarness(t *testing.T, names ...string) *harness {
+	h := newHarness(t)
+	var st genesis.AppState
+	for _, n := range names {
+		st.Addresses = append(st.Addresses, genesis.Address{Address: addr(n).String(), Balance: 1_000_000_000_000})
+	}
+	h.initChain(st)
+	h.block(genesisTime.Add(time.Second), nil)
+	return h
+}
+
+// TestRandomBytes feeds random bytes to CheckTx and to FinalizeBlock: every one gets a
+// non-zero code and no fee, nothing panics, and the state does not move.
+func TestRandomBytes(t *testing.T) {
+	h := fundedHarness(t, "alice")
+	rng := rand.New(rand.NewSource(3))
+	_, before := h.store.LastCommit()
+	var txs [][]byte
+	for i := 0; i < 2000; i++ {
+		tx := make([]byte, rng.Intn(300))
+		rng.Read(tx)
+		if len(tx) > 2 && i%2 == 0 {
+			tx[0], tx[1] = protocol.TxFormat1, byte(rng.Intn(7))
+		}
+		res, err := h.app.CheckTx(context.Background(), &abcitypes.RequestCheckTx{Tx: tx})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Code == 0 {
+			t.Fatalf("random bytes %x accepted by CheckTx", tx)
+		}
+		txs = append(txs, tx)
+	}
+	res := h.finalize(genesisTime.Add(2*time.Second), txs)
+	for i, tr := range res.TxResults {
+		if tr.Code == 0 || tr.GasUsed != 0 {
+			t.Fatalf("tx %d: code %d fee %d", i, tr.Code, tr.GasUsed)
+		}
+	}
+	// Only the block's own bookkeeping may differ, and an empty block has none here:
+	// the working root equals the last saved root.
+	if !bytes.Equal(res.AppHash, before) {
+		t.Fatalf("random transactions moved the state: %X -> %X", before, res.AppHash)
+	}
+}
+
+// TestAddressBalanceLifecycle follows the platform's address-balance recent storage:
+// every block records the balances it changed; AddressBalanceCompactAfterBlocks
+// records are compacted into one; a compacted record expires one day (block time) after
+// the compaction; the cleanup removes at most MaxAddressBalanceCleanupsPerBlock expired
+// records per block and drains the backlog over the next blocks.
+func TestAddressBalanceLifecycle(t *testing.T) {
+	l, _ := protocol.LimitsFor(protocol.V13)
+	h := fundedHarness(t, "alice")
+	at := genesisTime.Add(time.Second)
+	nonce := uint64(0)
+	compactions := 0
+	records := l.MaxAddressBalanceCleanupsPerBlock + 2
+	for compactions < records {
+		at = at.Add(time.Second)
+		nonce++
+		tx := protocol.Sign(testChainID, &protocol.AddressFundsTransfer{PubKey: pub("alice"), Nonce: nonce, Recipient: addr("bob"), Amount: 1}, key("alice"))
+		res := h.block(at, [][]byte{tx})
+		if res.TxResults[0].Code != 0 {
+			t.Fatalf("transfer %d refused: %d %s", nonce, res.TxResults[0].Code, res.TxResults[0].Log)
+		}
+		for _, e := range res.Events {
+			if e.Type == "address_balances_compacted" {
+				compactions++
+				if got := attr(e, "end_height"); got != strconv.FormatInt(h.height, 10) {
+					t.Fatalf("compaction at %d ends at %s", h.height, got)
+				}
+			}
+		}
+	}
+	if got := countPrefix(t, h, drive.CompactedChangesPrefix()); got != records {
+		t.Fatalf("%d compacted records, want %d", got, records)
+	}
+	// One day after the last compaction every record has expired: the first block
+	// removes the bound, the next the rest.
+	at = at.Add(24 * time.Hour)
+	res := h.block(at, nil)
+	if got := cleanupRemoved(res); got != l.MaxAddressBalanceCleanupsPerBlock {
+		t.Fatalf("first cleanup removed %d, want the bound %d", got, l.MaxAddressBalanceCleanupsPerBlock)
+	}
+	res = h.block(at.Add(time.Second), nil)
+	if got := cleanupRemoved(res); got != 2 {
+		t.Fatalf("second cleanup removed %d, want the 2 left", got)
+	}
+	if got := countPrefix(t, h, drive.CompactedChangesPrefix()); got != 0 {
+		t.Fatalf("%d compacted records left", got)
+	}
+	if got := countPrefix(t, h, drive.ChangesExpiryPrefix()); got != 0 {
+		t.Fatalf("%d expiry entries left", got)
+	}
+	if err := h.supplyCheck(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func attr(e abcitypes.Event, k string) string {
+	for _, a := range e.Attributes {
+		if a.Key == k {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+func cleanupRemoved(res *abcitypes.ResponseFinalizeBlock) int {
+	for _, e := range res.Events {
+		if e.Type == "address_balances_cleanup" {
+			n, _ := strconv.Atoi(attr(e, "removed"))
+			return n
+		}
+	}
+	return 0
+}
+
+func countPrefix(t *testing.T, h *harness, prefix []byte) int {
+	tree, err := h.store.Saved(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	_ = drive.ReadOnly(tree).Iterate(prefix, drive.PrefixEnd(prefix), func(_, _ []byte) (bool, error) {
+		n++
+		return false, nil
+	})
+	return n
+}
+
+// TestQueryHeights: queries read saved versions only, at historical heights while kept;
+// the working tree of a finalized, uncommitted block is invisible.
+func TestQueryHeights(t *testing.T) {
+	h := fundedHarness(t, "alice")
+	tx := protocol.Sign(testChainID, &protocol.AddressFundsTransfer{PubKey: pub("alice"), Nonce: 1, Recipient: addr("bob"), Amount: 5}, key("alice"))
+	h.block(genesisTime.Add(2*time.Second), [][]byte{tx})
+	tx2 := protocol.Sign(testChainID, &protocol.AddressFundsTransfer{PubKey: pub("alice"), Nonce: 2, Recipient: addr("bob"), Amount: 5}, key("alice"))
+	h.finalize(genesisTime.Add(3*time.Second), [][]byte{tx2})
+	bob := addr("bob")
+	for _, c := range []struct {
+		height  int64
+		balance uint64
+		present bool
+	}{{0, 5, true}, {2, 5, true}, {1, 0, false}} {
+		res := h.query(PathAddress, bob[:], c.height)
+		if res.Code != 0 {
+			t.Fatalf("height %d: code %d", c.height, res.Code)
+		}
+		if c.present != (len(res.Value) > 0) {
+			t.Fatalf("height %d: present %v", c.height, len(res.Value) > 0)
+		}
+		if c.present {
+			st, _ := drive.DecodeAddressState(res.Value)
+			if st.Balance != c.balance || res.Height != 2 {
+				t.Fatalf("height %d: balance %d at %d", c.height, st.Balance, res.Height)
+			}
+		}
+	}
+	if res := h.query(PathAddress, bob[:], 3); res.Code != QueryCodeVersionMissing {
+		t.Fatalf("the uncommitted height answered with code %d", res.Code)
+	}
+	if res := h.query("/nope", nil, 0); res.Code != QueryCodeBadRequest {
+		t.Fatalf("unknown path: code %d", res.Code)
+	}
+}

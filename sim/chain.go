@@ -1,0 +1,98 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	abcitypes "github.com/cometbft/cometbft/abci/types"
+	dbm "github.com/cosmos/cosmos-db"
+	"github.com/rs/zerolog"
+
+	"github.com/ttld-dev/ttld/abci"
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/genesis"
+)
+
+// ChainID is the chain id of simulated chains.
+const ChainID = "ttld-sim"
+
+// GenesisTime is the genesis time of simulated chains.
+var GenesisTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Chain is an application over a store, driven through the ABCI calls CometBFT makes.
+type Chain struct {
+	DB     dbm.DB
+	Store  *drive.Store
+	App    *abci.Application
+	Height int64 // last committed height
+}
+
+// Open opens (or reopens, as a restarted node does) the application on db.
+func Open(db dbm.DB) (*Chain, error) {
+	store, err := drive.NewStore(db, drive.Options{CacheSize: 200_000, KeepRecent: 50})
+	if err != nil {
+		return nil, err
+	}
+	app, err := abci.New(store, zerolog.Nop(), nil)
+	if err != nil {
+		return nil, err
+	}
+	info, err := app.Info(context.Background(), &abcitypes.RequestInfo{})
+	if err != nil {
+		return nil, err
+	}
+	return &Chain{DB: db, Store: store, App: app, Height: info.LastBlockHeight}, nil
+}
+
+// Close releases the store; the database stays open for a reopen.
+func (c *Chain) Close() error { return c.Store.Close() }
+
+// InitChain writes the genesis state and returns the genesis app hash.
+func (c *Chain) InitChain(state genesis.AppState) ([]byte, error) {
+	res, err := c.App.InitChain(context.Background(), &abcitypes.RequestInitChain{
+		ChainId: ChainID, Time: GenesisTime, InitialHeight: 1, AppStateBytes: state.Encode(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.AppHash, nil
+}
+
+// Finalize runs FinalizeBlock for the next height without committing.
+func (c *Chain) Finalize(at time.Time, txs [][]byte) (*abcitypes.ResponseFinalizeBlock, error) {
+	return c.App.FinalizeBlock(context.Background(), &abcitypes.RequestFinalizeBlock{Height: c.Height + 1, Time: at, Txs: txs})
+}
+
+// Commit saves the finalized block and checks the saved root is the app hash
+// FinalizeBlock returned.
+func (c *Chain) Commit(finalized *abcitypes.ResponseFinalizeBlock) error {
+	if _, err := c.App.Commit(context.Background(), &abcitypes.RequestCommit{}); err != nil {
+		return err
+	}
+	c.Height++
+	v, hash := c.Store.LastCommit()
+	if v != c.Height || !bytes.Equal(hash, finalized.AppHash) {
+		return fmt.Errorf("committed %d %X, FinalizeBlock returned %d %X", v, hash, c.Height, finalized.AppHash)
+	}
+	return nil
+}
+
+// Block finalizes and commits the next block.
+func (c *Chain) Block(at time.Time, txs [][]byte) (*abcitypes.ResponseFinalizeBlock, error) {
+	res, err := c.Finalize(at, txs)
+	if err != nil {
+		return nil, err
+	}
+	return res, c.Commit(res)
+}
+
+// Saved returns the last saved state for reads.
+func (c *Chain) Saved() (drive.KV, error) {
+	t, err := c.Store.Saved(0)
+	if err != nil {
+		return nil, err
+	}
+	return drive.ReadOnly(t), nil
+}

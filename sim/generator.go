@@ -1,0 +1,212 @@
+package sim
+
+import (
+	"crypto/ed25519"
+	"encoding/binary"
+	"math/rand"
+	"time"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/genesis"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// Generator makes random blocks from a seed. It reads nonces and balances from the
+// chain's saved state before each block, so its blocks stay mostly valid however the
+// earlier ones went; a share of every block is invalid on purpose.
+type Generator struct {
+	rng        *rand.Rand
+	keys       []ed25519.PrivateKey
+	identities []identity // created or attempted, in order
+	time       time.Time
+	// InvalidPercent is the share of transactions made invalid on purpose.
+	InvalidPercent int
+}
+
+type identity struct {
+	id  protocol.IdentityID
+	key ed25519.PrivateKey
+}
+
+// NewGenerator makes a generator over accounts funded addresses.
+func NewGenerator(seed int64, accounts int) *Generator {
+	g := &Generator{rng: rand.New(rand.NewSource(seed)), time: GenesisTime, InvalidPercent: 15}
+	for i := 0; i < accounts; i++ {
+		var s [32]byte
+		binary.BigEndian.PutUint64(s[:], uint64(i))
+		binary.BigEndian.PutUint64(s[8:], uint64(seed))
+		g.keys = append(g.keys, ed25519.NewKeyFromSeed(s[:]))
+	}
+	return g
+}
+
+// Genesis funds every account's address with a random balance.
+func (g *Generator) Genesis() genesis.AppState {
+	var st genesis.AppState
+	for _, k := range g.keys {
+		st.Addresses = append(st.Addresses, genesis.Address{
+			Address: protocol.AddressOf(pubOf(k)).String(),
+			Balance: 1_000_000 + uint64(g.rng.Int63n(1_000_000_000_000)),
+		})
+	}
+	return st
+}
+
+func pubOf(k ed25519.PrivateKey) ed25519.PublicKey { return k.Public().(ed25519.PublicKey) }
+
+// nextTime advances the block time: mostly seconds, sometimes minutes, hours, or days
+// (so compacted address records expire while the chain runs).
+func (g *Generator) nextTime() time.Time {
+	var d time.Duration
+	switch p := g.rng.Intn(100); {
+	case p < 70:
+		d = time.Duration(1+g.rng.Intn(5)) * time.Second
+	case p < 90:
+		d = time.Duration(1+g.rng.Intn(60)) * time.Minute
+	case p < 98:
+		d = time.Duration(1+g.rng.Intn(12)) * time.Hour
+	default:
+		d = time.Duration(1+g.rng.Intn(3)) * 24 * time.Hour
+	}
+	g.time = g.time.Add(d + time.Duration(g.rng.Intn(1000))*time.Millisecond)
+	return g.time
+}
+
+// Block makes the next block's time and transactions against state kv (the last
+// saved version), at most maxTxs of them.
+func (g *Generator) Block(kv drive.KV, maxTxs int) (time.Time, [][]byte, error) {
+	at := g.nextTime()
+	n := g.rng.Intn(maxTxs + 1)
+	used := map[string]uint64{} // nonces handed out in this block, by signer
+	var txs [][]byte
+	for i := 0; i < n; i++ {
+		tx, err := g.tx(kv, used)
+		if err != nil {
+			return at, nil, err
+		}
+		txs = append(txs, tx)
+	}
+	return at, txs, nil
+}
+
+func (g *Generator) addressNonce(kv drive.KV, a protocol.Address, used map[string]uint64) (uint64, uint64, error) {
+	st, _, err := drive.GetAddress(kv, a)
+	if err != nil {
+		return 0, 0, err
+	}
+	k := string(a[:])
+	if used[k] < st.Nonce {
+		used[k] = st.Nonce
+	}
+	used[k]++
+	return used[k], st.Balance, nil
+}
+
+func (g *Generator) identityNonce(kv drive.KV, id protocol.IdentityID, used map[string]uint64) (uint64, uint64, error) {
+	last, err := drive.GetIdentityNonce(kv, id)
+	if err != nil {
+		return 0, 0, err
+	}
+	bal, _, err := drive.GetIdentityBalance(kv, id)
+	if err != nil {
+		return 0, 0, err
+	}
+	k := string(id[:])
+	if used[k] < last {
+		used[k] = last
+	}
+	used[k]++
+	return used[k], bal, nil
+}
+
+// amount picks an amount: usually a small share of balance, sometimes more than all
+// of it.
+func (g *Generator) amount(balance uint64) uint64 {
+	if balance < 10 || g.rng.Intn(100) < 5 {
+		return balance + 1 + uint64(g.rng.Intn(1000))
+	}
+	return 1 + uint64(g.rng.Int63n(int64(balance/10)+1))
+}
+
+func (g *Generator) tx(kv drive.KV, used map[string]uint64) ([]byte, error) {
+	invalid := g.rng.Intn(100) < g.InvalidPercent
+	if invalid && g.rng.Intn(4) == 0 {
+		junk := make([]byte, g.rng.Intn(200))
+		g.rng.Read(junk)
+		if len(junk) > 1 && g.rng.Intn(2) == 0 {
+			junk[0], junk[1] = protocol.TxFormat1, byte(1+g.rng.Intn(5))
+		}
+		return junk, nil
+	}
+	signer := g.keys[g.rng.Intn(len(g.keys))]
+	from := protocol.AddressOf(pubOf(signer))
+	var tr protocol.Transition
+	switch kind := g.rng.Intn(5); {
+	case kind == 0 || (kind >= 3 && len(g.identities) == 0):
+		nonce, bal, err := g.addressNonce(kv, from, used)
+		if err != nil {
+			return nil, err
+		}
+		to := protocol.AddressOf(pubOf(g.keys[g.rng.Intn(len(g.keys))]))
+		if to == from {
+			g.rng.Read(to[:])
+		}
+		tr = &protocol.AddressFundsTransfer{PubKey: pubOf(signer), Nonce: nonce, Recipient: to, Amount: g.amount(bal)}
+	case kind == 1:
+		nonce, bal, err := g.addressNonce(kv, from, used)
+		if err != nil {
+			return nil, err
+		}
+		g.identities = append(g.identities, identity{id: protocol.NewIdentityID(from, nonce), key: signer})
+		tr = &protocol.IdentityCreate{PubKey: pubOf(signer), Nonce: nonce, Amount: g.amount(bal), Keys: []ed25519.PublicKey{pubOf(signer)}}
+	case kind == 2:
+		nonce, bal, err := g.addressNonce(kv, from, used)
+		if err != nil {
+			return nil, err
+		}
+		to := g.someIdentity()
+		tr = &protocol.IdentityTopUp{PubKey: pubOf(signer), Nonce: nonce, Identity: to, Amount: g.amount(bal)}
+	default:
+		idn := g.identities[g.rng.Intn(len(g.identities))]
+		signer = idn.key
+		nonce, bal, err := g.identityNonce(kv, idn.id, used)
+		if err != nil {
+			return nil, err
+		}
+		if kind == 3 {
+			to := g.someIdentity()
+			if to == idn.id {
+				to[0] ^= 1
+			}
+			tr = &protocol.IdentityCreditTransfer{Identity: idn.id, Nonce: nonce, Recipient: to, Amount: g.amount(bal)}
+		} else {
+			to := protocol.AddressOf(pubOf(g.keys[g.rng.Intn(len(g.keys))]))
+			tr = &protocol.IdentityCreditTransferToAddress{Identity: idn.id, Nonce: nonce, Recipient: to, Amount: g.amount(bal)}
+		}
+	}
+	if invalid {
+		switch g.rng.Intn(3) {
+		case 0: // forged: signed by another key
+			signer = g.keys[g.rng.Intn(len(g.keys))]
+			if pubOf(signer).Equal(pubOf(g.keys[0])) {
+				signer = g.keys[len(g.keys)-1]
+			}
+		case 1: // signed for another chain
+			return protocol.Sign("other-chain", tr, signer), nil
+		default: // a truncated transaction
+			tx := protocol.Sign(ChainID, tr, signer)
+			return tx[:g.rng.Intn(len(tx))], nil
+		}
+	}
+	return protocol.Sign(ChainID, tr, signer), nil
+}
+
+// someIdentity picks a known identity, or now and then one that does not exist.
+func (g *Generator) someIdentity() protocol.IdentityID {
+	if len(g.identities) == 0 || g.rng.Intn(10) == 0 {
+		var id protocol.IdentityID
+		g.rng.Read(id[:])
+		return id
+	}
+	return g.identities[g.rng.Intn(len(g.identities))].id
+}

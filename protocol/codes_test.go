@@ -1,6 +1,11 @@
 package protocol
 
-import "testing"
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 // TestCodesPinned pins every consensus code and whether its refusal is paid. The table
 // is docs/ERRORS.md; a change here is a consensus change and needs a new protocol
@@ -63,6 +68,43 @@ func TestCodesPinned(t *testing.T) {
 		}
 		if got, ok := CodeOf(e); !ok || got != c {
 			t.Errorf("CodeOf(%T) = %d, %v", e, got, ok)
+		}
+	}
+}
+
+// TestErrorsDoc checks docs/ERRORS.md row by row against the code table.
+func TestErrorsDoc(t *testing.T) {
+	raw, err := os.ReadFile("../docs/ERRORS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[Code]string{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 5 {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(cells[1]), 10, 32)
+		if err != nil || n < 10000 {
+			continue
+		}
+		rows[Code(n)] = strings.TrimSpace(cells[3])
+	}
+	codes := []Code{CodeTxDecode, CodeTxTooLarge, CodeUnsupportedTxFormat, CodeUnknownTransitionType,
+		CodeInvalidTransition, CodeIdentityNotFound, CodeMissingPublicKey, CodeInvalidSignature,
+		CodeAddressNotFound, CodeBalanceIsNotEnough, CodeInvalidIdentityNonce,
+		CodeIdentityInsufficientBalance, CodeRecipientIdentityNotFound, CodeInvalidAddressNonce,
+		CodeAddressInsufficientBalance}
+	if len(rows) != len(codes) {
+		t.Errorf("docs/ERRORS.md lists %d codes, the code has %d", len(rows), len(codes))
+	}
+	for _, c := range codes {
+		want := "unpaid"
+		if c.Paid() {
+			want = "paid"
+		}
+		if got, ok := rows[c]; !ok || got != want {
+			t.Errorf("docs/ERRORS.md row %d: %q, want %q", c, got, want)
 		}
 	}
 }

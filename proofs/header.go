@@ -1,0 +1,245 @@
+package proofs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	abci "github.com/cometbft/cometbft/abci/types"
+	coretypes "github.com/cometbft/cometbft/rpc/core/types"
+	cmttypes "github.com/cometbft/cometbft/types"
+)
+
+// Client is the part of the CometBFT RPC client the Verifier needs;
+// rpc/client/http.HTTP satisfies it.
+type Client interface {
+	Commit(ctx context.Context, height *int64) (*coretypes.ResultCommit, error)
+	Validators(ctx context.Context, height *int64, page, perPage *int) (*coretypes.ResultValidators, error)
+}
+
+// DefaultWait is how long a Verifier waits for a header to exist when Wait is zero.
+const DefaultWait = 10 * time.Second
+
+// pollInterval is how often a Verifier asks again for a header that does not exist yet.
+const pollInterval = 200 * time.Millisecond
+
+// validatorsPerPage is the page size asked of the validators RPC (CometBFT's maximum).
+const validatorsPerPage = 100
+
+// Verifier checks answers against headers signed by the chain's validators.
+type Verifier struct {
+	Client Client
+	// ChainID is required: every header's chain id must equal it.
+	ChainID string
+	// Trusted is the validator set every checked header must name, for instance the
+	// one of the local genesis. When nil, the validator set of each header is fetched
+	// (all pages) and checked against the header's ValidatorsHash.
+	Trusted *cmttypes.ValidatorSet
+	// Wait is how long AppHashAfter polls for a header that does not exist yet;
+	// zero means DefaultWait.
+	Wait time.Duration
+}
+
+// Result is a checked single-key answer: at state Height (after block Height), Key is
+// present with Value (Present) or absent; AppHash is the signed app hash it was
+// checked against, from header Height+1.
+type Result struct {
+	Height  int64
+	Key     []byte
+	Value   []byte
+	Present bool
+	AppHash []byte
+}
+
+// AppHashAfter returns the app hash of the state after block h: the AppHash of header
+// h+1, once the header is shown to be of chain ChainID, its commit to sign that very
+// header, the validator set to hash to the header's ValidatorsHash, and more than 2/3
+// of that set's voting power to have signed the commit. It waits up to Wait for header
+// h+1 to exist.
+func (v *Verifier) AppHashAfter(ctx context.Context, h int64) ([]byte, error) {
+	if h < 0 {
+		return nil, ErrInvalidHeight{Height: h}
+	}
+	height := h + 1
+	sh, err := v.signedHeader(ctx, height)
+	if err != nil {
+		return nil, err
+	}
+	if sh.Header == nil || sh.Commit == nil {
+		return nil, ErrInvalidHeader{Height: height, Err: errors.New("header or commit missing")}
+	}
+	if sh.Height != height {
+		return nil, ErrHeightMismatch{Want: height, Got: sh.Height}
+	}
+	if sh.ChainID != v.ChainID {
+		return nil, ErrChainIDMismatch{Want: v.ChainID, Got: sh.ChainID}
+	}
+	if hh := sh.Header.Hash(); sh.Commit.Height != height || !bytes.Equal(hh, sh.Commit.BlockID.Hash) {
+		return nil, ErrCommitMismatch{Height: height, HeaderHash: hh, CommitHash: sh.Commit.BlockID.Hash}
+	}
+	if err := sh.ValidateBasic(v.ChainID); err != nil {
+		return nil, ErrInvalidHeader{Height: height, Err: err}
+	}
+	vals, err := v.validators(ctx, height)
+	if err != nil {
+		return nil, err
+	}
+	if got := vals.Hash(); !bytes.Equal(got, sh.ValidatorsHash) {
+		return nil, ErrValidatorsHashMismatch{Height: height, Want: sh.ValidatorsHash, Got: got}
+	}
+	if err := vals.VerifyCommitLight(v.ChainID, sh.Commit.BlockID, height, sh.Commit); err != nil {
+		return nil, ErrCommitNotSigned{Height: height, Err: err}
+	}
+	return sh.AppHash, nil
+}
+
+// VerifyQuery checks a single-key abci_query answer (prove=true) end to end: its proof
+// against the signed app hash of the state resp.Height. An empty resp.Value with a
+// non-existence proof is an absence; an existence proof must carry resp.Value.
+func (v *Verifier) VerifyQuery(ctx context.Context, resp abci.ResponseQuery) (Result, error) {
+	if resp.Code != 0 {
+		return Result{}, ErrQueryFailed{Code: resp.Code, Codespace: resp.Codespace, Log: resp.Log}
+	}
+	op, err := singleOp(resp.Key, resp.ProofOps)
+	if err != nil {
+		return Result{}, err
+	}
+	p, err := op.check(0)
+	if err != nil {
+		return Result{}, err
+	}
+	switch {
+	case p.present && !bytes.Equal(p.value, resp.Value):
+		return Result{}, ErrValueMismatch{Key: resp.Key, Want: resp.Value, Got: p.value}
+	case !p.present && len(resp.Value) != 0:
+		return Result{}, ErrPresenceMismatch{Key: resp.Key, Present: false}
+	}
+	appHash, err := v.checkedAppHash(ctx, resp.Height, p.root)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Height: resp.Height, Key: resp.Key, Present: p.present, AppHash: appHash}
+	if p.present {
+		res.Value = nonNil(resp.Value)
+	}
+	return res, nil
+}
+
+// VerifyRangeQuery checks a range abci_query answer end to end: resp.Value is
+// EncodeEntries of the entries, resp.ProofOps the proof of ProveRange for the range
+// [start, end) the caller asked for, resp.Height the state height. more tells whether
+// the range holds keys after the last entry (continue at NextStart(entries)).
+func (v *Verifier) VerifyRangeQuery(ctx context.Context, resp abci.ResponseQuery, start, end []byte) (entries []KV, more bool, height int64, err error) {
+	if resp.Code != 0 {
+		return nil, false, 0, ErrQueryFailed{Code: resp.Code, Codespace: resp.Codespace, Log: resp.Log}
+	}
+	entries, err = DecodeEntries(resp.Value)
+	if err != nil {
+		return nil, false, 0, err
+	}
+	r, err := rangeRoot(start, end, entries, resp.ProofOps)
+	if err != nil {
+		return nil, false, 0, err
+	}
+	if _, err := v.checkedAppHash(ctx, resp.Height, r.root); err != nil {
+		return nil, false, 0, err
+	}
+	return entries, r.more, resp.Height, nil
+}
+
+// checkedAppHash returns the signed app hash of state h once it equals root, the root a
+// proof of that state computes.
+func (v *Verifier) checkedAppHash(ctx context.Context, h int64, root []byte) ([]byte, error) {
+	appHash, err := v.AppHashAfter(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(appHash, root) {
+		return nil, ErrAppHashMismatch{Height: h, Want: appHash, Got: root}
+	}
+	return appHash, nil
+}
+
+// signedHeader fetches the commit of height, polling while it does not exist yet.
+func (v *Verifier) signedHeader(ctx context.Context, height int64) (cmttypes.SignedHeader, error) {
+	wait := v.Wait
+	if wait <= 0 {
+		wait = DefaultWait
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for {
+		res, err := v.Client.Commit(ctx, &height)
+		if err == nil && res != nil {
+			return res.SignedHeader, nil
+		}
+		if err == nil {
+			err = errors.New("empty commit result")
+		}
+		select {
+		case <-ctx.Done():
+			return cmttypes.SignedHeader{}, ErrHeaderUnavailable{Height: height, Err: err}
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// validators returns Trusted, or the validator set of height from the client (all
+// pages), checked to be a well-formed set.
+func (v *Verifier) validators(ctx context.Context, height int64) (*cmttypes.ValidatorSet, error) {
+	if v.Trusted != nil {
+		return v.Trusted, nil
+	}
+	var all []*cmttypes.Validator
+	perPage := validatorsPerPage
+	for page := 1; ; page++ {
+		res, err := v.Client.Validators(ctx, &height, &page, &perPage)
+		if err != nil {
+			return nil, ErrInvalidValidators{Height: height, Err: err}
+		}
+		if res == nil || res.BlockHeight != height {
+			return nil, ErrInvalidValidators{Height: height, Err: errors.New("answer for another height")}
+		}
+		all = append(all, res.Validators...)
+		if len(all) >= res.Total {
+			break
+		}
+		if len(res.Validators) == 0 {
+			return nil, ErrInvalidValidators{Height: height, Err: fmt.Errorf("page %d is empty with %d of %d validators", page, len(all), res.Total)}
+		}
+	}
+	if err := checkValidators(all); err != nil {
+		return nil, ErrInvalidValidators{Height: height, Err: err}
+	}
+	vals, err := cmttypes.ValidatorSetFromExistingValidators(all)
+	if err != nil {
+		return nil, ErrInvalidValidators{Height: height, Err: err}
+	}
+	return vals, nil
+}
+
+// checkValidators rejects what would make CometBFT's validator set constructors panic:
+// an invalid validator, a repeated address, a total voting power over the maximum.
+func checkValidators(vals []*cmttypes.Validator) error {
+	seen := make(map[string]bool, len(vals))
+	var total int64
+	for i, val := range vals {
+		if val == nil {
+			return fmt.Errorf("validator %d is missing", i)
+		}
+		if err := val.ValidateBasic(); err != nil {
+			return fmt.Errorf("validator %d: %w", i, err)
+		}
+		if seen[string(val.Address)] {
+			return fmt.Errorf("validator %X appears twice", val.Address)
+		}
+		seen[string(val.Address)] = true
+		if val.VotingPower > cmttypes.MaxTotalVotingPower-total {
+			return fmt.Errorf("total voting power exceeds %d", cmttypes.MaxTotalVotingPower)
+		}
+		total += val.VotingPower
+	}
+	return nil
+}

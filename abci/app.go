@@ -17,7 +17,6 @@ import (
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/proofs"
-	"github.com/ttld-dev/ttld/protocol"
 )
 
 // Query result codes. They are not consensus data (queries are not replicated) but are
@@ -102,6 +101,15 @@ func (a *Application) InitChain(_ context.Context, req *abcitypes.RequestInitCha
 	if err := genesis.InitChain(a.store.Working(), p, req.AppStateBytes); err != nil {
 		return nil, err
 	}
+	// Until the first commit the check state is the genesis state, built apart from
+	// the working tree, which FinalizeBlock is about to change.
+	check := drive.NewCache(drive.Empty())
+	if err := genesis.InitChain(check, p, req.AppStateBytes); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.check = check
+	a.mu.Unlock()
 	a.log.Info().Str("chain_id", req.ChainId).Int64("initial_height", req.InitialHeight).Msg("genesis state written")
 	return &abcitypes.ResponseInitChain{AppHash: a.store.WorkingHash()}, nil
 }
@@ -112,7 +120,7 @@ func (a *Application) CheckTx(_ context.Context, req *abcitypes.RequestCheckTx) 
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.check == nil {
-		return &abcitypes.ResponseCheckTx{Code: uint32(protocol.CodeTxDecode), Log: "no committed state yet"}, nil
+		return nil, errors.New("abci: CheckTx before InitChain")
 	}
 	res, err := app.CheckTx(a.check, req.Tx)
 	if err != nil {

@@ -147,6 +147,17 @@ func ReadOnly(t *iavl.ImmutableTree) KV { return immutableKV{t} }
 // ErrReadOnly: a write reached a saved version.
 var ErrReadOnly = errors.New("drive: saved versions are read-only")
 
+// Empty is a KV with no keys whose writes fail: the parent of a Cache that must hold
+// a whole state by itself (the check state before the first commit).
+func Empty() KV { return emptyKV{} }
+
+type emptyKV struct{}
+
+func (emptyKV) Get([]byte) ([]byte, error)                                         { return nil, nil }
+func (emptyKV) Set([]byte, []byte) error                                           { return ErrReadOnly }
+func (emptyKV) Delete([]byte) error                                                { return ErrReadOnly }
+func (emptyKV) Iterate(_, _ []byte, _ func(key, value []byte) (bool, error)) error { return nil }
+
 type immutableKV struct{ t *iavl.ImmutableTree }
 
 func (k immutableKV) Get(key []byte) ([]byte, error) { return k.t.Get(key) }

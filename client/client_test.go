@@ -1,0 +1,276 @@
+package client
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"testing"
+	"time"
+
+	abcitypes "github.com/cometbft/cometbft/abci/types"
+
+	"github.com/ttld-dev/ttld/abci"
+	"github.com/ttld-dev/ttld/genesis"
+	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+const funded = 1_000_000_000_000
+
+// newTestClient starts an in-memory chain where key "alice" holds funded credits.
+func newTestClient(t *testing.T) (*Client, *memChain) {
+	t.Helper()
+	alice := protocol.AddressOf(seedKey("alice").Public().(ed25519.PublicKey))
+	chain := newMemChain(t, genesis.AppState{Addresses: []genesis.Address{{Address: alice.String(), Balance: funded}}})
+	return New(chain, Options{Wait: 300 * time.Millisecond}), chain
+}
+
+func pubOf(k ed25519.PrivateKey) ed25519.PublicKey { return k.Public().(ed25519.PublicKey) }
+
+func TestTransferSignsWithNextNonceAndChargesFee(t *testing.T) {
+	c, _ := newTestClient(t)
+	ctx := context.Background()
+	alice, bob := seedKey("alice"), seedKey("bob")
+	aliceAddr, bobAddr := protocol.AddressOf(pubOf(alice)), protocol.AddressOf(pubOf(bob))
+
+	for i, amount := range []uint64{1_000, 2_500} {
+		before, err := c.Address(ctx, aliceAddr, 0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &protocol.AddressFundsTransfer{PubKey: pubOf(alice), Recipient: bobAddr, Amount: amount}
+		tx, err := c.Sign(ctx, tr, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := uint64(i + 1); tr.Nonce != want {
+			t.Fatalf("transfer %d signed with nonce %d, want %d", i, tr.Nonce, want)
+		}
+		res, err := c.Broadcast(ctx, tx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Refused() || !res.Committed || res.Fee == 0 || res.Height != before.Height+1 || res.FeeEstimate != res.Fee {
+			t.Fatalf("transfer %d: %+v", i, res)
+		}
+		after, err := c.Address(ctx, aliceAddr, 0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Balance != before.Balance-amount-res.Fee || after.Nonce != uint64(i+1) || after.Height != res.Height {
+			t.Fatalf("transfer %d: alice %+v before %+v, fee %d", i, after, before, res.Fee)
+		}
+	}
+	got, err := c.Address(ctx, bobAddr, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Present || got.Balance != 3_500 || got.Nonce != 0 {
+		t.Fatalf("bob: %+v", got)
+	}
+	never, err := c.Address(ctx, protocol.AddressOf(pubOf(seedKey("nobody"))), 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if never.Present || never.Balance != 0 || never.Height != got.Height {
+		t.Fatalf("unused address: %+v", never)
+	}
+}
+
+func TestIdentityCreateAndRead(t *testing.T) {
+	c, _ := newTestClient(t)
+	ctx := context.Background()
+	alice, k1 := seedKey("alice"), seedKey("identity-key")
+	create := &protocol.IdentityCreate{PubKey: pubOf(alice), Amount: 50_000_000, Keys: []ed25519.PublicKey{pubOf(k1), pubOf(alice)}}
+	tx, err := c.Sign(ctx, create, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Broadcast(ctx, tx, true)
+	if err != nil || res.Refused() {
+		t.Fatalf("create: %+v %v", res, err)
+	}
+	id := protocol.NewIdentityID(protocol.AddressOf(pubOf(alice)), create.Nonce)
+	idn, err := c.Identity(ctx, id, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !idn.Present || idn.ID != id || idn.Balance != 50_000_000 || idn.Nonce != 0 || len(idn.Keys) != 2 ||
+		!idn.Keys[0].Equal(pubOf(k1)) || !idn.Keys[1].Equal(pubOf(alice)) || idn.Height != res.Height {
+		t.Fatalf("identity: %+v", idn)
+	}
+	next, err := c.NextIdentityNonce(ctx, id)
+	if err != nil || next != 1 {
+		t.Fatalf("next identity nonce %d, %v", next, err)
+	}
+
+	// Key 0 signs a transfer to an address; the identity pays amount and fee.
+	dest := protocol.AddressOf(pubOf(seedKey("dest")))
+	tr := &protocol.IdentityCreditTransferToAddress{Identity: id, Recipient: dest, Amount: 10_000}
+	tx, err = c.Sign(ctx, tr, k1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = c.Broadcast(ctx, tx, true)
+	if err != nil || res.Refused() || tr.Nonce != 1 {
+		t.Fatalf("transfer: %+v nonce %d %v", res, tr.Nonce, err)
+	}
+	after, err := c.Identity(ctx, id, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Balance != 50_000_000-10_000-res.Fee || after.Nonce != 1 {
+		t.Fatalf("identity after transfer: %+v, fee %d", after, res.Fee)
+	}
+
+	absent, err := c.Identity(ctx, protocol.NewIdentityID(dest, 1), 0, false)
+	if err != nil || absent.Present || absent.Balance != 0 {
+		t.Fatalf("absent identity: %+v %v", absent, err)
+	}
+}
+
+func TestBroadcastRefusals(t *testing.T) {
+	c, _ := newTestClient(t)
+	ctx := context.Background()
+	alice, mallory := seedKey("alice"), seedKey("mallory")
+	aliceAddr := protocol.AddressOf(pubOf(alice))
+	bob := protocol.AddressOf(pubOf(seedKey("bob")))
+
+	tx, err := c.Sign(ctx, &protocol.AddressFundsTransfer{PubKey: pubOf(alice), Recipient: bob, Amount: 7}, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.Broadcast(ctx, tx, true); err != nil || res.Refused() {
+		t.Fatalf("first: %+v %v", res, err)
+	}
+	before, err := c.Address(ctx, aliceAddr, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cases := []struct {
+		name string
+		tx   []byte
+		want protocol.Code
+	}{
+		{"replay", tx, protocol.CodeInvalidAddressNonce},
+		{"forged signature", protocol.Sign(testChainID, &protocol.AddressFundsTransfer{PubKey: pubOf(alice), Nonce: 2, Recipient: bob, Amount: 7}, mallory), protocol.CodeInvalidSignature},
+		{"other chain", protocol.Sign("other-chain", &protocol.AddressFundsTransfer{PubKey: pubOf(alice), Nonce: 2, Recipient: bob, Amount: 7}, alice), protocol.CodeInvalidSignature},
+		{"unknown signer", protocol.Sign(testChainID, &protocol.AddressFundsTransfer{PubKey: pubOf(mallory), Nonce: 1, Recipient: bob, Amount: 7}, mallory), protocol.CodeAddressNotFound},
+	}
+	for _, tc := range cases {
+		for _, commit := range []bool{false, true} {
+			res, err := c.Broadcast(ctx, tc.tx, commit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Code != tc.want || res.CheckCode != tc.want || !res.Refused() || res.Committed || res.Paid() || res.Fee != 0 || res.Log == "" {
+				t.Fatalf("%s (commit %t): %+v, want code %d", tc.name, commit, res, tc.want)
+			}
+		}
+	}
+	after, err := c.Address(ctx, aliceAddr, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Balance != before.Balance || after.Nonce != before.Nonce {
+		t.Fatalf("unpaid refusals changed alice: %+v, before %+v", after, before)
+	}
+}
+
+func TestAddressChangesAcrossCompaction(t *testing.T) {
+	c, chain := newTestClient(t)
+	ctx := context.Background()
+	alice := seedKey("alice")
+	bob := protocol.AddressOf(pubOf(seedKey("bob")))
+	// One transfer per block from height 2: the 64th record (height 65) makes the
+	// block compact heights 2..65; heights 66 and 67 stay per-block records.
+	const transfers = 66
+	for i := 0; i < transfers; i++ {
+		tx, err := c.Sign(ctx, &protocol.AddressFundsTransfer{PubKey: pubOf(alice), Recipient: bob, Amount: 1}, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := c.Broadcast(ctx, tx, true); err != nil || res.Refused() || res.Height != int64(i+2) {
+			t.Fatalf("transfer %d: %+v %v", i, res, err)
+		}
+	}
+	got, err := c.AddressChanges(ctx, bob, 0, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []BalanceChange{{2, 65, 64}, {66, 66, 65}, {67, 67, 66}}
+	if got.Height != chain.height || len(got.Changes) != len(want) {
+		t.Fatalf("changes since 0: %+v", got)
+	}
+	for i := range want {
+		if got.Changes[i] != want[i] {
+			t.Fatalf("change %d: %+v, want %+v", i, got.Changes[i], want[i])
+		}
+	}
+	since66, err := c.AddressChanges(ctx, bob, 66, 0, false)
+	if err != nil || len(since66.Changes) != 2 || since66.Changes[0] != want[1] {
+		t.Fatalf("changes since 66: %+v %v", since66, err)
+	}
+	// At height 40 nothing was compacted yet: 39 per-block records, heights 2..40.
+	past, err := c.AddressChanges(ctx, bob, 0, 40, false)
+	if err != nil || past.Height != 40 || len(past.Changes) != 39 || past.Changes[38] != (BalanceChange{40, 40, 39}) {
+		t.Fatalf("changes at height 40: height %d, %d changes, %v", past.Height, len(past.Changes), err)
+	}
+	none, err := c.AddressChanges(ctx, protocol.AddressOf(pubOf(seedKey("nobody"))), 0, 0, false)
+	if err != nil || len(none.Changes) != 0 {
+		t.Fatalf("unused address: %+v %v", none, err)
+	}
+}
+
+func TestAnswersThatDoNotMatchTheQuestion(t *testing.T) {
+	c, chain := newTestClient(t)
+	ctx := context.Background()
+	alice := protocol.AddressOf(pubOf(seedKey("alice")))
+
+	_, err := c.Address(ctx, alice, 999, false)
+	var q ErrQuery
+	if !errors.As(err, &q) || q.Code != abci.QueryCodeVersionMissing {
+		t.Fatalf("height not kept: %v", err)
+	}
+
+	chain.queryHook = func(path string, resp *abcitypes.ResponseQuery) {
+		if path == abci.PathAddress {
+			resp.Key = append([]byte(nil), resp.Key...)
+			resp.Key[len(resp.Key)-1] ^= 1
+		}
+	}
+	var wk ErrWrongKey
+	if _, err := c.Address(ctx, alice, 0, false); !errors.As(err, &wk) {
+		t.Fatalf("answer for another key: %v", err)
+	}
+
+	chain.queryHook = func(path string, resp *abcitypes.ResponseQuery) {
+		if path == abci.PathAddressChangesBlocks {
+			resp.Height--
+		}
+	}
+	var inc ErrInconsistentAnswer
+	if _, err := c.AddressChanges(ctx, alice, 0, 0, false); !errors.As(err, &inc) {
+		t.Fatalf("second answer at another height: %v", err)
+	}
+
+	// No signed header can be had from this chain: a proven read fails closed.
+	chain.queryHook = nil
+	var hu proofs.ErrHeaderUnavailable
+	if _, err := c.Address(ctx, alice, 0, true); !errors.As(err, &hu) {
+		t.Fatalf("proven read without headers: %v", err)
+	}
+}
+
+func TestWaitForHeight(t *testing.T) {
+	c, chain := newTestClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if h, err := c.WaitForHeight(ctx, 1); err != nil || h != chain.height {
+		t.Fatalf("reached height: %d %v", h, err)
+	}
+	if _, err := c.WaitForHeight(ctx, chain.height+1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("unreached height: %v", err)
+	}
+}

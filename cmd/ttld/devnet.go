@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ttld-dev/ttld/keyring"
+	"github.com/ttld-dev/ttld/node"
+)
+
+func newDevnetCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "devnet",
+		Short: "Init --home if needed, then run a local single-validator chain",
+		Long: `devnet initializes --home when it holds no chain yet (as ttld init would), prints
+where the chain is and what to try, and runs it until SIGINT or SIGTERM. An
+initialized home is started as it is: --chain-id and --dev-balance apply only to a
+new one.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home := globalFlags(cmd).Home
+			if !node.Initialized(home) {
+				chainID, _ := cmd.Flags().GetString("chain-id")
+				balance, _ := cmd.Flags().GetUint64("dev-balance")
+				if _, err := node.Init(node.InitOptions{Home: home, ChainID: chainID, DevBalance: balance}); err != nil {
+					return err
+				}
+			}
+			return runNode(cmd, func(n *node.Node) error { return printBanner(cmd, n) })
+		},
+	}
+	initFlags(cmd)
+	listenFlags(cmd)
+	return cmd
+}
+
+func printBanner(cmd *cobra.Command, n *node.Node) error {
+	dev, err := keyring.Open(n.Home()).Get(node.DevKeyName)
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	home := n.Home()
+	fmt.Fprintf(w, "ttld devnet is running\n")
+	fmt.Fprintf(w, "  chain id:     %s\n", n.ChainID())
+	fmt.Fprintf(w, "  home:         %s\n", home)
+	fmt.Fprintf(w, "  RPC:          %s\n", n.RPCAddress())
+	if m := n.MetricsAddress(); m != "" {
+		fmt.Fprintf(w, "  metrics:      %s\n", m)
+	}
+	fmt.Fprintf(w, "  dev address:  %s (key %q in the unencrypted test keyring)\n", dev.Address(), node.DevKeyName)
+	fmt.Fprintf(w, "Try next:\n")
+	fmt.Fprintf(w, "  ttld --home %s --node %s query address %s --prove\n", home, n.RPCAddress(), dev.Address())
+	fmt.Fprintf(w, "  ttld --home %s --node %s tx --help\n", home, n.RPCAddress())
+	fmt.Fprintf(w, "  curl -s %s/status\n", n.RPCAddress())
+	fmt.Fprintf(w, "Stop with Ctrl-C.\n")
+	return nil
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ttld-dev/ttld/node"
+)
+
+// initOutput is what init prints (-o json: this object).
+type initOutput struct {
+	Home             string `json:"home"`
+	ChainID          string `json:"chain_id"`
+	ConfigFile       string `json:"config_file"`
+	AppConfigFile    string `json:"app_config_file"`
+	GenesisFile      string `json:"genesis_file"`
+	KeyringDir       string `json:"keyring_dir"`
+	NodeKeyFile      string `json:"node_key_file"`
+	NodeID           string `json:"node_id"`
+	ValidatorKeyFile string `json:"validator_key_file"`
+	DevKey           string `json:"dev_key"`
+	DevAddress       string `json:"dev_address"`
+	DevBalance       uint64 `json:"dev_balance"`
+}
+
+func newInitOutput(r node.InitResult) initOutput {
+	return initOutput{
+		Home:             r.Home,
+		ChainID:          r.ChainID,
+		ConfigFile:       r.ConfigFile,
+		AppConfigFile:    r.AppConfigFile,
+		GenesisFile:      r.GenesisFile,
+		KeyringDir:       r.KeyringDir,
+		NodeKeyFile:      r.NodeKeyFile,
+		NodeID:           r.NodeID,
+		ValidatorKeyFile: r.ValidatorKeyFile,
+		DevKey:           node.DevKeyName,
+		DevAddress:       r.DevAddress.String(),
+		DevBalance:       r.DevBalance,
+	}
+}
+
+func (o initOutput) text(w io.Writer) {
+	fmt.Fprintf(w, "Initialized chain %q in %s\n", o.ChainID, o.Home)
+	fmt.Fprintf(w, "  config:         %s\n", o.ConfigFile)
+	fmt.Fprintf(w, "  app config:     %s\n", o.AppConfigFile)
+	fmt.Fprintf(w, "  genesis:        %s\n", o.GenesisFile)
+	fmt.Fprintf(w, "  keyring:        %s (unencrypted test keyring)\n", o.KeyringDir)
+	fmt.Fprintf(w, "  node key:       %s (node id %s)\n", o.NodeKeyFile, o.NodeID)
+	fmt.Fprintf(w, "  validator key:  %s\n", o.ValidatorKeyFile)
+	fmt.Fprintf(w, "  dev address:    %s (key %q, %d credits in genesis)\n", o.DevAddress, o.DevKey, o.DevBalance)
+	fmt.Fprintf(w, "Start it with: ttld start --home %s\n", o.Home)
+}
+
+func newInitCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "init [--chain-id ID] [--dev-balance N] [--overwrite]",
+		Short: "Write a new single-validator chain into --home",
+		Long: `init writes CometBFT's config.toml, ttld's app.toml, a node key, a validator key
+and genesis.json into --home, and creates the "dev" key in the home's keyring, funded
+in genesis. --overwrite starts a new chain in an initialized home: it DELETES the
+home's data/ directory (blocks, state, application DB) and keeps the keys.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			chainID, _ := cmd.Flags().GetString("chain-id")
+			moniker, _ := cmd.Flags().GetString("moniker")
+			balance, _ := cmd.Flags().GetUint64("dev-balance")
+			overwrite, _ := cmd.Flags().GetBool("overwrite")
+			res, err := node.Init(node.InitOptions{
+				Home: globalFlags(cmd).Home, ChainID: chainID, Moniker: moniker,
+				DevBalance: balance, Overwrite: overwrite,
+			})
+			if errors.As(err, new(node.ErrAlreadyInitialized)) {
+				return fmt.Errorf("%w; ttld init --overwrite starts a new chain there, deleting its data", err)
+			}
+			if err != nil {
+				return err
+			}
+			out := newInitOutput(res)
+			return printResult(cmd, out.text, out)
+		},
+	}
+	initFlags(cmd)
+	cmd.Flags().String("moniker", "", "the node's name (default: the host name)")
+	cmd.Flags().Bool("overwrite", false, "start a new chain in an initialized home, deleting its chain data")
+	return cmd
+}
+
+// initFlags are the genesis flags init and devnet share.
+func initFlags(cmd *cobra.Command) {
+	cmd.Flags().String("chain-id", node.DefaultChainID, "chain id")
+	cmd.Flags().Uint64("dev-balance", node.DefaultDevBalance, "credits of the dev key's address in genesis")
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ttld-dev/ttld/node"
+)
+
+// Global flags, accepted by every command.
+const (
+	flagHome      = "home"
+	flagNode      = "node"
+	flagOutput    = "output"
+	flagLogFormat = "log-format"
+	flagLogLevel  = "log-level"
+)
+
+// Values of --output.
+const (
+	outputText = "text"
+	outputJSON = "json"
+)
+
+// DefaultNode is the RPC URL commands talk to unless --node says otherwise.
+const DefaultNode = "http://127.0.0.1:26657"
+
+// globals are the values of the global flags.
+type globals struct {
+	Home   string // home directory: config, data, keyring
+	Node   string // CometBFT RPC URL
+	Output string // outputText or outputJSON
+	// LogFormat and LogLevel override app.toml when not empty.
+	LogFormat string
+	LogLevel  string
+}
+
+// errUsage: a flag has a value the command does not accept.
+type errUsage struct{ Flag, Value, Want string }
+
+func (e errUsage) Error() string {
+	return fmt.Sprintf("--%s %q: want %s", e.Flag, e.Value, e.Want)
+}
+
+// Execute runs the command line args and returns the process exit code.
+func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func defaultHome() string {
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return ".ttld"
+	}
+	return filepath.Join(h, ".ttld")
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ttld",
+		Short: "A document platform chain with time to live, on CometBFT",
+		Long: `ttld runs a CometBFT chain whose state is one IAVL tree, and talks to it.
+
+  ttld init && ttld start     a single-validator chain in --home
+  ttld devnet                 the same in one command, with a short guide
+  ttld keys add NAME          a key in the home's (unencrypted, test) keyring
+  ttld tx ... / ttld query    transitions and reads through the node's RPC`,
+		SilenceUsage:      true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return checkGlobals(globalFlags(cmd)) },
+	}
+	f := root.PersistentFlags()
+	f.String(flagHome, defaultHome(), "home directory: config, chain data and keyring")
+	f.String(flagNode, DefaultNode, "CometBFT RPC URL of the node to talk to")
+	f.StringP(flagOutput, "o", outputText, "output format: text or json")
+	f.String(flagLogFormat, "", "node log format: console or json (default: app.toml's log_format)")
+	f.String(flagLogLevel, "", "node log level: trace, debug, info, warn or error (default: app.toml's log_level)")
+	root.AddCommand(newInitCmd(), newStartCmd(), newDevnetCmd(), newKeysCmd(), newTxCmd(), newQueryCmd())
+	return root
+}
+
+// globalFlags reads the global flags as cmd sees them.
+func globalFlags(cmd *cobra.Command) globals {
+	get := func(name string) string {
+		if f := cmd.Flag(name); f != nil {
+			return f.Value.String()
+		}
+		return ""
+	}
+	return globals{
+		Home:      get(flagHome),
+		Node:      get(flagNode),
+		Output:    get(flagOutput),
+		LogFormat: get(flagLogFormat),
+		LogLevel:  get(flagLogLevel),
+	}
+}
+
+func checkGlobals(g globals) error {
+	if g.Output != outputText && g.Output != outputJSON {
+		return errUsage{flagOutput, g.Output, "text or json"}
+	}
+	if g.LogFormat != "" && g.LogFormat != node.LogFormatConsole && g.LogFormat != node.LogFormatJSON {
+		return errUsage{flagLogFormat, g.LogFormat, "console or json"}
+	}
+	if g.LogLevel != "" {
+		if _, err := node.ParseLogLevel(g.LogLevel); err != nil {
+			return errUsage{flagLogLevel, g.LogLevel, "trace, debug, info, warn or error"}
+		}
+	}
+	if g.Home == "" {
+		return errUsage{flagHome, g.Home, "a directory"}
+	}
+	return nil
+}
+
+// printResult writes a command's result to its output: textFn for people, or
+// jsonValue as indented JSON with -o json.
+func printResult(cmd *cobra.Command, textFn func(io.Writer), jsonValue any) error {
+	switch out := globalFlags(cmd).Output; out {
+	case outputText:
+		textFn(cmd.OutOrStdout())
+		return nil
+	case outputJSON:
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(jsonValue)
+	default:
+		return errUsage{flagOutput, out, "text or json"}
+	}
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/ttld-dev/ttld/node"
+)
+
+func newStartCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "start",
+		Short: "Run the chain in --home until SIGINT or SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runNode(cmd, nil)
+		},
+	}
+	listenFlags(cmd)
+	return cmd
+}
+
+// listenFlags override config.toml's listen addresses.
+func listenFlags(cmd *cobra.Command) {
+	cmd.Flags().String("rpc-laddr", "", "RPC listen address, such as tcp://127.0.0.1:26657 (default: config.toml)")
+	cmd.Flags().String("p2p-laddr", "", "P2P listen address, such as tcp://127.0.0.1:26656 (default: config.toml)")
+	cmd.Flags().String("prometheus-laddr", "", "Prometheus listen address, such as 127.0.0.1:26660 (default: config.toml)")
+}
+
+// runNode starts the node of --home, calls started once it runs, and stops it cleanly
+// on SIGINT, SIGTERM or the end of the command's context.
+func runNode(cmd *cobra.Command, started func(*node.Node) error) error {
+	home := globalFlags(cmd).Home
+	log, err := nodeLogger(cmd, home)
+	if err != nil {
+		return err
+	}
+	parent := cmd.Context()
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	rpc, _ := cmd.Flags().GetString("rpc-laddr")
+	p2p, _ := cmd.Flags().GetString("p2p-laddr")
+	prom, _ := cmd.Flags().GetString("prometheus-laddr")
+	n, err := node.Start(node.StartOptions{Home: home, Logger: log, RPCListen: rpc, P2PListen: p2p, PrometheusListen: prom})
+	if err != nil {
+		return err
+	}
+	if started != nil {
+		if err := started(n); err != nil {
+			n.Stop()
+			return err
+		}
+	}
+	<-ctx.Done()
+	log.Info().Msg("stopping")
+	if err := n.Stop(); err != nil {
+		return err
+	}
+	log.Info().Msg("stopped")
+	return nil
+}
+
+// nodeLogger logs to the command's error stream in app.toml's format and level,
+// overridden by --log-format and --log-level.
+func nodeLogger(cmd *cobra.Command, home string) (zerolog.Logger, error) {
+	cfg, err := node.LoadAppConfig(home)
+	if err != nil {
+		return zerolog.Nop(), err
+	}
+	g := globalFlags(cmd)
+	if g.LogFormat != "" {
+		cfg.LogFormat = g.LogFormat
+	}
+	if g.LogLevel != "" {
+		cfg.LogLevel = g.LogLevel
+	}
+	level, err := node.ParseLogLevel(cfg.LogLevel)
+	if err != nil {
+		return zerolog.Nop(), err
+	}
+	return node.NewLogger(cmd.ErrOrStderr(), cfg.LogFormat == node.LogFormatJSON, level), nil
+}

@@ -1,0 +1,116 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/template"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/viper"
+
+	"github.com/ttld-dev/ttld/drive"
+)
+
+// Log formats of AppConfig.LogFormat.
+const (
+	LogFormatConsole = "console"
+	LogFormatJSON    = "json"
+)
+
+// AppConfig is ttld's own part of the configuration, in home/config/app.toml.
+type AppConfig struct {
+	// KeepRecent is how many recent versions of the state tree are kept (>= 0; 0 keeps
+	// every version).
+	KeepRecent int64 `mapstructure:"keep_recent"`
+	// LogFormat is LogFormatConsole or LogFormatJSON.
+	LogFormat string `mapstructure:"log_format"`
+	// LogLevel is a zerolog level name: trace, debug, info, warn or error.
+	LogLevel string `mapstructure:"log_level"`
+}
+
+// DefaultAppConfig is what Init writes.
+func DefaultAppConfig() AppConfig {
+	return AppConfig{KeepRecent: drive.DefaultKeepRecent, LogFormat: LogFormatConsole, LogLevel: "info"}
+}
+
+// AppConfigFile is the path of app.toml in a home directory.
+func AppConfigFile(home string) string { return filepath.Join(home, "config", "app.toml") }
+
+// Validate checks every field.
+func (c AppConfig) Validate() error {
+	if c.KeepRecent < 0 {
+		return fmt.Errorf("keep_recent must be >= 0, not %d", c.KeepRecent)
+	}
+	if c.LogFormat != LogFormatConsole && c.LogFormat != LogFormatJSON {
+		return fmt.Errorf("log_format must be %q or %q, not %q", LogFormatConsole, LogFormatJSON, c.LogFormat)
+	}
+	if _, err := ParseLogLevel(c.LogLevel); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ParseLogLevel parses a zerolog level name; the empty string is an error.
+func ParseLogLevel(s string) (zerolog.Level, error) {
+	l, err := zerolog.ParseLevel(strings.ToLower(s))
+	if err != nil || s == "" || l == zerolog.NoLevel {
+		return zerolog.NoLevel, fmt.Errorf("log level must be trace, debug, info, warn or error, not %q", s)
+	}
+	return l, nil
+}
+
+// LoadAppConfig reads home/config/app.toml. A missing file gives DefaultAppConfig; an
+// unknown key or a bad value is an error.
+func LoadAppConfig(home string) (AppConfig, error) {
+	c := DefaultAppConfig()
+	path := AppConfigFile(home)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	v := viper.New()
+	v.SetConfigFile(path)
+	v.SetConfigType("toml")
+	if err := v.ReadInConfig(); err != nil {
+		return c, fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := v.UnmarshalExact(&c); err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := c.Validate(); err != nil {
+		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+var appConfigTemplate = template.Must(template.New("app.toml").Parse(`# ttld application settings. CometBFT's own settings are in config.toml beside this file.
+
+# How many recent versions of the state tree are kept for historical queries and proofs.
+# Older versions are pruned in the background after every commit; 0 keeps every version.
+# A proof of the state after block H needs version H, so queries further back than this
+# fail with "version not kept".
+keep_recent = {{.KeepRecent}}
+
+# Log output: "console" (readable, for people) or "json" (one object per line, for log
+# collectors). The --log-format flag overrides it.
+log_format = "{{.LogFormat}}"
+
+# Lowest level logged: trace, debug, info, warn or error. The --log-level flag overrides
+# it. CometBFT's modules are filtered further by log_level in config.toml.
+log_level = "{{.LogLevel}}"
+`))
+
+// SaveAppConfig writes c to home/config/app.toml with a comment for every key.
+func SaveAppConfig(home string, c AppConfig) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	if err := appConfigTemplate.Execute(&b, c); err != nil {
+		return err
+	}
+	return os.WriteFile(AppConfigFile(home), []byte(b.String()), 0o644)
+}

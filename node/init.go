@@ -1,0 +1,232 @@
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cometbft/cometbft/config"
+	"github.com/cometbft/cometbft/p2p"
+	"github.com/cometbft/cometbft/privval"
+	cmttypes "github.com/cometbft/cometbft/types"
+
+	"github.com/ttld-dev/ttld/genesis"
+	"github.com/ttld-dev/ttld/keyring"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// DefaultChainID is the chain id Init uses when none is given.
+const DefaultChainID = "ttld-local"
+
+// DefaultDevBalance is the dev key's genesis balance when none is given: 1e15 credits.
+const DefaultDevBalance uint64 = 1_000_000_000_000_000
+
+// DevKeyName is the keyring name of the key Init funds in genesis.
+const DevKeyName = "dev"
+
+// Listen addresses Init writes into config.toml: loopback only.
+const (
+	DefaultRPCListen        = "tcp://127.0.0.1:26657"
+	DefaultP2PListen        = "tcp://127.0.0.1:26656"
+	DefaultPrometheusListen = "127.0.0.1:26660"
+)
+
+// ValidatorPower is the voting power of the single genesis validator Init writes.
+const ValidatorPower = 10
+
+// InitOptions configure Init.
+type InitOptions struct {
+	Home    string
+	ChainID string // "" means DefaultChainID
+	Moniker string // "" means CometBFT's default, the host name
+	// DevBalance is the credits of the dev key's platform address in genesis; 0 means
+	// DefaultDevBalance.
+	DevBalance uint64
+	// Overwrite starts a new chain in a home that already has one: it rewrites the
+	// configuration and genesis and deletes data/ (blocks, state, application DB and
+	// the validator's last-sign state). Keys (node, validator, keyring) are kept.
+	Overwrite bool
+}
+
+// InitResult says where Init put everything. Paths are absolute.
+type InitResult struct {
+	Home             string
+	ConfigFile       string
+	AppConfigFile    string
+	GenesisFile      string
+	KeyringDir       string
+	NodeKeyFile      string
+	ValidatorKeyFile string
+	NodeID           string
+	ChainID          string
+	DevAddress       protocol.Address
+	DevBalance       uint64
+}
+
+// Initialized reports whether home holds a configuration or a genesis file.
+func Initialized(home string) bool {
+	cfg := config.DefaultConfig()
+	cfg.SetRoot(home)
+	for _, f := range []string{configFile(home), cfg.GenesisFile()} {
+		if _, err := os.Stat(f); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func configFile(home string) string {
+	return filepath.Join(home, config.DefaultConfigDir, config.DefaultConfigFileName)
+}
+
+// DefaultConfig is the CometBFT configuration Init writes for home.
+func DefaultConfig(home, moniker string) *config.Config {
+	cfg := config.DefaultConfig()
+	cfg.SetRoot(home)
+	if moniker != "" {
+		cfg.Moniker = moniker
+	}
+	cfg.RPC.ListenAddress = DefaultRPCListen
+	cfg.P2P.ListenAddress = DefaultP2PListen
+	cfg.Instrumentation.Prometheus = true
+	cfg.Instrumentation.PrometheusListenAddr = DefaultPrometheusListen
+	cfg.Consensus.TimeoutCommit = time.Second
+	// NB: the state after block H is proven against the app hash in header H+1, so a
+	// chain that waits for transactions would leave the latest state unprovable.
+	cfg.Consensus.CreateEmptyBlocks = true
+	cfg.TxIndex.Indexer = "kv"
+	// Replay tooling reads the stored block results.
+	cfg.Storage.DiscardABCIResponses = false
+	return cfg
+}
+
+// Init writes a new home directory for a single-validator chain.
+func Init(opts InitOptions) (InitResult, error) {
+	home, err := filepath.Abs(opts.Home)
+	if err != nil {
+		return InitResult{}, err
+	}
+	if Initialized(home) && !opts.Overwrite {
+		return InitResult{}, ErrAlreadyInitialized{home}
+	}
+	chainID := opts.ChainID
+	if chainID == "" {
+		chainID = DefaultChainID
+	}
+	if len(chainID) > cmttypes.MaxChainIDLen {
+		return InitResult{}, fmt.Errorf("chain id %q is longer than %d bytes", chainID, cmttypes.MaxChainIDLen)
+	}
+	balance := opts.DevBalance
+	if balance == 0 {
+		balance = DefaultDevBalance
+	}
+
+	cfg := DefaultConfig(home, opts.Moniker)
+	if err := cfg.ValidateBasic(); err != nil {
+		return InitResult{}, fmt.Errorf("config: %w", err)
+	}
+	if opts.Overwrite {
+		if err := os.RemoveAll(cfg.DBDir()); err != nil {
+			return InitResult{}, fmt.Errorf("remove old chain data: %w", err)
+		}
+	}
+	for _, dir := range []string{filepath.Join(home, config.DefaultConfigDir), cfg.DBDir()} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return InitResult{}, err
+		}
+	}
+	config.WriteConfigFile(configFile(home), cfg)
+	if err := SaveAppConfig(home, DefaultAppConfig()); err != nil {
+		return InitResult{}, err
+	}
+
+	nodeKey, err := p2p.LoadOrGenNodeKey(cfg.NodeKeyFile())
+	if err != nil {
+		return InitResult{}, fmt.Errorf("node key: %w", err)
+	}
+	pv, err := loadOrGenPrivValidator(cfg)
+	if err != nil {
+		return InitResult{}, err
+	}
+	pub, err := pv.GetPubKey()
+	if err != nil {
+		return InitResult{}, fmt.Errorf("validator key: %w", err)
+	}
+
+	kr := keyring.Open(home)
+	dev, err := kr.Get(DevKeyName)
+	if errors.As(err, new(keyring.ErrNotFound)) {
+		dev, err = kr.Add(DevKeyName)
+	}
+	if err != nil {
+		return InitResult{}, err
+	}
+
+	state := genesis.AppState{
+		ProtocolVersion: protocol.Latest,
+		Addresses:       []genesis.Address{{Address: dev.Address().String(), Balance: balance}},
+		Identities:      []genesis.Identity{},
+	}
+	raw := state.Encode()
+	if _, err := genesis.Decode(raw); err != nil {
+		return InitResult{}, err
+	}
+	gen := &cmttypes.GenesisDoc{
+		GenesisTime:     time.Now().UTC(),
+		ChainID:         chainID,
+		InitialHeight:   1,
+		ConsensusParams: cmttypes.DefaultConsensusParams(),
+		Validators: []cmttypes.GenesisValidator{{
+			Address: pub.Address(), PubKey: pub, Power: ValidatorPower, Name: cfg.Moniker,
+		}},
+		AppState: json.RawMessage(raw),
+	}
+	if err := gen.ValidateAndComplete(); err != nil {
+		return InitResult{}, fmt.Errorf("genesis: %w", err)
+	}
+	if err := gen.SaveAs(cfg.GenesisFile()); err != nil {
+		return InitResult{}, fmt.Errorf("genesis: %w", err)
+	}
+
+	return InitResult{
+		Home:             home,
+		ConfigFile:       configFile(home),
+		AppConfigFile:    AppConfigFile(home),
+		GenesisFile:      cfg.GenesisFile(),
+		KeyringDir:       kr.Dir(),
+		NodeKeyFile:      cfg.NodeKeyFile(),
+		ValidatorKeyFile: cfg.PrivValidatorKeyFile(),
+		NodeID:           string(nodeKey.ID()),
+		ChainID:          chainID,
+		DevAddress:       dev.Address(),
+		DevBalance:       balance,
+	}, nil
+}
+
+// loadOrGenPrivValidator keeps an existing validator key. NB: privval's own loaders
+// exit the process on a missing state file, which Overwrite has just deleted, so the
+// three cases are told apart here.
+func loadOrGenPrivValidator(cfg *config.Config) (*privval.FilePV, error) {
+	keyFile, stateFile := cfg.PrivValidatorKeyFile(), cfg.PrivValidatorStateFile()
+	switch {
+	case !exists(keyFile):
+		pv := privval.GenFilePV(keyFile, stateFile)
+		pv.Save()
+		return pv, nil
+	case !exists(stateFile):
+		pv := privval.LoadFilePVEmptyState(keyFile, stateFile)
+		pv.Save()
+		return pv, nil
+	default:
+		return privval.LoadFilePV(keyFile, stateFile), nil
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist)
+}

@@ -1,0 +1,244 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/cometbft/cometbft/config"
+	cmtflags "github.com/cometbft/cometbft/libs/cli/flags"
+	cmtlog "github.com/cometbft/cometbft/libs/log"
+	cmtnode "github.com/cometbft/cometbft/node"
+	"github.com/cometbft/cometbft/p2p"
+	"github.com/cometbft/cometbft/privval"
+	"github.com/cometbft/cometbft/proxy"
+	dbm "github.com/cosmos/cosmos-db"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/rs/zerolog"
+	"github.com/spf13/viper"
+
+	"github.com/ttld-dev/ttld/abci"
+	"github.com/ttld-dev/ttld/drive"
+)
+
+// ApplicationDBName is the name of the state tree's goleveldb database in data/.
+const ApplicationDBName = "application"
+
+// StartOptions configure Start.
+type StartOptions struct {
+	Home   string
+	Logger zerolog.Logger
+	// Overrides of config.toml, in its forms ("tcp://127.0.0.1:26657" for RPC and
+	// P2P, "127.0.0.1:26660" for Prometheus); "" keeps the config's value.
+	RPCListen, P2PListen, PrometheusListen string
+}
+
+// Node is a running chain: CometBFT in process around the ttld application.
+type Node struct {
+	cfg     *config.Config
+	comet   *cmtnode.Node
+	store   *drive.Store
+	db      dbm.DB
+	cometDB *cometDBs
+	chainID string
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// LoadConfig reads home's config.toml over CometBFT's defaults, as CometBFT's own
+// command does, and validates it.
+func LoadConfig(home string) (*config.Config, error) {
+	home, err := filepath.Abs(home)
+	if err != nil {
+		return nil, err
+	}
+	if !Initialized(home) {
+		return nil, ErrNotInitialized{home}
+	}
+	v := viper.New()
+	v.SetConfigFile(configFile(home))
+	if err := v.ReadInConfig(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", configFile(home), err)
+	}
+	cfg := config.DefaultConfig()
+	if err := v.Unmarshal(cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", configFile(home), err)
+	}
+	cfg.SetRoot(home)
+	if err := cfg.ValidateBasic(); err != nil {
+		return nil, fmt.Errorf("%s: %w", configFile(home), err)
+	}
+	return cfg, nil
+}
+
+// promMu serialises the swap of Prometheus' default registry in Start.
+var promMu sync.Mutex
+
+// Start opens home's databases and starts CometBFT with the application; it returns
+// once CometBFT is started. The caller must Stop the node.
+func Start(opts StartOptions) (*Node, error) {
+	cfg, err := LoadConfig(opts.Home)
+	if err != nil {
+		return nil, err
+	}
+	if opts.RPCListen != "" {
+		cfg.RPC.ListenAddress = opts.RPCListen
+	}
+	if opts.P2PListen != "" {
+		cfg.P2P.ListenAddress = opts.P2PListen
+	}
+	if opts.PrometheusListen != "" {
+		cfg.Instrumentation.PrometheusListenAddr = opts.PrometheusListen
+	}
+	appCfg, err := LoadAppConfig(cfg.RootDir)
+	if err != nil {
+		return nil, err
+	}
+	gen, err := LoadGenesis(cfg.RootDir)
+	if err != nil {
+		return nil, err
+	}
+	cometLog, err := cmtflags.ParseLogLevel(cfg.LogLevel, CometLogger(opts.Logger), config.DefaultLogLevel)
+	if err != nil {
+		return nil, fmt.Errorf("config.toml log_level: %w", err)
+	}
+	nodeKey, err := p2p.LoadNodeKey(cfg.NodeKeyFile())
+	if err != nil {
+		return nil, fmt.Errorf("node key: %w", err)
+	}
+	pv, err := loadOrGenPrivValidator(cfg)
+	if err != nil {
+		return nil, err
+	}
+
+	db, err := dbm.NewGoLevelDB(ApplicationDBName, cfg.DBDir(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("open application db: %w", err)
+	}
+	store, err := drive.NewStore(db, drive.Options{
+		InitialVersion: uint64(max(gen.InitialHeight, 1)),
+		KeepRecent:     appCfg.KeepRecent,
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	n := &Node{cfg: cfg, store: store, db: db, cometDB: &cometDBs{}, chainID: gen.ChainID}
+	if n.comet, err = newComet(cfg, opts.Logger, cometLog, store, pv, nodeKey, n.cometDB); err != nil {
+		return nil, errors.Join(err, n.closeStorage())
+	}
+	opts.Logger.Info().Str("chain_id", n.chainID).Str("rpc", n.RPCAddress()).Str("home", cfg.RootDir).Msg("node started")
+	return n, nil
+}
+
+// newComet builds and starts CometBFT around a new application on store.
+//
+// NB: CometBFT registers its metrics on prometheus.DefaultRegisterer (through go-kit,
+// which panics on a second registration) and its endpoint serves
+// prometheus.DefaultGatherer. Each node therefore installs a fresh registry as the
+// default before it is built and started, so that a process can start a node again
+// after stopping one, and registers the application's metrics there too, so that one
+// endpoint serves both.
+func newComet(cfg *config.Config, log zerolog.Logger, cometLog cmtlog.Logger, store *drive.Store, pv *privval.FilePV, nodeKey *p2p.NodeKey, dbs *cometDBs) (*cmtnode.Node, error) {
+	promMu.Lock()
+	defer promMu.Unlock()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	prometheus.DefaultRegisterer, prometheus.DefaultGatherer = reg, reg
+
+	metrics, err := abci.NewMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	app, err := abci.New(store, log.With().Str("module", "app").Logger(), metrics)
+	if err != nil {
+		return nil, err
+	}
+	comet, err := cmtnode.NewNode(cfg, pv, nodeKey,
+		// The application takes its own locks per connection (consensus, mempool,
+		// query), so a slow query does not stall consensus.
+		proxy.NewConnSyncLocalClientCreator(app),
+		cmtnode.DefaultGenesisDocProviderFunc(cfg),
+		dbs.provider,
+		cmtnode.DefaultMetricsProvider(cfg.Instrumentation),
+		cometLog,
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create cometbft node: %w", err)
+	}
+	if err := comet.Start(); err != nil {
+		return nil, fmt.Errorf("start cometbft: %w", err)
+	}
+	return comet, nil
+}
+
+// RPCAddress is the URL a client on this machine reaches the RPC at, such as
+// "http://127.0.0.1:26657"; an unspecified listen host becomes 127.0.0.1.
+func (n *Node) RPCAddress() string { return rpcURL(n.cfg.RPC.ListenAddress) }
+
+func rpcURL(listen string) string {
+	scheme, hostport, ok := strings.Cut(listen, "://")
+	if !ok {
+		scheme, hostport = "tcp", listen
+	}
+	if scheme != "tcp" && scheme != "http" {
+		return listen
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return listen
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// ChainID is the chain id of the genesis the node runs.
+func (n *Node) ChainID() string { return n.chainID }
+
+// Home is the node's home directory, absolute.
+func (n *Node) Home() string { return n.cfg.RootDir }
+
+// Stop stops CometBFT, waits for it, then closes the databases it left open, the state
+// store and its database.
+// Later calls return the first call's result.
+func (n *Node) Stop() error {
+	n.stopOnce.Do(func() {
+		var errs []error
+		if n.comet.IsRunning() {
+			if err := n.comet.Stop(); err != nil {
+				errs = append(errs, fmt.Errorf("stop cometbft: %w", err))
+			}
+			n.comet.Wait()
+		}
+		errs = append(errs, n.closeStorage())
+		n.stopErr = errors.Join(errs...)
+	})
+	return n.stopErr
+}
+
+func (n *Node) closeStorage() error {
+	errs := []error{n.cometDB.closeRest()}
+	if err := n.store.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close store: %w", err))
+	}
+	if err := n.db.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close application db: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// MetricsAddress is the URL of the Prometheus endpoint, such as
+// "http://127.0.0.1:26660/metrics"; "" when Prometheus is off.
+func (n *Node) MetricsAddress() string {
+	if !n.cfg.Instrumentation.IsPrometheusEnabled() {
+		return ""
+	}
+	return rpcURL(n.cfg.Instrumentation.PrometheusListenAddr) + "/metrics"
+}

@@ -48,14 +48,21 @@ func (e *execution) discard() {
 	e.events = nil
 }
 
-// CheckTx runs tx against kv (the check state) as the block would, and keeps its effect
-// in kv when the transaction would be included (success or a paid refusal).
+// CheckTx runs tx against kv (the check state) as the block would. Only a success is
+// kept in kv, so later transactions of the same signer build on it: the mempool carries
+// what can succeed, and a paid refusal, which the block would charge, is refused here
+// without touching the check state.
 func CheckTx(kv drive.KV, tx []byte) (TxResult, error) {
 	r, err := loadRules(kv)
 	if err != nil {
 		return TxResult{}, Fault{err}
 	}
-	return executeTx(kv, r, tx, map[protocol.Address]uint64{})
+	staged := drive.NewCache(kv)
+	res, err := executeTx(staged, r, tx, map[protocol.Address]uint64{})
+	if err != nil || res.Code != protocol.CodeOK {
+		return res, err
+	}
+	return res, staged.Flush()
 }
 
 // executeTx runs one transaction over kv. A consensus refusal is a TxResult with its

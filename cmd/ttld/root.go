@@ -87,7 +87,7 @@ func newRootCmd() *cobra.Command {
 	f.StringP(flagOutput, "o", outputText, "output format: text or json")
 	f.String(flagLogFormat, "", "node log format: console or json (default: app.toml's log_format)")
 	f.String(flagLogLevel, "", "node log level: trace, debug, info, warn or error (default: app.toml's log_level)")
-	root.AddCommand(newInitCmd(), newStartCmd(), newDevnetCmd(), newKeysCmd(), newTxCmd(), newQueryCmd())
+	root.AddCommand(newInitCmd(), newStartCmd(), newDevnetCmd(), newKeysCmd(), newTxCmd(), newQueryCmd(), newReplayCmd())
 	return root
 }
 

@@ -2,10 +2,14 @@ package replay
 
 import (
 	"context"
-	"crypto/ed25519"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -33,8 +37,7 @@ func freeAddr(t *testing.T) string {
 func runChain(t *testing.T, height int64) string {
 	t.Helper()
 	home := t.TempDir()
-	res, err := node.Init(node.InitOptions{Home: home, ChainID: "replay-test"})
-	if err != nil {
+	if _, err := node.Init(node.InitOptions{Home: home, ChainID: "replay-test"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Run(context.Background(), Options{Home: home}); !errors.As(err, new(ErrNoBlocks)) {
@@ -66,7 +69,6 @@ func runChain(t *testing.T, height int64) string {
 			t.Fatalf("transfer %d: %v %+v", nonce, err, r)
 		}
 	}
-	_ = res
 	// The locked store of a running node is refused, and nothing is written.
 	if _, err := Run(ctx, Options{Home: home}); !errors.As(err, new(ErrStoreUnavailable)) {
 		t.Fatalf("replay of a running node: %v, want ErrStoreUnavailable", err)
@@ -93,6 +95,12 @@ func runChain(t *testing.T, height int64) string {
 // with the key it changed in the block's changes and in the diff against the node.
 func TestReplay(t *testing.T) {
 	home := runChain(t, 8)
+	before := snapshot(t, home)
+	t.Cleanup(func() {
+		if after := snapshot(t, home); after != before {
+			t.Errorf("replay wrote into the node's home:\nbefore %s\nafter  %s", before, after)
+		}
+	})
 	sum, err := Run(context.Background(), Options{Home: home})
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +147,43 @@ func TestReplay(t *testing.T) {
 	if sum.Mismatch == nil || sum.Mismatch.Height != bad+1 {
 		t.Fatalf("a divergence before --from must surface at the first compared height: %+v", sum)
 	}
-	_ = ed25519.PublicKeySize
+}
+
+// TestReplayCorruptStore: a block store whose manifest is damaged is a clear error.
+func TestReplayCorruptStore(t *testing.T) {
+	home := runChain(t, 3)
+	manifests, err := filepath.Glob(filepath.Join(home, "data", "blockstore.db", "MANIFEST-*"))
+	if err != nil || len(manifests) == 0 {
+		t.Fatalf("no manifest: %v", err)
+	}
+	for _, m := range manifests {
+		if err := os.WriteFile(m, []byte("not a manifest"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Run(context.Background(), Options{Home: home}); !errors.As(err, new(ErrStoreUnavailable)) {
+		t.Fatalf("replay of a corrupt store: %v, want ErrStoreUnavailable", err)
+	}
+}
+
+// snapshot fingerprints every file of a home: names, sizes and contents.
+func snapshot(t *testing.T, home string) string {
+	h := sha256.New()
+	err := filepath.WalkDir(home, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %d %x\n", path, len(b), sha256.Sum256(b))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
 func hasKey(cs []Change, key []byte, kind string) bool {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
+	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/app"
@@ -133,12 +134,13 @@ func (a *Application) CheckTx(_ context.Context, req *abcitypes.RequestCheckTx) 
 	return &abcitypes.ResponseCheckTx{Code: uint32(res.Code), Log: res.Log, GasWanted: int64(res.Fee)}, nil
 }
 
-// PrepareProposal takes the mempool's transactions in order while they fit.
+// PrepareProposal takes the mempool's transactions in order while they fit, counted as
+// CometBFT counts them (with their protobuf framing).
 func (a *Application) PrepareProposal(_ context.Context, req *abcitypes.RequestPrepareProposal) (*abcitypes.ResponsePrepareProposal, error) {
 	var txs [][]byte
 	var size int64
 	for _, tx := range req.Txs {
-		size += int64(len(tx))
+		size += cmttypes.ComputeProtoSizeForTxs([]cmttypes.Tx{tx})
 		if size > req.MaxTxBytes {
 			break
 		}

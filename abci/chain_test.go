@@ -182,3 +182,17 @@ func TestQueryHeights(t *testing.T) {
 		t.Fatalf("unknown path: code %d", res.Code)
 	}
 }
+
+// TestPrepareProposalFits: the proposal keeps the mempool's order and stops before the
+// transaction that would pass MaxTxBytes, counted with CometBFT's framing.
+func TestPrepareProposalFits(t *testing.T) {
+	h := newHarness(t)
+	txs := [][]byte{make([]byte, 100), make([]byte, 100), make([]byte, 100)}
+	res, err := h.app.PrepareProposal(context.Background(), &abcitypes.RequestPrepareProposal{Txs: txs, MaxTxBytes: 2*(100+2) + 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Txs) != 2 {
+		t.Fatalf("%d transactions in a proposal with room for 2", len(res.Txs))
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cometbft/cometbft/config"
+	"github.com/cometbft/cometbft/crypto"
 	"github.com/cometbft/cometbft/p2p"
 	"github.com/cometbft/cometbft/privval"
 	cmttypes "github.com/cometbft/cometbft/types"
@@ -117,8 +118,8 @@ func Init(opts InitOptions) (InitResult, error) {
 	if chainID == "" {
 		chainID = DefaultChainID
 	}
-	if len(chainID) > cmttypes.MaxChainIDLen {
-		return InitResult{}, fmt.Errorf("chain id %q is longer than %d bytes", chainID, cmttypes.MaxChainIDLen)
+	if err := checkChainID(chainID); err != nil {
+		return InitResult{}, err
 	}
 	balance := opts.DevBalance
 	if balance == 0 {
@@ -126,67 +127,23 @@ func Init(opts InitOptions) (InitResult, error) {
 	}
 
 	cfg := DefaultConfig(home, opts.Moniker)
-	if err := cfg.ValidateBasic(); err != nil {
-		return InitResult{}, fmt.Errorf("config: %w", err)
-	}
 	if opts.Overwrite {
 		if err := os.RemoveAll(cfg.DBDir()); err != nil {
 			return InitResult{}, fmt.Errorf("remove old chain data: %w", err)
 		}
 	}
-	for _, dir := range []string{filepath.Join(home, config.DefaultConfigDir), cfg.DBDir()} {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return InitResult{}, err
-		}
-	}
-	config.WriteConfigFile(configFile(home), cfg)
-	if err := SaveAppConfig(home, DefaultAppConfig()); err != nil {
-		return InitResult{}, err
-	}
-
-	nodeKey, err := p2p.LoadOrGenNodeKey(cfg.NodeKeyFile())
-	if err != nil {
-		return InitResult{}, fmt.Errorf("node key: %w", err)
-	}
-	pv, err := loadOrGenPrivValidator(cfg)
+	keys, err := writeHome(cfg)
 	if err != nil {
 		return InitResult{}, err
 	}
-	pub, err := pv.GetPubKey()
-	if err != nil {
-		return InitResult{}, fmt.Errorf("validator key: %w", err)
-	}
-
-	kr := keyring.Open(home)
-	dev, err := kr.Get(DevKeyName)
-	if errors.As(err, new(keyring.ErrNotFound)) {
-		dev, err = kr.Add(DevKeyName)
-	}
-	if err != nil {
-		return InitResult{}, err
-	}
-
 	state := genesis.AppState{
 		ProtocolVersion: protocol.Latest,
-		Addresses:       []genesis.Address{{Address: dev.Address().String(), Balance: balance}},
+		Addresses:       []genesis.Address{{Address: keys.Dev.Address().String(), Balance: balance}},
 		Identities:      []genesis.Identity{},
 	}
-	raw := state.Encode()
-	if _, err := genesis.Decode(raw); err != nil {
+	gen, err := newGenesisDoc(chainID, []cmttypes.GenesisValidator{keys.genesisValidator(cfg.Moniker)}, state)
+	if err != nil {
 		return InitResult{}, err
-	}
-	gen := &cmttypes.GenesisDoc{
-		GenesisTime:     time.Now().UTC(),
-		ChainID:         chainID,
-		InitialHeight:   1,
-		ConsensusParams: cmttypes.DefaultConsensusParams(),
-		Validators: []cmttypes.GenesisValidator{{
-			Address: pub.Address(), PubKey: pub, Power: ValidatorPower, Name: cfg.Moniker,
-		}},
-		AppState: json.RawMessage(raw),
-	}
-	if err := gen.ValidateAndComplete(); err != nil {
-		return InitResult{}, fmt.Errorf("genesis: %w", err)
 	}
 	if err := gen.SaveAs(cfg.GenesisFile()); err != nil {
 		return InitResult{}, fmt.Errorf("genesis: %w", err)
@@ -197,14 +154,96 @@ func Init(opts InitOptions) (InitResult, error) {
 		ConfigFile:       configFile(home),
 		AppConfigFile:    AppConfigFile(home),
 		GenesisFile:      cfg.GenesisFile(),
-		KeyringDir:       kr.Dir(),
+		KeyringDir:       keyring.Open(home).Dir(),
 		NodeKeyFile:      cfg.NodeKeyFile(),
 		ValidatorKeyFile: cfg.PrivValidatorKeyFile(),
-		NodeID:           string(nodeKey.ID()),
+		NodeID:           string(keys.NodeID),
 		ChainID:          chainID,
-		DevAddress:       dev.Address(),
+		DevAddress:       keys.Dev.Address(),
 		DevBalance:       balance,
 	}, nil
+}
+
+func checkChainID(chainID string) error {
+	if len(chainID) > cmttypes.MaxChainIDLen {
+		return fmt.Errorf("chain id %q is longer than %d bytes", chainID, cmttypes.MaxChainIDLen)
+	}
+	return nil
+}
+
+// homeKeys are the keys of one home: its P2P identity, its validator's consensus key
+// and the dev key of its keyring.
+type homeKeys struct {
+	NodeID       p2p.ID
+	ValidatorPub crypto.PubKey
+	Dev          keyring.Key
+}
+
+// genesisValidator is the home's validator as genesis lists it, with ValidatorPower.
+func (k homeKeys) genesisValidator(name string) cmttypes.GenesisValidator {
+	return cmttypes.GenesisValidator{Address: k.ValidatorPub.Address(), PubKey: k.ValidatorPub, Power: ValidatorPower, Name: name}
+}
+
+// writeHome creates the config and data folders of cfg's home, writes cfg as
+// config.toml and the default app.toml, and returns the home's node, validator and dev
+// keys, each kept when the home has it already and created otherwise. It writes no
+// genesis.
+func writeHome(cfg *config.Config) (homeKeys, error) {
+	if err := cfg.ValidateBasic(); err != nil {
+		return homeKeys{}, fmt.Errorf("config: %w", err)
+	}
+	for _, dir := range []string{filepath.Join(cfg.RootDir, config.DefaultConfigDir), cfg.DBDir()} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return homeKeys{}, err
+		}
+	}
+	config.WriteConfigFile(configFile(cfg.RootDir), cfg)
+	if err := SaveAppConfig(cfg.RootDir, DefaultAppConfig()); err != nil {
+		return homeKeys{}, err
+	}
+
+	nodeKey, err := p2p.LoadOrGenNodeKey(cfg.NodeKeyFile())
+	if err != nil {
+		return homeKeys{}, fmt.Errorf("node key: %w", err)
+	}
+	pv, err := loadOrGenPrivValidator(cfg)
+	if err != nil {
+		return homeKeys{}, err
+	}
+	pub, err := pv.GetPubKey()
+	if err != nil {
+		return homeKeys{}, fmt.Errorf("validator key: %w", err)
+	}
+	kr := keyring.Open(cfg.RootDir)
+	dev, err := kr.Get(DevKeyName)
+	if errors.As(err, new(keyring.ErrNotFound)) {
+		dev, err = kr.Add(DevKeyName)
+	}
+	if err != nil {
+		return homeKeys{}, err
+	}
+	return homeKeys{NodeID: nodeKey.ID(), ValidatorPub: pub, Dev: dev}, nil
+}
+
+// newGenesisDoc is the genesis document of a chain that starts now with validators
+// and state, validated (the app state as InitChain will read it).
+func newGenesisDoc(chainID string, validators []cmttypes.GenesisValidator, state genesis.AppState) (*cmttypes.GenesisDoc, error) {
+	raw := state.Encode()
+	if _, err := genesis.Decode(raw); err != nil {
+		return nil, err
+	}
+	gen := &cmttypes.GenesisDoc{
+		GenesisTime:     time.Now().UTC(),
+		ChainID:         chainID,
+		InitialHeight:   1,
+		ConsensusParams: cmttypes.DefaultConsensusParams(),
+		Validators:      validators,
+		AppState:        json.RawMessage(raw),
+	}
+	if err := gen.ValidateAndComplete(); err != nil {
+		return nil, fmt.Errorf("genesis: %w", err)
+	}
+	return gen, nil
 }
 
 // loadOrGenPrivValidator keeps an existing validator key. NB: privval's own loaders

@@ -17,7 +17,7 @@ import (
 const (
 	flagHome      = "home"
 	flagNode      = "node"
-	flagOutput    = "output"
+	flagOutput    = "output-format"
 	flagLogFormat = "log-format"
 	flagLogLevel  = "log-level"
 )
@@ -77,17 +77,19 @@ func newRootCmd() *cobra.Command {
   ttld init && ttld start     a single-validator chain in --home
   ttld devnet                 the same in one command, with a short guide
   ttld keys add NAME          a key in the home's (unencrypted, test) keyring
-  ttld tx ... / ttld query    transitions and reads through the node's RPC`,
+  ttld tx ... / ttld query    transitions and reads through the node's RPC
+  ttld replay                 re-execute the block store and compare every app hash
+  ttld testnet                homes for a multi-validator network (make devnet-up)`,
 		SilenceUsage:      true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return checkGlobals(globalFlags(cmd)) },
 	}
 	f := root.PersistentFlags()
 	f.String(flagHome, defaultHome(), "home directory: config, chain data and keyring")
 	f.String(flagNode, DefaultNode, "CometBFT RPC URL of the node to talk to")
-	f.StringP(flagOutput, "o", outputText, "output format: text or json")
+	f.StringP(flagOutput, "o", outputText, "output format: text or json (-o json for scripts)")
 	f.String(flagLogFormat, "", "node log format: console or json (default: app.toml's log_format)")
 	f.String(flagLogLevel, "", "node log level: trace, debug, info, warn or error (default: app.toml's log_level)")
-	root.AddCommand(newInitCmd(), newStartCmd(), newDevnetCmd(), newKeysCmd(), newTxCmd(), newQueryCmd(), newReplayCmd())
+	root.AddCommand(newInitCmd(), newStartCmd(), newDevnetCmd(), newKeysCmd(), newTxCmd(), newQueryCmd(), newReplayCmd(), newTestnetCmd())
 	return root
 }
 

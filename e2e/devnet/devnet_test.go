@@ -1,0 +1,636 @@
+//go:build devnet
+
+package devnet
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
+	cmttypes "github.com/cometbft/cometbft/types"
+
+	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/keyring"
+	"github.com/ttld-dev/ttld/node"
+	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/replay"
+)
+
+// The test network: its own compose project, subnet and host ports, so that a user's
+// `make devnet-up` network (project ttld, 172.28.0.0/24, ports 26xxx) can run beside it.
+const (
+	project    = "ttld-e2e"
+	chainID    = "ttld-e2e-devnet"
+	subnet     = "172.28.1" // TTLD_DEVNET_NET: the first three octets
+	portPrefix = "25"       // TTLD_DEVNET_PORTS: RPC on 127.0.0.1:25657, 25757, 25857, 25957
+	image      = "ttld:local"
+	validators = 4
+)
+
+// Bounds. The whole test runs under testDeadline; every single RPC call under
+// callTimeout, since a paused node accepts connections and never answers.
+const (
+	testDeadline  = 9 * time.Minute
+	callTimeout   = 3 * time.Second
+	startTimeout  = 90 * time.Second
+	commitTimeout = 20 * time.Second // a batch not committed by then is sent again
+	catchUp       = 90 * time.Second // a faulted node must be back at the others' height within this
+)
+
+// The load: perKey transfers from each node's dev key, batch at a time, each batch to
+// the next node in turn.
+const (
+	perKey = 50
+	batch  = 2
+)
+
+// member is one node of the network as the host sees it.
+type member struct {
+	name, home, ip string
+	rpc            string // http://127.0.0.1:<published port>
+	dev            keyring.Key
+	client         *client.Client
+	raw            *rpchttp.HTTP
+}
+
+type network struct {
+	t       *testing.T
+	root    string   // repository root: docker-compose.yml, bin/ttld
+	dir     string   // TTLD_DEVNET_DIR: the node homes
+	compose []string // docker-compose, or docker compose
+	env     []string
+	nodes   []*member
+	trusted *cmttypes.ValidatorSet
+
+	mu         sync.Mutex
+	containers map[string]string // service name -> container id
+}
+
+func TestDevnetFaults(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
+	defer cancel()
+	n := newNetwork(t)
+	n.generate(ctx)
+	n.up(ctx)
+
+	start := n.waitAll(ctx, 3, startTimeout)
+	t.Logf("network up: every node at height >= %d", start)
+	h0, t0 := n.height(ctx), time.Now()
+
+	// Load and faults at the same time.
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	var sent []transfer
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		var err error
+		sent, err = n.load(ctx)
+		errs <- err
+	}()
+	go func() {
+		defer wg.Done()
+		errs <- n.faults(ctx)
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	h1, elapsed := n.height(ctx), time.Since(t0)
+	t.Logf("load and faults: %d transfers, heights %d..%d in %s", len(sent), h0, h1, elapsed.Round(time.Millisecond))
+
+	// Every node back at the same height, then the same hashes everywhere.
+	final := n.waitAll(ctx, h1+2, catchUp)
+	n.agree(ctx, final)
+	// NB: the state after final-1 is proven with header final, which every node has:
+	// a read of the latest state would wait for the next block, every time.
+	n.proofs(ctx, sent, final-1)
+	n.blockRate(ctx, "before the load", 1, h0)
+	n.blockRate(ctx, "under load and faults", h0, h1)
+
+	// Stop the network cleanly, then replay the stores of the node that ran throughout
+	// and of the one that was killed.
+	if _, err := n.run(ctx, n.composeCmd("stop", "-t", "30")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"node0", "node1"} {
+		n.replay(ctx, name, final)
+	}
+}
+
+func newNetwork(t *testing.T) *network {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"docker-compose.yml", "bin/ttld"} {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Fatalf("%v: run make e2e-devnet, which builds bin/ttld and the image first", err)
+		}
+	}
+	compose := []string{"docker", "compose"}
+	if p, err := exec.LookPath("docker-compose"); err == nil {
+		compose = []string{p}
+	}
+	n := &network{t: t, root: root, dir: t.TempDir(), compose: compose, containers: map[string]string{}}
+	n.env = append(os.Environ(),
+		"TTLD_DEVNET_DIR="+n.dir,
+		"TTLD_DEVNET_NET="+subnet,
+		"TTLD_DEVNET_PORTS="+portPrefix,
+		fmt.Sprintf("TTLD_UID=%d", os.Getuid()),
+		fmt.Sprintf("TTLD_GID=%d", os.Getgid()),
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := n.run(ctx, exec.Command("docker", "image", "inspect", image)); err != nil {
+		t.Fatalf("no image %s: run make e2e-devnet (or make image) first: %v", image, err)
+	}
+	// A run killed by go test's own timeout skips its cleanup: clear what it left.
+	n.down()
+	return n
+}
+
+// generate writes the homes with ttld testnet, as make devnet-up does.
+func (n *network) generate(ctx context.Context) {
+	t := n.t
+	out, err := n.run(ctx, exec.Command(filepath.Join(n.root, "bin", "ttld"), "testnet",
+		"--validators", strconv.Itoa(validators), "--output", n.dir, "--chain-id", chainID,
+		"--subnet-base", subnet+".10", "--force", "-o", "json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Nodes []struct {
+			Name, Home, IP string
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Nodes) != validators {
+		t.Fatalf("ttld testnet -o json: %v\n%s", err, out)
+	}
+	if n.trusted, _, err = node.GenesisValidators(res.Nodes[0].Home); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res.Nodes {
+		m := &member{name: r.Name, home: r.Home, ip: r.IP, rpc: fmt.Sprintf("http://127.0.0.1:%s%d", portPrefix, 657+100*i)}
+		if m.dev, err = keyring.Open(r.Home).Get(node.DevKeyName); err != nil {
+			t.Fatal(err)
+		}
+		if m.client, err = client.Dial(m.rpc, client.Options{ChainID: chainID, Trusted: n.trusted}); err != nil {
+			t.Fatal(err)
+		}
+		if m.raw, err = rpchttp.New(m.rpc, "/websocket"); err != nil {
+			t.Fatal(err)
+		}
+		n.nodes = append(n.nodes, m)
+	}
+}
+
+// up starts the network and registers its teardown, which runs however the test ends.
+func (n *network) up(ctx context.Context) {
+	n.t.Cleanup(func() {
+		if n.t.Failed() {
+			n.logs()
+		}
+		n.down()
+	})
+	if _, err := n.run(ctx, n.composeCmd("up", "-d")); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+func (n *network) down() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := n.run(ctx, n.composeCmd("down", "--remove-orphans", "-t", "10")); err != nil {
+		n.t.Errorf("teardown: %v", err)
+	}
+}
+
+// logs writes the tail of every node's log into the test output.
+func (n *network) logs() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := n.run(ctx, n.composeCmd("logs", "--no-color", "--tail", "40"))
+	n.t.Logf("node logs (%v):\n%s", err, out)
+}
+
+func (n *network) composeCmd(args ...string) *exec.Cmd {
+	full := append(append(append([]string{}, n.compose[1:]...), "-p", project, "-f", filepath.Join(n.root, "docker-compose.yml")), args...)
+	return exec.Command(n.compose[0], full...)
+}
+
+// run runs cmd in the repository root with the network's environment, bounded by ctx,
+// and returns its standard output.
+func (n *network) run(ctx context.Context, cmd *exec.Cmd) (string, error) {
+	c := exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+	c.Dir, c.Env = n.root, n.env
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s: %w\n%s", strings.Join(cmd.Args, " "), err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+func (n *network) docker(ctx context.Context, args ...string) error {
+	_, err := n.run(ctx, exec.Command("docker", args...))
+	return err
+}
+
+// container is the id of a service's container.
+func (n *network) container(ctx context.Context, name string) (string, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if id, ok := n.containers[name]; ok {
+		return id, nil
+	}
+	out, err := n.run(ctx, n.composeCmd("ps", "-q", name))
+	id := strings.TrimSpace(out)
+	if err != nil || id == "" {
+		return "", fmt.Errorf("container of %s: %q, %v", name, out, err)
+	}
+	n.containers[name] = id
+	return id, nil
+}
+
+// latest asks one node its latest height; -1 when it does not answer in time.
+func (m *member) latest(ctx context.Context) int64 {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	h, err := m.client.LatestHeight(ctx)
+	if err != nil {
+		return -1
+	}
+	return h
+}
+
+// height is the highest latest height any node reports.
+func (n *network) height(ctx context.Context) int64 {
+	best := int64(-1)
+	for _, m := range n.nodes {
+		best = max(best, m.latest(ctx))
+	}
+	return best
+}
+
+// waitAll waits until every node reports height h or more, and returns the lowest
+// latest height then.
+func (n *network) waitAll(ctx context.Context, h int64, within time.Duration) int64 {
+	n.t.Helper()
+	if err := n.waitNodes(ctx, h, within, n.nodes...); err != nil {
+		n.t.Fatal(err)
+	}
+	low := int64(-1)
+	for _, m := range n.nodes {
+		if l := m.latest(ctx); low < 0 || l < low {
+			low = l
+		}
+	}
+	return low
+}
+
+func (n *network) waitNodes(ctx context.Context, h int64, within time.Duration, ms ...*member) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		var behind []string
+		for _, m := range ms {
+			if l := m.latest(ctx); l < h {
+				behind = append(behind, fmt.Sprintf("%s at %d", m.name, l))
+			}
+		}
+		if len(behind) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for height %d: %s: %w", h, strings.Join(behind, ", "), ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// faults SIGKILLs and restarts node1, pauses and unpauses node2, and disconnects node3
+// from the network for 10 s, one after the other, each once the network has
+// recovered from the one before: a second fault while the first node is still
+// catching up would leave two of four validators, and stall the chain.
+func (n *network) faults(ctx context.Context) error {
+	log := func(format string, args ...any) { n.t.Logf("fault: "+format, args...) }
+	pause := func(d time.Duration) error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+			return nil
+		}
+	}
+	recovered := func(m *member) error {
+		return n.waitNodes(ctx, n.height(ctx)+1, catchUp, m)
+	}
+	ids := map[string]string{}
+	for _, name := range []string{"node1", "node2", "node3"} {
+		id, err := n.container(ctx, name)
+		if err != nil {
+			return err
+		}
+		ids[name] = id
+	}
+	netName, err := n.run(ctx, exec.Command("docker", "inspect", "-f", "{{range $k, $v := .NetworkSettings.Networks}}{{$k}}{{end}}", ids["node3"]))
+	if err != nil {
+		return err
+	}
+	netName = strings.TrimSpace(netName)
+
+	steps := []struct {
+		what   string
+		target *member
+		do     func() error
+	}{
+		{"SIGKILL node1, start it 3 s later", n.nodes[1], func() error {
+			if err := n.docker(ctx, "kill", "-s", "KILL", ids["node1"]); err != nil {
+				return err
+			}
+			if err := pause(3 * time.Second); err != nil {
+				return err
+			}
+			return n.docker(ctx, "start", ids["node1"])
+		}},
+		{"pause node2 for 5 s", n.nodes[2], func() error {
+			if err := n.docker(ctx, "pause", ids["node2"]); err != nil {
+				return err
+			}
+			if err := pause(5 * time.Second); err != nil {
+				return err
+			}
+			return n.docker(ctx, "unpause", ids["node2"])
+		}},
+		{"disconnect node3 from " + netName + " for 10 s", n.nodes[3], func() error {
+			if err := n.docker(ctx, "network", "disconnect", netName, ids["node3"]); err != nil {
+				return err
+			}
+			if err := pause(10 * time.Second); err != nil {
+				return err
+			}
+			// NB: back at its own address, the one the others dial.
+			return n.docker(ctx, "network", "connect", "--ip", n.nodes[3].ip, netName, ids["node3"])
+		}},
+	}
+	for _, s := range steps {
+		if err := pause(3 * time.Second); err != nil {
+			return err
+		}
+		log("%s (network at height %d)", s.what, n.height(ctx))
+		began := time.Now()
+		if err := s.do(); err != nil {
+			return fmt.Errorf("%s: %w", s.what, err)
+		}
+		if err := recovered(s.target); err != nil {
+			return fmt.Errorf("after %s: %w", s.what, err)
+		}
+		log("%s: recovered %s after the fault began (height %d)", s.target.name, time.Since(began).Round(time.Millisecond), n.height(ctx))
+	}
+	return nil
+}
+
+// transfer is one address transfer of the load.
+type transfer struct {
+	from      int // index of the node whose dev key signs
+	nonce     uint64
+	recipient protocol.Address
+	amount    uint64
+}
+
+// transferOf is the transfer the load makes from node k's dev key with nonce: the
+// same one every time, so that sending it again after a loss sends the same bytes.
+func transferOf(k int, nonce uint64) transfer {
+	h := sha256.New()
+	h.Write([]byte("ttld-e2e-devnet/recipient"))
+	h.Write(binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, uint64(k)), nonce))
+	var r protocol.Address
+	copy(r[:], h.Sum(nil))
+	return transfer{from: k, nonce: nonce, recipient: r, amount: 1_000_000 + nonce}
+}
+
+// load sends perKey transfers from each node's dev key, one goroutine per key. A key's
+// transfers go batch by batch, each batch to the next node in turn (another when that
+// one does not answer or refuses), and the next batch waits for the last one's nonce
+// to be committed, so that a node never sees a nonce ahead of its state. A batch lost
+// with a killed node's mempool, or stuck in a cut-off node's, is sent again after
+// commitTimeout.
+func (n *network) load(ctx context.Context) ([]transfer, error) {
+	var wg sync.WaitGroup
+	errs := make([]error, len(n.nodes))
+	for k := range n.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[k] = n.loadKey(ctx, k)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var all []transfer
+	for k := range n.nodes {
+		for nonce := uint64(1); nonce <= perKey; nonce++ {
+			all = append(all, transferOf(k, nonce))
+		}
+	}
+	return all, nil
+}
+
+func (n *network) loadKey(ctx context.Context, k int) error {
+	key := n.nodes[k].dev
+	confirmed, round, resent := uint64(0), 0, 0
+	for confirmed < perKey {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("load of %s stopped at nonce %d: %w", n.nodes[k].name, confirmed, err)
+		}
+		last := min(confirmed+batch, perKey)
+		var txs [][]byte
+		for nonce := confirmed + 1; nonce <= last; nonce++ {
+			tr := transferOf(k, nonce)
+			txs = append(txs, protocol.Sign(chainID, &protocol.AddressFundsTransfer{
+				PubKey: key.Pub, Nonce: nonce, Recipient: tr.recipient, Amount: tr.amount,
+			}, key.Priv))
+		}
+		for try := range n.nodes {
+			if n.send(ctx, n.nodes[(k+round+try)%len(n.nodes)], txs) {
+				break
+			}
+		}
+		round++
+		now, err := n.waitNonce(ctx, key.Address(), last)
+		if err != nil {
+			return err
+		}
+		if now < last {
+			resent++
+		}
+		confirmed = now
+	}
+	n.t.Logf("load: %s sent %d transfers in %d batches, %d sent again", n.nodes[k].name, perKey, round, resent)
+	return nil
+}
+
+// send broadcasts txs in order to m; false when m did not take the first one.
+func (n *network) send(ctx context.Context, m *member, txs [][]byte) bool {
+	for i, tx := range txs {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		res, err := m.client.Broadcast(cctx, tx, false)
+		cancel()
+		if err != nil || res.Refused() {
+			return i > 0
+		}
+	}
+	return true
+}
+
+// waitNonce waits up to commitTimeout for a committed state in which a's nonce is at
+// least want, and returns the highest nonce any node reports.
+func (n *network) waitNonce(ctx context.Context, a protocol.Address, want uint64) (uint64, error) {
+	deadline := time.Now().Add(commitTimeout)
+	for {
+		best := uint64(0)
+		for _, m := range n.nodes {
+			cctx, cancel := context.WithTimeout(ctx, callTimeout)
+			st, err := m.client.Address(cctx, a, 0, false)
+			cancel()
+			if err == nil {
+				best = max(best, st.Nonce)
+			}
+			if best >= want {
+				return best, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return best, nil
+		}
+		select {
+		case <-ctx.Done():
+			return best, ctx.Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+// agree checks that every node has the same block hash and app hash at every height
+// from 1 to h.
+func (n *network) agree(ctx context.Context, h int64) {
+	t := n.t
+	for height := int64(1); height <= h; height++ {
+		var ref *cmttypes.Header
+		for _, m := range n.nodes {
+			cctx, cancel := context.WithTimeout(ctx, callTimeout)
+			c, err := m.raw.Commit(cctx, &height)
+			cancel()
+			if err != nil {
+				t.Fatalf("%s /commit at %d: %v", m.name, height, err)
+			}
+			hdr := c.SignedHeader.Header
+			if ref == nil {
+				ref = hdr
+				continue
+			}
+			if !bytes.Equal(hdr.Hash(), ref.Hash()) || !bytes.Equal(hdr.AppHash, ref.AppHash) {
+				t.Fatalf("height %d: %s has block %X app hash %X, %s has block %X app hash %X",
+					height, n.nodes[0].name, ref.Hash(), ref.AppHash, m.name, hdr.Hash(), hdr.AppHash)
+			}
+		}
+	}
+	t.Logf("agreement: 4 nodes, same block hash and app hash at every height 1..%d", h)
+}
+
+// proofs reads every recipient and every dev key at height from every node, each with
+// a proof checked against a header the genesis validators signed.
+func (n *network) proofs(ctx context.Context, sent []transfer, height int64) {
+	t := n.t
+	began := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, len(n.nodes))
+	for i, m := range n.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, tr := range sent {
+				st, err := m.client.Address(ctx, tr.recipient, height, true)
+				if err != nil {
+					errs[i] = fmt.Errorf("%s: recipient %s: %w", m.name, tr.recipient, err)
+					return
+				}
+				if !st.Verified || st.Height != height || !st.Present || st.Balance != tr.amount || st.Nonce != 0 {
+					errs[i] = fmt.Errorf("%s: recipient of %s's nonce %d: %+v, want balance %d", m.name, n.nodes[tr.from].name, tr.nonce, st, tr.amount)
+					return
+				}
+			}
+			for _, d := range n.nodes {
+				st, err := m.client.Address(ctx, d.dev.Address(), height, true)
+				if err != nil {
+					errs[i] = fmt.Errorf("%s: dev key of %s: %w", m.name, d.name, err)
+					return
+				}
+				if !st.Verified || st.Nonce != perKey {
+					errs[i] = fmt.Errorf("%s: dev key of %s: %+v, want nonce %d", m.name, d.name, st, perKey)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("proofs: %d addresses at height %d verified on each of 4 nodes in %s", len(sent)+len(n.nodes), height, time.Since(began).Round(time.Millisecond))
+}
+
+// blockRate logs the chain's block rate between two heights, from the header times.
+func (n *network) blockRate(ctx context.Context, what string, first, last int64) {
+	var times [2]time.Time
+	for i, height := range []int64{first, last} {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		c, err := n.nodes[0].raw.Commit(cctx, &height)
+		cancel()
+		if err != nil {
+			n.t.Fatal(err)
+		}
+		times[i] = c.SignedHeader.Header.Time
+	}
+	span := times[1].Sub(times[0])
+	n.t.Logf("block rate %s: heights %d..%d in %s of block time: %.2f blocks/s", what, first, last, span.Round(time.Millisecond), float64(last-first)/span.Seconds())
+}
+
+// replay runs ttld replay on a stopped node's home and requires every app hash to match.
+func (n *network) replay(ctx context.Context, name string, atLeast int64) {
+	t := n.t
+	home := filepath.Join(n.dir, name)
+	out, err := n.run(ctx, exec.Command(filepath.Join(n.root, "bin", "ttld"), "replay", "--home", home, "-o", "json"))
+	if err != nil {
+		t.Fatalf("replay %s: %v\n%s", name, err, out)
+	}
+	var sum replay.Summary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("replay %s -o json: %v\n%s", name, err, out)
+	}
+	if sum.Verdict != "match" || sum.Mismatch != nil || sum.ChainID != chainID || sum.To < atLeast || sum.Checked < sum.To-1 {
+		t.Fatalf("replay %s: %+v", name, sum)
+	}
+	t.Logf("replay %s: %d blocks (1..%d), %d checked, verdict %s, %.2fs, %.0f blocks/s",
+		name, sum.Blocks, sum.To, sum.Checked, sum.Verdict, sum.Seconds, sum.BlocksPerSecond)
+}

@@ -34,10 +34,10 @@ type Options struct {
 	// Progress, when set, is called after every block with the count done and the total.
 	Progress func(done, total int64)
 	Logger   zerolog.Logger
-	// Tamper, when set, runs on the working state after a block executes and before its
-	// app hash is taken: a test's way to build an application that applies one
-	// height differently, so the replay must pinpoint it.
-	Tamper func(height int64, kv drive.KV) error
+	// Tamper, when set, runs on the working state and the block's results after a block
+	// executes and before its hashes are taken: a test's way to build an application
+	// that applies one height differently, so the replay must pinpoint it.
+	Tamper func(height int64, kv drive.KV, res *abcitypes.ResponseFinalizeBlock) error
 }
 
 // Summary is the outcome of a replay.
@@ -212,7 +212,7 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 		}
 		appHash := res.AppHash
 		if opts.Tamper != nil {
-			if err := opts.Tamper(h, st.Working()); err != nil {
+			if err := opts.Tamper(h, st.Working(), res); err != nil {
 				return sum, err
 			}
 			appHash = st.WorkingHash()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	abcitypes "github.com/cometbft/cometbft/abci/types"
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 	"github.com/rs/zerolog"
 
@@ -111,7 +112,7 @@ func TestReplay(t *testing.T) {
 
 	const bad = 4
 	tampered := []byte("tampered")
-	sum, err = Run(context.Background(), Options{Home: home, Tamper: func(h int64, kv drive.KV) error {
+	sum, err = Run(context.Background(), Options{Home: home, Tamper: func(h int64, kv drive.KV, _ *abcitypes.ResponseFinalizeBlock) error {
 		if h == bad {
 			return kv.Set(tampered, []byte{1})
 		}
@@ -135,7 +136,7 @@ func TestReplay(t *testing.T) {
 	}
 
 	// --from skips the comparison before it, but the state is rebuilt all the same.
-	sum, err = Run(context.Background(), Options{Home: home, From: bad + 1, Tamper: func(h int64, kv drive.KV) error {
+	sum, err = Run(context.Background(), Options{Home: home, From: bad + 1, Tamper: func(h int64, kv drive.KV, _ *abcitypes.ResponseFinalizeBlock) error {
 		if h == bad {
 			return kv.Set(tampered, []byte{1})
 		}
@@ -146,6 +147,30 @@ func TestReplay(t *testing.T) {
 	}
 	if sum.Mismatch == nil || sum.Mismatch.Height != bad+1 {
 		t.Fatalf("a divergence before --from must surface at the first compared height: %+v", sum)
+	}
+}
+
+// TestReplayResultsMismatch: an application whose state agrees but whose results of
+// one block differ (a transaction's code) is caught by the next header's
+// LastResultsHash.
+func TestReplayResultsMismatch(t *testing.T) {
+	home := runChain(t, 4)
+	var at int64
+	sum, err := Run(context.Background(), Options{Home: home, Tamper: func(h int64, _ drive.KV, res *abcitypes.ResponseFinalizeBlock) error {
+		if at == 0 && len(res.TxResults) > 0 {
+			at = h
+			res.TxResults[0].Code = 1
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at == 0 {
+		t.Fatal("no block with transactions")
+	}
+	if m := sum.Mismatch; m == nil || m.Height != at || m.What != "results_hash" {
+		t.Fatalf("results changed at %d: %+v", at, sum)
 	}
 }
 

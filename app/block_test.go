@@ -1,0 +1,91 @@
+package app
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"errors"
+	"testing"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+const chainID = "app-test"
+
+func testKey(name string) ed25519.PrivateKey {
+	seed := sha256.Sum256([]byte(name))
+	return ed25519.NewKeyFromSeed(seed[:])
+}
+
+// genesisState is a minimal genesis written straight into a staged state.
+func genesisState(t *testing.T, balances map[string]uint64) *drive.Cache {
+	kv := drive.NewCache(drive.Empty())
+	var supply uint64
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(drive.SetChainParams(kv, drive.ChainParams{ChainID: chainID, InitialHeight: 1}))
+	must(drive.SetProtocolVersion(kv, protocol.V13))
+	for name, b := range balances {
+		must(drive.SetAddress(kv, protocol.AddressOf(testKey(name).Public().(ed25519.PublicKey)), drive.AddressState{Balance: b}))
+		supply += b
+	}
+	must(drive.SetSupply(kv, supply))
+	must(drive.SetProcessingFees(kv, 0))
+	return kv
+}
+
+func addrOf(name string) protocol.Address {
+	return protocol.AddressOf(testKey(name).Public().(ed25519.PublicKey))
+}
+
+// TestExecuteBlockWithoutGenesis: a state without its rules is a Fault, never a result.
+func TestExecuteBlockWithoutGenesis(t *testing.T) {
+	_, err := ExecuteBlock(drive.NewCache(drive.Empty()), Block{Height: 1})
+	var f Fault
+	if !errors.As(err, &f) {
+		t.Fatalf("ExecuteBlock on an empty state: %v, want a Fault", err)
+	}
+}
+
+// TestFeesIntoPool: the block's fees are what its results charged, and they reach the
+// processing-fee pool; a paid refusal charges its fee and consumes the nonce; an unpaid
+// one changes nothing; credits are conserved.
+func TestFeesIntoPool(t *testing.T) {
+	kv := genesisState(t, map[string]uint64{"alice": 10_000_000})
+	alice := testKey("alice")
+	pub := alice.Public().(ed25519.PublicKey)
+	txs := [][]byte{
+		protocol.Sign(chainID, &protocol.AddressFundsTransfer{PubKey: pub, Nonce: 1, Recipient: addrOf("bob"), Amount: 100}, alice),
+		protocol.Sign(chainID, &protocol.AddressFundsTransfer{PubKey: pub, Nonce: 2, Recipient: addrOf("bob"), Amount: 1 << 40}, alice), // paid
+		protocol.Sign(chainID, &protocol.AddressFundsTransfer{PubKey: pub, Nonce: 2, Recipient: addrOf("bob"), Amount: 1}, alice),       // replay: unpaid
+	}
+	res, err := ExecuteBlock(kv, Block{Height: 1, TimeMs: 1000, Txs: txs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := []protocol.Code{protocol.CodeOK, protocol.CodeAddressInsufficientBalance, protocol.CodeInvalidAddressNonce}
+	var sum uint64
+	for i, tr := range res.TxResults {
+		if tr.Code != codes[i] {
+			t.Fatalf("tx %d: code %d, want %d", i, tr.Code, codes[i])
+		}
+		sum += tr.Fee
+	}
+	if res.TxResults[1].Fee == 0 || res.TxResults[2].Fee != 0 {
+		t.Fatalf("fees %d and %d: the paid refusal must pay, the unpaid one not", res.TxResults[1].Fee, res.TxResults[2].Fee)
+	}
+	pool, _ := drive.GetProcessingFees(kv)
+	if pool != sum || res.Fees != sum {
+		t.Fatalf("pool %d, block fees %d, results charged %d", pool, res.Fees, sum)
+	}
+	st, _, _ := drive.GetAddress(kv, addrOf("alice"))
+	if st.Nonce != 2 || st.Balance != 10_000_000-100-sum {
+		t.Fatalf("alice %+v after paying %d", st, sum)
+	}
+	if err := drive.CheckCredits(kv); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -98,8 +99,8 @@ func TestReplay(t *testing.T) {
 	home := runChain(t, 8)
 	before := snapshot(t, home)
 	t.Cleanup(func() {
-		if after := snapshot(t, home); after != before {
-			t.Errorf("replay wrote into the node's home:\nbefore %s\nafter  %s", before, after)
+		if changed := changedFiles(before, snapshot(t, home)); len(changed) > 0 {
+			t.Errorf("replay wrote into the node's home: %v", changed)
 		}
 	})
 	sum, err := Run(context.Background(), Options{Home: home})
@@ -191,24 +192,46 @@ func TestReplayCorruptStore(t *testing.T) {
 	}
 }
 
-// snapshot fingerprints every file of a home: names, sizes and contents.
-func snapshot(t *testing.T, home string) string {
-	h := sha256.New()
+// snapshot fingerprints every file of a home: its path, size and contents.
+//
+// NB: CometBFT's address book is saved by a goroutine of its own when the node stops,
+// which Node.Stop cannot wait for (v0.38 exposes no handle on the book), so
+// config/addrbook.json may still change after the node is down. The replay never
+// opens it; it is left out.
+func snapshot(t *testing.T, home string) map[string]string {
+	out := map[string]string{}
 	err := filepath.WalkDir(home, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || d.IsDir() || d.Name() == "addrbook.json" {
 			return err
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(h, "%s %d %x\n", path, len(b), sha256.Sum256(b))
+		out[path] = fmt.Sprintf("%d %x", len(b), sha256.Sum256(b))
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("%x", h.Sum(nil))
+	return out
+}
+
+// changedFiles lists the files that differ between two snapshots.
+func changedFiles(before, after map[string]string) []string {
+	var out []string
+	for p, v := range before {
+		if after[p] != v {
+			out = append(out, p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			out = append(out, p+" (new)")
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func hasKey(cs []Change, key []byte, kind string) bool {

@@ -12,6 +12,7 @@ import (
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 	cmttypes "github.com/cometbft/cometbft/types"
+	"github.com/cosmos/iavl"
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/app"
@@ -67,11 +68,11 @@ func (a *Application) resetCheckState() error {
 		a.check = nil
 		return nil
 	}
-	t, err := a.store.Saved(v)
+	saved, err := a.store.Saved(v)
 	if err != nil {
 		return err
 	}
-	a.check = drive.NewCache(drive.ReadOnly(t))
+	a.check = drive.NewCache(saved)
 	return nil
 }
 
@@ -82,11 +83,11 @@ func (a *Application) Info(_ context.Context, _ *abcitypes.RequestInfo) (*abcity
 	res := &abcitypes.ResponseInfo{Data: "ttld", Version: "1", LastBlockHeight: v}
 	if v > 0 {
 		res.LastBlockAppHash = hash
-		t, err := a.store.Saved(v)
+		saved, err := a.store.Saved(v)
 		if err != nil {
 			return nil, err
 		}
-		pv, err := drive.GetProtocolVersion(drive.ReadOnly(t))
+		pv, err := drive.GetProtocolVersion(saved)
 		if err != nil {
 			return nil, err
 		}
@@ -210,9 +211,10 @@ func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcity
 	}
 	a.metrics.Commit.Observe(time.Since(start).Seconds())
 	a.metrics.Height.Set(float64(v))
-	if t, err := a.store.Saved(v); err == nil {
+	_ = a.store.View(v, func(t *iavl.ImmutableTree) error {
 		a.metrics.StateKeys.Set(float64(t.Size()))
-	}
+		return nil
+	})
 	a.log.Debug().Int64("height", v).Hex("app_hash", hash).Msg("committed")
 	return &abcitypes.ResponseCommit{}, nil
 }
@@ -223,7 +225,11 @@ func (a *Application) Query(_ context.Context, req *abcitypes.RequestQuery) (*ab
 	if err != nil {
 		return &abcitypes.ResponseQuery{Code: QueryCodeBadRequest, Log: err.Error()}, nil
 	}
-	tree, err := a.store.Saved(req.Height)
+	var res *abcitypes.ResponseQuery
+	err = a.store.View(req.Height, func(tree *iavl.ImmutableTree) error {
+		res, err = answer(tree, req, target)
+		return err
+	})
 	if err != nil {
 		var nk drive.ErrVersionNotKept
 		if errors.As(err, &nk) {
@@ -231,12 +237,17 @@ func (a *Application) Query(_ context.Context, req *abcitypes.RequestQuery) (*ab
 		}
 		return &abcitypes.ResponseQuery{Code: QueryCodeInternal, Log: err.Error()}, nil
 	}
+	return res, nil
+}
+
+// answer reads target from a saved version, with its proof when asked.
+func answer(tree *iavl.ImmutableTree, req *abcitypes.RequestQuery, target Target) (*abcitypes.ResponseQuery, error) {
 	res := &abcitypes.ResponseQuery{Height: tree.Version()}
 	if !target.Range() {
 		res.Key = target.Key
 		value, ops, err := proofs.Prove(tree, target.Key)
 		if err != nil {
-			return &abcitypes.ResponseQuery{Code: QueryCodeInternal, Log: err.Error()}, nil
+			return nil, err
 		}
 		res.Value = value
 		if req.Prove {
@@ -248,7 +259,7 @@ func (a *Application) Query(_ context.Context, req *abcitypes.RequestQuery) (*ab
 	res.Key = target.Start
 	entries, more, ops, err := proofs.ProveRange(tree, target.Start, target.End, MaxRangeEntries)
 	if err != nil {
-		return &abcitypes.ResponseQuery{Code: QueryCodeInternal, Log: err.Error()}, nil
+		return nil, err
 	}
 	res.Value = proofs.EncodeEntries(entries)
 	if more {

@@ -116,11 +116,11 @@ func (h *harness) block(at time.Time, txs [][]byte) *abcitypes.ResponseFinalizeB
 
 // supplyCheck checks credit conservation on the last saved version.
 func (h *harness) supplyCheck() error {
-	t, err := h.store.Saved(0)
+	saved, err := h.store.Saved(0)
 	if err != nil {
 		return err
 	}
-	return drive.CheckCredits(drive.ReadOnly(t))
+	return drive.CheckCredits(saved)
 }
 
 // codeName names a code for readable scenario output.

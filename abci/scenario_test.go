@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	abcitypes "github.com/cometbft/cometbft/abci/types"
+	"github.com/cosmos/iavl"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/genesis"
@@ -99,11 +100,10 @@ func (h *harness) run(d *datadriven.TestData) string {
 		}
 		fmt.Fprintf(&out, "%s fee=%d\n", codeName(res.Code), res.GasWanted)
 	case "state":
-		t, err := h.store.Saved(0)
+		kv, err := h.store.Saved(0)
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		kv := drive.ReadOnly(t)
 		for _, n := range splitList(m["names"]) {
 			st, ok, _ := drive.GetAddress(kv, addr(n))
 			if !ok {
@@ -197,11 +197,15 @@ func (h *harness) query(path string, data []byte, height int64) *abcitypes.Respo
 
 // rootAt is the root of saved version v: what header v+1 carries as its app hash.
 func (h *harness) rootAt(v int64) []byte {
-	t, err := h.store.Saved(v)
+	var root []byte
+	err := h.store.View(v, func(t *iavl.ImmutableTree) error {
+		root = t.Hash()
+		return nil
+	})
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return t.Hash()
+	return root
 }
 
 // verified checks a single-key or identity answer against the root of its version and

@@ -27,7 +27,9 @@ type Change struct {
 // VersionChanges returns the keys the block of version v changed, in key order, with
 // their values before and after: what a replay prints when that block diverges.
 func (s *Store) VersionChanges(v int64) ([]Change, error) {
-	after, err := s.Saved(v)
+	s.treeMu.RLock()
+	defer s.treeMu.RUnlock()
+	after, err := s.immutable(v)
 	if err != nil {
 		return nil, err
 	}

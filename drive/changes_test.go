@@ -31,7 +31,7 @@ func TestVersionChangesAndDiff(t *testing.T) {
 	}
 	v1, _ := s.Saved(1)
 	v2, _ := s.Saved(2)
-	diff, err := Diff(ReadOnly(v1), ReadOnly(v2))
+	diff, err := Diff(v1, v2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,10 +30,18 @@ type Options struct {
 }
 
 // Store is the application state: one IAVL tree. FinalizeBlock writes the working tree
-// through Working; Commit saves it as a version; queries read saved versions only.
+// through Working; Commit saves it as a version; queries and the check state read saved
+// versions only, through Saved and View, from other goroutines.
+//
+// NB: IAVL v1 is not safe for reading a saved version while the working tree changes:
+// a write clones shared nodes and clears their child pointers in place, which readers of
+// saved versions follow (the race detector shows it). treeMu makes every write of the
+// tree exclusive and every read of a saved version shared, one operation at a time, so
+// queries and CheckTx wait for single writes, never for whole blocks.
 type Store struct {
 	tree       *iavl.MutableTree
 	keepRecent int64
+	treeMu     *sync.RWMutex
 
 	mu          sync.RWMutex // guards lastVersion and lastHash
 	lastVersion int64
@@ -61,18 +69,25 @@ func NewStore(db dbm.DB, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("drive: load tree: %w", err)
 	}
-	return &Store{tree: tree, keepRecent: opts.KeepRecent, lastVersion: version, lastHash: tree.Hash()}, nil
+	return &Store{tree: tree, keepRecent: opts.KeepRecent, treeMu: &sync.RWMutex{}, lastVersion: version, lastHash: tree.Hash()}, nil
 }
 
-// Working is the uncommitted tree that block execution writes.
-func (s *Store) Working() KV { return treeKV{s.tree} }
+// Working is the uncommitted tree that block execution writes. Only the goroutine that
+// executes blocks may use it.
+func (s *Store) Working() KV { return treeKV{t: s.tree, mu: s.treeMu} }
 
 // WorkingHash is the root hash of the working tree: the app hash FinalizeBlock returns.
-func (s *Store) WorkingHash() []byte { return s.tree.WorkingHash() }
+func (s *Store) WorkingHash() []byte {
+	s.treeMu.Lock()
+	defer s.treeMu.Unlock()
+	return s.tree.WorkingHash()
+}
 
 // Commit saves the working tree as the next version and prunes what falls out of the
 // kept window.
 func (s *Store) Commit() (version int64, hash []byte, err error) {
+	s.treeMu.Lock()
+	defer s.treeMu.Unlock()
 	hash, version, err = s.tree.SaveVersion()
 	if err != nil {
 		return 0, nil, fmt.Errorf("drive: save version: %w", err)
@@ -89,7 +104,11 @@ func (s *Store) Commit() (version int64, hash []byte, err error) {
 }
 
 // Rollback drops the uncommitted changes of the working tree.
-func (s *Store) Rollback() { s.tree.Rollback() }
+func (s *Store) Rollback() {
+	s.treeMu.Lock()
+	defer s.treeMu.Unlock()
+	s.tree.Rollback()
+}
 
 // LastCommit returns the version and root hash of the last saved version (0 and the
 // empty tree's hash before the first commit).
@@ -99,8 +118,8 @@ func (s *Store) LastCommit() (int64, []byte) {
 	return s.lastVersion, s.lastHash
 }
 
-// Saved returns saved version v read-only; v = 0 means the latest.
-func (s *Store) Saved(v int64) (*iavl.ImmutableTree, error) {
+// immutable returns saved version v (0: the latest); the caller holds treeMu.
+func (s *Store) immutable(v int64) (*iavl.ImmutableTree, error) {
 	latest, _ := s.LastCommit()
 	if v == 0 {
 		v = latest
@@ -115,20 +134,53 @@ func (s *Store) Saved(v int64) (*iavl.ImmutableTree, error) {
 	return t, nil
 }
 
+// Saved returns saved version v (0: the latest) as a read-only KV that any goroutine
+// may read while blocks execute.
+func (s *Store) Saved(v int64) (KV, error) {
+	s.treeMu.RLock()
+	defer s.treeMu.RUnlock()
+	t, err := s.immutable(v)
+	if err != nil {
+		return nil, err
+	}
+	return lockedKV{kv: immutableKV{t}, mu: s.treeMu}, nil
+}
+
+// View calls fn with saved version v (0: the latest) while no write can reach the tree:
+// for work on the IAVL tree itself, such as building proofs. fn must not write.
+func (s *Store) View(v int64, fn func(*iavl.ImmutableTree) error) error {
+	s.treeMu.RLock()
+	defer s.treeMu.RUnlock()
+	t, err := s.immutable(v)
+	if err != nil {
+		return err
+	}
+	return fn(t)
+}
+
 // Close releases the tree's background work; the caller closes the database.
 func (s *Store) Close() error { return s.tree.Close() }
 
-type treeKV struct{ t *iavl.MutableTree }
+// treeKV is the working tree. Its writes are exclusive against readers of saved
+// versions; its reads come from the one goroutine that writes, so they need no lock.
+type treeKV struct {
+	t  *iavl.MutableTree
+	mu *sync.RWMutex
+}
 
 func (k treeKV) Get(key []byte) ([]byte, error) { return k.t.Get(key) }
 func (k treeKV) Set(key, value []byte) error {
 	if len(value) == 0 {
 		return ErrEmptyValue
 	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	_, err := k.t.Set(key, value)
 	return err
 }
 func (k treeKV) Delete(key []byte) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	_, _, err := k.t.Remove(key)
 	return err
 }
@@ -140,9 +192,40 @@ func (k treeKV) Iterate(start, end []byte, fn func(key, value []byte) (bool, err
 	return drain(it, fn)
 }
 
-// ReadOnly adapts a saved version to KV for reads; its writes fail. CheckTx stages
-// over it with a Cache.
-func ReadOnly(t *iavl.ImmutableTree) KV { return immutableKV{t} }
+// lockedKV reads a saved version under the store's read lock, one operation at a time.
+type lockedKV struct {
+	kv KV
+	mu *sync.RWMutex
+}
+
+func (k lockedKV) Get(key []byte) ([]byte, error) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.kv.Get(key)
+}
+func (k lockedKV) Set([]byte, []byte) error { return ErrReadOnly }
+func (k lockedKV) Delete([]byte) error      { return ErrReadOnly }
+
+// Iterate reads the range under the lock and calls fn after releasing it, so fn may
+// read again without taking the lock twice (a waiting writer would deadlock that).
+func (k lockedKV) Iterate(start, end []byte, fn func(key, value []byte) (bool, error)) error {
+	var entries [][2][]byte
+	k.mu.RLock()
+	err := k.kv.Iterate(start, end, func(key, value []byte) (bool, error) {
+		entries = append(entries, [2][]byte{append([]byte(nil), key...), append([]byte(nil), value...)})
+		return false, nil
+	})
+	k.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if stop, err := fn(e[0], e[1]); stop || err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // ErrReadOnly: a write reached a saved version.
 var ErrReadOnly = errors.New("drive: saved versions are read-only")

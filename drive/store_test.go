@@ -138,8 +138,8 @@ func TestStoreVersionsAndPruning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := latest.Get([]byte("k")); !bytes.Equal(v, []byte{8}) || latest.Version() != 8 {
-		t.Fatalf("latest saved = %v at %d", v, latest.Version())
+	if v, _ := latest.Get([]byte("k")); !bytes.Equal(v, []byte{8}) {
+		t.Fatalf("latest saved = %v", v)
 	}
 	if _, err := s.Saved(9); err == nil {
 		t.Fatal("an unsaved version answered")

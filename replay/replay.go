@@ -289,7 +289,7 @@ func nodeDiff(st *drive.Store, dataDir string, h int64) ([]Change, string) {
 	if err != nil {
 		return nil, "the node's application state cannot be loaded: " + err.Error()
 	}
-	nodeTree, err := nodeStore.Saved(h)
+	nodeState, err := nodeStore.Saved(h)
 	if err != nil {
 		return nil, "the node no longer keeps its state of this height: " + err.Error()
 	}
@@ -297,7 +297,7 @@ func nodeDiff(st *drive.Store, dataDir string, h int64) ([]Change, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
-	diff, err := drive.Diff(drive.ReadOnly(nodeTree), drive.ReadOnly(ours))
+	diff, err := drive.Diff(nodeState, ours)
 	if err != nil {
 		return nil, err.Error()
 	}

@@ -89,10 +89,4 @@ func (c *Chain) Block(at time.Time, txs [][]byte) (*abcitypes.ResponseFinalizeBl
 }
 
 // Saved returns the last saved state for reads.
-func (c *Chain) Saved() (drive.KV, error) {
-	t, err := c.Store.Saved(0)
-	if err != nil {
-		return nil, err
-	}
-	return drive.ReadOnly(t), nil
-}
+func (c *Chain) Saved() (drive.KV, error) { return c.Store.Saved(0) }

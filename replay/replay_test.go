@@ -5,9 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,29 +13,48 @@ import (
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
-	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
-	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/drive"
-	"github.com/ttld-dev/ttld/keyring"
+	"github.com/ttld-dev/ttld/e2e"
 	"github.com/ttld-dev/ttld/node"
 	"github.com/ttld-dev/ttld/protocol"
 )
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 // runChain starts a node on a fresh home, commits a few transfers, waits for height
 // and stops it.
 func runChain(t *testing.T, height int64) string {
 	t.Helper()
+	env := e2e.StartNode(t)
+	ctx := context.Background()
+	for nonce := uint64(1); nonce <= 3; nonce++ {
+		tx, err := env.Client.Sign(ctx, &protocol.AddressFundsTransfer{
+			PubKey: env.Dev.Pub, Nonce: nonce, Recipient: protocol.Address{byte(nonce)}, Amount: 1000 * nonce,
+		}, env.Dev.Priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := env.Client.Broadcast(ctx, tx, true)
+		if err != nil || r.Code != 0 {
+			t.Fatalf("transfer %d: %v %+v", nonce, err, r)
+		}
+	}
+	// The locked store of a running node is refused, and nothing is written.
+	if _, err := Run(ctx, Options{Home: env.Home}); !errors.As(err, new(ErrStoreUnavailable)) {
+		t.Fatalf("replay of a running node: %v, want ErrStoreUnavailable", err)
+	}
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := env.Client.WaitForHeight(wait, height); err != nil {
+		t.Fatalf("no height %d in time: %v", height, err)
+	}
+	if err := env.Node.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	return env.Home
+}
+
+// TestReplayNoBlocks: a home that never ran has nothing to replay.
+func TestReplayNoBlocks(t *testing.T) {
 	home := t.TempDir()
 	if _, err := node.Init(node.InitOptions{Home: home, ChainID: "replay-test"}); err != nil {
 		t.Fatal(err)
@@ -45,51 +62,6 @@ func runChain(t *testing.T, height int64) string {
 	if _, err := Run(context.Background(), Options{Home: home}); !errors.As(err, new(ErrNoBlocks)) {
 		t.Fatalf("replay of a home without blocks: %v, want ErrNoBlocks", err)
 	}
-	n, err := node.Start(node.StartOptions{
-		Home: home, Logger: zerolog.New(io.Discard),
-		RPCListen: "tcp://" + freeAddr(t), P2PListen: "tcp://" + freeAddr(t), PrometheusListen: freeAddr(t),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Stop()
-	rpc, err := rpchttp.New(n.RPCAddress(), "/websocket")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := keyring.Open(home).Get("dev")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	for nonce := uint64(1); nonce <= 3; nonce++ {
-		tx := protocol.Sign("replay-test", &protocol.AddressFundsTransfer{
-			PubKey: dev.Pub, Nonce: nonce, Recipient: protocol.Address{byte(nonce)}, Amount: 1000 * nonce,
-		}, dev.Priv)
-		r, err := rpc.BroadcastTxCommit(ctx, tx)
-		if err != nil || r.CheckTx.Code != 0 || r.TxResult.Code != 0 {
-			t.Fatalf("transfer %d: %v %+v", nonce, err, r)
-		}
-	}
-	// The locked store of a running node is refused, and nothing is written.
-	if _, err := Run(ctx, Options{Home: home}); !errors.As(err, new(ErrStoreUnavailable)) {
-		t.Fatalf("replay of a running node: %v, want ErrStoreUnavailable", err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, err := rpc.Status(ctx)
-		if err == nil && st.SyncInfo.LatestBlockHeight >= height {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no height %d in time", height)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if err := n.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	return home
 }
 
 // TestReplay replays a node's blocks and matches every app hash and results hash; then

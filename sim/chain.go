@@ -90,3 +90,21 @@ func (c *Chain) Block(at time.Time, txs [][]byte) (*abcitypes.ResponseFinalizeBl
 
 // Saved returns the last saved state for reads.
 func (c *Chain) Saved() (drive.KV, error) { return c.Store.Saved(0) }
+
+// NextBlockState is the state the next block starts from, for a generator to read:
+// the last saved version, or before the first commit the staged genesis state.
+func (c *Chain) NextBlockState() (drive.KV, error) {
+	if c.Height == 0 {
+		return c.Store.Working(), nil
+	}
+	return c.Saved()
+}
+
+// NextBlock asks g for the next block against the state it starts from.
+func (c *Chain) NextBlock(g *Generator, maxTxs int) (time.Time, [][]byte, error) {
+	kv, err := c.NextBlockState()
+	if err != nil {
+		return time.Time{}, nil, err
+	}
+	return g.Block(kv, maxTxs)
+}

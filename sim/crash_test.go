@@ -41,14 +41,7 @@ func TestCrashBetweenWrites(t *testing.T) {
 			h := c.Height + 1
 			b, ok := recorded[h]
 			if !ok {
-				kv, err := c.Saved()
-				if h == 1 {
-					kv, err = c.Store.Working(), nil
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				at, txs, err := g.Block(kv, 40)
+				at, txs, err := c.NextBlock(g, 40)
 				if err != nil {
 					t.Fatal(err)
 				}

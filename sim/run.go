@@ -63,14 +63,7 @@ func Run(cfg Config) (Result, error) {
 	}
 	res.AppHashes = append(res.AppHashes, hash)
 	for i := 0; i < cfg.Blocks; i++ {
-		kv, err := c.Saved()
-		if i == 0 {
-			kv, err = c.Store.Working(), nil // before the first commit, genesis is staged
-		}
-		if err != nil {
-			return fail(c.Height, err)
-		}
-		at, txs, err := g.Block(kv, cfg.MaxTxs)
+		at, txs, err := c.NextBlock(g, cfg.MaxTxs)
 		if err != nil {
 			return fail(c.Height+1, err)
 		}

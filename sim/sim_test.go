@@ -76,14 +76,7 @@ func TestRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for h := int64(1); h <= blocks; h++ {
-		kv, err := c.Saved()
-		if h == 1 {
-			kv, err = c.Store.Working(), nil
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		at, txs, err := g.Block(kv, 40)
+		at, txs, err := c.NextBlock(g, 40)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -68,19 +68,33 @@ func (c *Client) query(ctx context.Context, path string, data []byte, height int
 	return resp, nil
 }
 
-// single reads the one key path names, and when prove is set checks the answer's key
-// and proof. It returns the value (nil: absent) and the answer's height.
-func (c *Client) single(ctx context.Context, path string, data []byte, height int64, prove bool) ([]byte, int64, error) {
+// queryTarget runs one abci_query and checks that the answer is keyed by what path
+// and data target: the key, or the start of the range.
+func (c *Client) queryTarget(ctx context.Context, path string, data []byte, height int64, prove bool) (abci.Target, abcitypes.ResponseQuery, error) {
 	target, err := abci.TargetOf(path, data)
 	if err != nil {
-		return nil, 0, err
+		return target, abcitypes.ResponseQuery{}, err
 	}
 	resp, err := c.query(ctx, path, data, height, prove)
 	if err != nil {
-		return nil, 0, err
+		return target, resp, err
 	}
-	if !bytes.Equal(resp.Key, target.Key) {
-		return nil, 0, ErrWrongKey{Path: path, Want: target.Key, Got: resp.Key}
+	want := target.Key
+	if target.Range() {
+		want = target.Start
+	}
+	if !bytes.Equal(resp.Key, want) {
+		return target, resp, ErrWrongKey{Path: path, Want: want, Got: resp.Key}
+	}
+	return target, resp, nil
+}
+
+// single reads the one key path names, and when prove is set checks the answer's key
+// and proof. It returns the value (nil: absent) and the answer's height.
+func (c *Client) single(ctx context.Context, path string, data []byte, height int64, prove bool) ([]byte, int64, error) {
+	_, resp, err := c.queryTarget(ctx, path, data, height, prove)
+	if err != nil {
+		return nil, 0, err
 	}
 	if !prove {
 		if len(resp.Value) == 0 {
@@ -117,16 +131,9 @@ func (c *Client) rangeRead(ctx context.Context, path string, data []byte, height
 	}
 	answered := int64(0)
 	for {
-		target, err := abci.TargetOf(path, data)
+		target, resp, err := c.queryTarget(ctx, path, data, height, prove)
 		if err != nil {
 			return nil, 0, err
-		}
-		resp, err := c.query(ctx, path, data, height, prove)
-		if err != nil {
-			return nil, 0, err
-		}
-		if !bytes.Equal(resp.Key, target.Start) {
-			return nil, 0, ErrWrongKey{Path: path, Want: target.Start, Got: resp.Key}
 		}
 		if answered != 0 && resp.Height != answered {
 			return nil, 0, ErrInconsistentAnswer{Path: path, Reason: fmt.Sprintf("page at height %d, pinned to %d", resp.Height, answered)}

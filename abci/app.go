@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -20,6 +21,14 @@ import (
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/proofs"
 )
+
+// CodespaceInternal is the codespace of CheckTx's answer when checking a transaction
+// failed inside the node (a storage error): its code is then not a transition code.
+const CodespaceInternal = "ttld-internal"
+
+// CheckCodeInternal is the code CheckTx gives, in CodespaceInternal, to a transaction it
+// could not check.
+const CheckCodeInternal uint32 = 1
 
 // Query result codes. They are not consensus data (queries are not replicated) but are
 // stable all the same: docs/ERRORS.md lists them.
@@ -116,44 +125,103 @@ func (a *Application) InitChain(_ context.Context, req *abcitypes.RequestInitCha
 	return &abcitypes.ResponseInitChain{AppHash: a.store.WorkingHash()}, nil
 }
 
-// CheckTx runs the transaction against the check state; a success or a paid refusal
-// stays in the check state so later transactions of the same signer see it.
+// CheckTx runs the transaction against the check state at the last block's time. A
+// success stays in the check state so later transactions of the same signer see it; a
+// refusal, or a failure to check this one transaction, leaves the check state of the
+// other pending transactions as it was.
 func (a *Application) CheckTx(_ context.Context, req *abcitypes.RequestCheckTx) (*abcitypes.ResponseCheckTx, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.check == nil {
 		return nil, errors.New("abci: CheckTx before InitChain")
 	}
-	res, err := app.CheckTx(a.check, req.Tx)
+	at, err := app.JudgeTime(a.check)
+	var res app.TxResult
+	if err == nil {
+		res, err = app.CheckTx(a.check, req.Tx, at)
+	}
 	if err != nil {
-		a.log.Error().Err(err).Msg("check state fault; resetting it")
-		a.check.Discard()
-		return &abcitypes.ResponseCheckTx{Code: QueryCodeInternal, Log: err.Error()}, nil
+		a.log.Error().Err(err).Msg("checking a transaction failed; it is refused, the other pending ones are kept")
+		return &abcitypes.ResponseCheckTx{Codespace: CodespaceInternal, Code: CheckCodeInternal, Log: err.Error()}, nil
 	}
 	// NB: a refused transaction is kept out of the mempool even when the block
 	// would charge it: the mempool only carries what can succeed.
-	return &abcitypes.ResponseCheckTx{Code: uint32(res.Code), Log: res.Log, GasWanted: int64(res.Fee)}, nil
+	return &abcitypes.ResponseCheckTx{Code: uint32(res.Code), Log: res.Log, GasWanted: gas(res.Charged)}, nil
+}
+
+// statelessErrors checks each transaction against what its bytes decide alone at the
+// block time: errs[i] is transaction i's refusal, nil when it passes. The error is a
+// Fault.
+func (a *Application) statelessErrors(txs [][]byte, at time.Time) (errs []error, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.check == nil {
+		return nil, errors.New("abci: a proposal before InitChain")
+	}
+	errs = make([]error, len(txs))
+	for i, tx := range txs {
+		errs[i] = app.CheckStateless(a.check, tx, uint64(at.UnixMilli()))
+		var f app.Fault
+		if errors.As(errs[i], &f) {
+			return nil, f
+		}
+	}
+	return errs, nil
 }
 
 // PrepareProposal takes the mempool's transactions in order while they fit, counted as
-// CometBFT counts them (with their protobuf framing).
+// CometBFT counts them (with their protobuf framing), leaving out any that fails the
+// checks its bytes decide alone (ProcessProposal would reject the block).
 func (a *Application) PrepareProposal(_ context.Context, req *abcitypes.RequestPrepareProposal) (*abcitypes.ResponsePrepareProposal, error) {
+	errs, err := a.statelessErrors(req.Txs, req.Time)
+	if err != nil {
+		return nil, err
+	}
 	var txs [][]byte
 	var size int64
-	for _, tx := range req.Txs {
+	dropped := 0
+	for i, tx := range req.Txs {
+		if errs[i] != nil {
+			dropped++
+			continue
+		}
 		size += cmttypes.ComputeProtoSizeForTxs([]cmttypes.Tx{tx})
 		if size > req.MaxTxBytes {
 			break
 		}
 		txs = append(txs, tx)
 	}
+	if dropped > 0 {
+		a.log.Info().Int("dropped", dropped).Int64("height", req.Height).Msg("left out of the proposal: transactions that fail the stateless checks")
+	}
 	return &abcitypes.ResponsePrepareProposal{Txs: txs}, nil
 }
 
-// ProcessProposal accepts every proposal: FinalizeBlock validates each transaction
-// again and refuses the bad ones with a code, so a proposal never needs rejecting.
-func (a *Application) ProcessProposal(context.Context, *abcitypes.RequestProcessProposal) (*abcitypes.ResponseProcessProposal, error) {
+// ProcessProposal rejects a proposal holding a transaction that fails the checks its
+// bytes decide alone (decoding, size, format and version, structure, the signature of a
+// transition that carries its key): the proposer could have checked them. Everything
+// that needs state is judged in FinalizeBlock, a refusal with a code.
+func (a *Application) ProcessProposal(_ context.Context, req *abcitypes.RequestProcessProposal) (*abcitypes.ResponseProcessProposal, error) {
+	errs, err := a.statelessErrors(req.Txs, req.Time)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range errs {
+		if e != nil {
+			a.log.Info().Int64("height", req.Height).Int("tx", i).Err(e).Msg("proposal rejected: a transaction fails the stateless checks")
+			a.metrics.ProposalsRejected.Inc()
+			return &abcitypes.ResponseProcessProposal{Status: abcitypes.ResponseProcessProposal_REJECT}, nil
+		}
+	}
 	return &abcitypes.ResponseProcessProposal{Status: abcitypes.ResponseProcessProposal_ACCEPT}, nil
+}
+
+// gas reports a credit amount in an int64 field of CometBFT's, clamped.
+func gas(credits uint64) int64 {
+	if credits > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(credits)
 }
 
 // FinalizeBlock executes the block on the working tree and returns its root.
@@ -163,7 +231,7 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 		// A block staged and never committed (a consensus round replayed): drop it.
 		a.store.Rollback()
 	}
-	blk := app.Block{Height: uint64(req.Height), TimeMs: uint64(req.Time.UnixMilli()), Txs: req.Txs}
+	blk := app.Block{Height: uint64(req.Height), TimeMs: uint64(req.Time.UnixMilli()), Proposer: req.ProposerAddress, Txs: req.Txs}
 	res, err := app.ExecuteBlock(a.store.Working(), blk)
 	if err != nil {
 		a.store.Rollback()
@@ -177,10 +245,13 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 		AppHash:   a.store.WorkingHash(),
 	}
 	for i, tr := range res.TxResults {
-		out.TxResults[i] = &abcitypes.ExecTxResult{Code: uint32(tr.Code), Log: tr.Log, GasUsed: int64(tr.Fee), Events: events(tr.Events)}
+		out.TxResults[i] = &abcitypes.ExecTxResult{Code: uint32(tr.Code), Log: tr.Log, GasUsed: gas(tr.Charged), Events: events(tr.Events)}
 		a.metrics.Txs.WithLabelValues(strconv.FormatUint(uint64(tr.Code), 10)).Inc()
+		a.metrics.FeesCollected.Add(float64(tr.Charged))
 	}
-	a.metrics.FeesCollected.Add(float64(res.Fees))
+	for _, c := range res.Cleanups {
+		a.metrics.observeCleanup(c)
+	}
 	a.metrics.BlockExecution.Observe(time.Since(start).Seconds())
 	a.log.Debug().Int64("height", req.Height).Int("txs", len(req.Txs)).Hex("app_hash", out.AppHash).Msg("block executed")
 	return out, nil

@@ -55,10 +55,14 @@ func TestRandomBytes(t *testing.T) {
 			t.Fatalf("tx %d: code %d fee %d", i, tr.Code, tr.GasUsed)
 		}
 	}
-	// Only the block's own bookkeeping may differ, and an empty block has none here:
-	// the working root equals the last saved root.
-	if !bytes.Equal(res.AppHash, before) {
-		t.Fatalf("random transactions moved the state: %X -> %X", before, res.AppHash)
+	// Only the block's own bookkeeping may differ: the root is that of an empty block
+	// at the same height and time.
+	empty := fundedHarness(t, "alice")
+	if _, same := empty.store.LastCommit(); !bytes.Equal(same, before) {
+		t.Fatal("two harnesses from one genesis differ")
+	}
+	if want := empty.finalize(genesisTime.Add(2*time.Second), nil).AppHash; !bytes.Equal(res.AppHash, want) {
+		t.Fatalf("random transactions moved the state: %X, an empty block gives %X", res.AppHash, want)
 	}
 }
 
@@ -187,14 +191,70 @@ func TestQueryHeights(t *testing.T) {
 // TestPrepareProposalFits: the proposal keeps the mempool's order and stops before the
 // transaction that would pass MaxTxBytes, counted with CometBFT's framing.
 func TestPrepareProposalFits(t *testing.T) {
-	h := newHarness(t)
-	txs := [][]byte{make([]byte, 100), make([]byte, 100), make([]byte, 100)}
-	res, err := h.app.PrepareProposal(context.Background(), &abcitypes.RequestPrepareProposal{Txs: txs, MaxTxBytes: 2*(100+2) + 50})
+	h := fundedHarness(t, "alice")
+	var txs [][]byte
+	for n := uint64(1); n <= 3; n++ {
+		txs = append(txs, protocol.Sign(testChainID, &protocol.AddressFundsTransfer{PubKey: pub("alice"), Nonce: n, Recipient: addr("bob"), Amount: 1}, key("alice")))
+	}
+	size := len(txs[0])
+	res, err := h.app.PrepareProposal(context.Background(), &abcitypes.RequestPrepareProposal{Txs: txs, MaxTxBytes: int64(2*(size+2) + 50), Time: genesisTime.Add(2 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Txs) != 2 {
+	if len(res.Txs) != 2 || !bytes.Equal(res.Txs[1], txs[1]) {
 		t.Fatalf("%d transactions in a proposal with room for 2", len(res.Txs))
+	}
+}
+
+// TestProposalStatelessChecks: a transaction that fails what its bytes decide alone
+// (decoding, size, format, structure, an address signer's signature, another chain's
+// signature) is left out by PrepareProposal and makes ProcessProposal reject the block;
+// what needs state (an identity's signature, a nonce, a balance) is accepted and
+// judged by FinalizeBlock.
+func TestProposalStatelessChecks(t *testing.T) {
+	h := fundedHarness(t, "alice")
+	at := genesisTime.Add(2 * time.Second)
+	transfer := func(n uint64, amount uint64) *protocol.AddressFundsTransfer {
+		return &protocol.AddressFundsTransfer{PubKey: pub("alice"), Nonce: n, Recipient: addr("bob"), Amount: amount}
+	}
+	good := protocol.Sign(testChainID, transfer(1, 5), key("alice"))
+	stateful := [][]byte{
+		good,
+		protocol.Sign(testChainID, transfer(100, 5), key("alice")),        // nonce too far: a state rule
+		protocol.Sign(testChainID, transfer(2, ^uint64(0)), key("alice")), // unaffordable: a state rule
+		protocol.Sign(testChainID, &protocol.IdentityCreditTransfer{Identity: protocol.IdentityID{1}, Nonce: 1, Recipient: protocol.IdentityID{2}, Amount: 1}, key("mallory")), // identity signer: needs state
+	}
+	stateless := [][]byte{
+		{},
+		{0xff},
+		append(append([]byte(nil), good...), 0), // trailing byte
+		protocol.Sign(testChainID, transfer(1, 5), key("mallory")), // forged address signature
+		protocol.Sign("other-chain", transfer(1, 5), key("alice")), // another chain
+		protocol.Sign(testChainID, transfer(1, 0), key("alice")),   // zero amount: structure
+		append([]byte{protocol.TxFormat1, 200}, good[2:]...),       // unknown type
+		append([]byte{9}, good[1:]...),                             // unknown format
+	}
+	for i, tx := range stateless {
+		txs := append(append([][]byte(nil), stateful...), tx)
+		pp, err := h.app.ProcessProposal(context.Background(), &abcitypes.RequestProcessProposal{Txs: txs, Time: at, Height: 2})
+		if err != nil || pp.Status != abcitypes.ResponseProcessProposal_REJECT {
+			t.Errorf("stateless failure %d: ProcessProposal %v %v, want REJECT", i, pp.GetStatus(), err)
+		}
+		prep, err := h.app.PrepareProposal(context.Background(), &abcitypes.RequestPrepareProposal{Txs: txs, MaxTxBytes: 1 << 20, Time: at, Height: 2})
+		if err != nil || len(prep.Txs) != len(stateful) {
+			t.Errorf("stateless failure %d: PrepareProposal kept %d of %d (%v)", i, len(prep.GetTxs()), len(txs), err)
+		}
+	}
+	pp, err := h.app.ProcessProposal(context.Background(), &abcitypes.RequestProcessProposal{Txs: stateful, Time: at, Height: 2})
+	if err != nil || pp.Status != abcitypes.ResponseProcessProposal_ACCEPT {
+		t.Fatalf("a proposal whose refusals need state: %v %v, want ACCEPT", pp.GetStatus(), err)
+	}
+	res := h.finalize(at, stateful)
+	want := []protocol.Code{protocol.CodeOK, protocol.CodeInvalidAddressNonce, protocol.CodeAddressInsufficientBalance, protocol.CodeIdentityNotFound}
+	for i, tr := range res.TxResults {
+		if protocol.Code(tr.Code) != want[i] {
+			t.Errorf("tx %d: %s, want %s", i, protocol.Code(tr.Code), want[i])
+		}
 	}
 }
 

@@ -123,23 +123,8 @@ func (h *harness) supplyCheck() error {
 	return drive.CheckCredits(saved)
 }
 
-// codeName names a code for readable scenario output.
-func codeName(c uint32) string {
-	names := map[protocol.Code]string{
-		protocol.CodeOK: "OK", protocol.CodeTxDecode: "TxDecode", protocol.CodeTxTooLarge: "TxTooLarge",
-		protocol.CodeUnsupportedTxFormat: "UnsupportedTxFormat", protocol.CodeUnknownTransitionType: "UnknownTransitionType",
-		protocol.CodeInvalidTransition: "InvalidTransition", protocol.CodeIdentityNotFound: "IdentityNotFound",
-		protocol.CodeMissingPublicKey: "MissingPublicKey", protocol.CodeInvalidSignature: "InvalidSignature",
-		protocol.CodeAddressNotFound: "AddressNotFound", protocol.CodeBalanceIsNotEnough: "BalanceIsNotEnough",
-		protocol.CodeInvalidIdentityNonce: "InvalidIdentityNonce", protocol.CodeIdentityInsufficientBalance: "IdentityInsufficientBalance",
-		protocol.CodeRecipientIdentityNotFound: "RecipientIdentityNotFound", protocol.CodeInvalidAddressNonce: "InvalidAddressNonce",
-		protocol.CodeAddressInsufficientBalance: "AddressInsufficientBalance",
-	}
-	if n, ok := names[protocol.Code(c)]; ok {
-		return n
-	}
-	return "code" + strconv.FormatUint(uint64(c), 10)
-}
+// codeName names a code for readable scenario output, from the code registry.
+func codeName(c uint32) string { return protocol.Code(c).String() }
 
 // args parses "k=v" words.
 func args(words []string) map[string]string {

@@ -1,6 +1,10 @@
 package abci
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ttld-dev/ttld/app"
+)
 
 // Metrics are the application's own metrics, registered beside CometBFT's so one
 // Prometheus endpoint serves both.
@@ -11,6 +15,21 @@ type Metrics struct {
 	StateKeys      prometheus.Gauge
 	Height         prometheus.Gauge
 	FeesCollected  prometheus.Counter
+	// ProposalsRejected counts the proposals ProcessProposal rejected.
+	ProposalsRejected prometheus.Counter
+	// The budgeted cleanups of each block, labelled by cleanup name.
+	CleanupRemoved       *prometheus.CounterVec
+	CleanupWeight        *prometheus.CounterVec
+	CleanupBacklog       *prometheus.GaugeVec
+	CleanupOldestOverdue *prometheus.GaugeVec
+}
+
+// observeCleanup records what one cleanup of a block did and left.
+func (m *Metrics) observeCleanup(c app.Cleanup) {
+	m.CleanupRemoved.WithLabelValues(c.Name).Add(float64(c.Stats.Removed))
+	m.CleanupWeight.WithLabelValues(c.Name).Add(float64(c.Stats.WeightUsed))
+	m.CleanupBacklog.WithLabelValues(c.Name).Set(float64(c.Stats.Backlog))
+	m.CleanupOldestOverdue.WithLabelValues(c.Name).Set(float64(c.Stats.OldestOverdueMs) / 1000)
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered,
@@ -41,11 +60,32 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}),
 		FeesCollected: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: "ttld", Subsystem: "app", Name: "fees_collected_credits_total",
-			Help: "Processing fees collected by blocks this process executed, in credits.",
+			Help: "Fees charged by blocks this process executed, in credits.",
 		}),
+		ProposalsRejected: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "ttld", Subsystem: "app", Name: "proposals_rejected_total",
+			Help: "Proposals rejected because a transaction failed the checks its bytes decide alone.",
+		}),
+		CleanupRemoved: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ttld", Subsystem: "app", Name: "cleanup_removed_total",
+			Help: "Expired entries removed by the per-block cleanups.",
+		}, []string{"cleanup"}),
+		CleanupWeight: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ttld", Subsystem: "app", Name: "cleanup_weight_used_total",
+			Help: "Weight of the budget the per-block cleanups used.",
+		}, []string{"cleanup"}),
+		CleanupBacklog: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "ttld", Subsystem: "app", Name: "cleanup_backlog",
+			Help: "Expired entries the last block's cleanup left for later blocks (counted up to 10,000).",
+		}, []string{"cleanup"}),
+		CleanupOldestOverdue: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "ttld", Subsystem: "app", Name: "cleanup_oldest_overdue_seconds",
+			Help: "How long the oldest expired entry left by the last block's cleanup has been due, in block time.",
+		}, []string{"cleanup"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.BlockExecution, m.Commit, m.Txs, m.StateKeys, m.Height, m.FeesCollected} {
+		for _, c := range []prometheus.Collector{m.BlockExecution, m.Commit, m.Txs, m.StateKeys, m.Height, m.FeesCollected,
+			m.ProposalsRejected, m.CleanupRemoved, m.CleanupWeight, m.CleanupBacklog, m.CleanupOldestOverdue} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

@@ -98,7 +98,23 @@ func (h *harness) run(d *datadriven.TestData) string {
 		if err != nil {
 			h.t.Fatal(err)
 		}
+		if res.Codespace != "" {
+			fmt.Fprintf(&out, "codespace %s code %d\n", res.Codespace, res.Code)
+			break
+		}
 		fmt.Fprintf(&out, "%s fee=%d\n", codeName(res.Code), res.GasWanted)
+	case "process-proposal":
+		var txs [][]byte
+		for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
+			if strings.TrimSpace(line) != "" {
+				txs = append(txs, h.tx(line))
+			}
+		}
+		res, err := h.app.ProcessProposal(context.Background(), &abcitypes.RequestProcessProposal{Txs: txs, Height: h.height + 1, Time: genesisTime})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		fmt.Fprintf(&out, "%s\n", res.Status)
 	case "state":
 		kv, err := h.store.Saved(0)
 		if err != nil {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -9,11 +10,14 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// Block is what the pipeline needs of a block.
+// Block is what the pipeline needs of a block: its context and its transactions.
 type Block struct {
 	Height uint64
 	TimeMs uint64 // block time from the header, milliseconds since the Unix epoch
-	Txs    [][]byte
+	// Proposer is the CometBFT address of the validator that proposed the block
+	// (RequestFinalizeBlock.ProposerAddress), whose blocks the epoch pays out.
+	Proposer []byte
+	Txs      [][]byte
 }
 
 // Attr is one attribute of an event.
@@ -27,36 +31,51 @@ type Event struct {
 
 // TxResult is the outcome of one transaction.
 type TxResult struct {
-	Code   protocol.Code
-	Log    string // readable; never consensus data
-	Fee    uint64 // credits charged (0 when the refusal is unpaid)
-	Events []Event
+	Code protocol.Code
+	Log  string // readable; never consensus data
+	// Fee is what the transition cost, by part; zero when the refusal is unpaid.
+	Fee feeschedule.Result
+	// Charged is what the payer paid: Fee.Charged().
+	Charged uint64
+	// Changes are the address balances the transaction set.
+	Changes []drive.BalanceChange
+	Events  []Event
+}
+
+// Cleanup is what one budgeted cleanup did in a block.
+type Cleanup struct {
+	// Name says which cleanup: "address_balances" (and, with document time to live,
+	// "documents").
+	Name  string
+	Stats drive.DrainStats
 }
 
 // BlockResult is the outcome of a block.
 type BlockResult struct {
 	TxResults []TxResult
 	Events    []Event
-	// Fees is the processing fees the block collected.
-	Fees uint64
+	// Fees is the sum of the block's transaction fees, by part.
+	Fees     feeschedule.Result
+	Cleanups []Cleanup
 }
 
 // Fault is an error that is not the transaction's fault: a storage failure or a broken
-// invariant. The node must halt on it rather than commit a block.
+// invariant. The node must halt on it rather than commit a block. Nothing a transaction
+// can cause is a Fault.
 type Fault struct{ Err error }
 
 func (f Fault) Error() string { return "app: " + f.Err.Error() }
 func (f Fault) Unwrap() error { return f.Err }
 
-// rules are the versioned rules in force for one block.
+// rules are the versioned rules in force for one block (or one CheckTx).
 type rules struct {
-	version protocol.Version
 	chainID string
-	limits  protocol.Limits
+	ctx     protocol.Context
 	fees    feeschedule.Schedule
 }
 
-func loadRules(kv drive.KV) (rules, error) {
+// loadRules reads the rules in force in kv, for a block at atMs.
+func loadRules(kv drive.KV, atMs uint64) (rules, error) {
 	v, err := drive.GetProtocolVersion(kv)
 	if err != nil {
 		return rules{}, err
@@ -65,7 +84,7 @@ func loadRules(kv drive.KV) (rules, error) {
 	if err != nil {
 		return rules{}, err
 	}
-	l, err := protocol.LimitsFor(v)
+	ctx, err := protocol.ContextFor(v, atMs)
 	if err != nil {
 		return rules{}, err
 	}
@@ -73,45 +92,74 @@ func loadRules(kv drive.KV) (rules, error) {
 	if err != nil {
 		return rules{}, err
 	}
-	return rules{version: v, chainID: params.ChainID, limits: l, fees: f}, nil
+	return rules{chainID: params.ChainID, ctx: ctx, fees: f}, nil
 }
 
 // ExecuteBlock applies b to kv (the working tree) and returns its results. An error is a
 // Fault: kv may then hold part of the block and must be rolled back.
 func ExecuteBlock(kv drive.KV, b Block) (BlockResult, error) {
-	r, err := loadRules(kv)
+	res, err := executeBlock(kv, b)
+	return res, asFault(err)
+}
+
+// asFault returns err as a Fault, wrapping it once; nil stays nil.
+func asFault(err error) error {
+	var f Fault
+	if err == nil || errors.As(err, &f) {
+		return err
+	}
+	return Fault{err}
+}
+
+func executeBlock(kv drive.KV, b Block) (BlockResult, error) {
+	r, err := loadRules(kv, b.TimeMs)
 	if err != nil {
-		return BlockResult{}, Fault{err}
+		return BlockResult{}, err
 	}
 	res := BlockResult{TxResults: make([]TxResult, 0, len(b.Txs))}
-	changed := map[protocol.Address]uint64{}
+
+	// 1. The block's context: what CheckTx and queries judge time against until the
+	// next block. (Epoch bookkeeping joins here.)
+	if err := drive.SetLastBlock(kv, drive.LastBlock{Height: b.Height, TimeMs: b.TimeMs}); err != nil {
+		return res, err
+	}
 
 	// 2. Transitions, in block order.
+	collected, err := drive.GetProcessingFees(kv)
+	if err != nil {
+		return res, err
+	}
+	changed := map[protocol.Address]uint64{}
 	for _, tx := range b.Txs {
-		tr, err := executeTx(kv, r, tx, changed)
+		var tr TxResult
+		tr, collected, err = executeTx(kv, r, tx, collected)
 		if err != nil {
-			return BlockResult{}, Fault{err}
+			return BlockResult{}, err
 		}
-		res.Fees += tr.Fee
+		// The fee pool's sum was checked per transaction, so the parts cannot
+		// overflow here.
+		if res.Fees, err = res.Fees.Add(tr.Fee); err != nil {
+			return BlockResult{}, err
+		}
+		for _, c := range tr.Changes {
+			changed[c.Address] = c.Balance
+		}
 		res.TxResults = append(res.TxResults, tr)
 	}
 
 	// 3. Address balances: record, compact, clean up.
-	events, err := addressBalanceStep(kv, r.limits, b, changed)
+	events, cleanup, err := addressBalanceStep(kv, r.ctx.Limits, b, changed)
 	if err != nil {
-		return BlockResult{}, Fault{err}
+		return BlockResult{}, err
 	}
 	res.Events = append(res.Events, events...)
+	res.Cleanups = append(res.Cleanups, cleanup)
+
+	// 4. expire_documents joins here.
 
 	// 5. Fees into the pools.
-	if res.Fees > 0 {
-		collected, err := drive.GetProcessingFees(kv)
-		if err != nil {
-			return BlockResult{}, Fault{err}
-		}
-		if err := drive.SetProcessingFees(kv, collected+res.Fees); err != nil {
-			return BlockResult{}, Fault{err}
-		}
+	if err := drive.SetProcessingFees(kv, collected); err != nil {
+		return BlockResult{}, err
 	}
 	return res, nil
 }
@@ -119,9 +167,10 @@ func ExecuteBlock(kv drive.KV, b Block) (BlockResult, error) {
 // addressBalanceStep records the balances the block changed, compacts the pending
 // records once AddressBalanceCompactAfterBlocks records or
 // AddressBalanceCompactAfterAddresses entries have gathered, and removes expired
-// compacted records, at most MaxAddressBalanceCleanupsPerBlock per block.
-func addressBalanceStep(kv drive.KV, l protocol.Limits, b Block, changed map[protocol.Address]uint64) ([]Event, error) {
+// compacted records within the block's budget.
+func addressBalanceStep(kv drive.KV, l protocol.Limits, b Block, changed map[protocol.Address]uint64) ([]Event, Cleanup, error) {
 	var events []Event
+	cleanup := Cleanup{Name: "address_balances"}
 	if len(changed) > 0 {
 		changes := make([]drive.BalanceChange, 0, len(changed))
 		for a, bal := range changed {
@@ -129,12 +178,12 @@ func addressBalanceStep(kv drive.KV, l protocol.Limits, b Block, changed map[pro
 		}
 		drive.SortBalanceChanges(changes)
 		if err := drive.RecordBlockChanges(kv, b.Height, changes); err != nil {
-			return nil, err
+			return nil, cleanup, err
 		}
 	}
 	pending, err := drive.PendingBlockChanges(kv)
 	if err != nil {
-		return nil, err
+		return nil, cleanup, err
 	}
 	entries := 0
 	for _, p := range pending {
@@ -143,26 +192,27 @@ func addressBalanceStep(kv drive.KV, l protocol.Limits, b Block, changed map[pro
 	if len(pending) > 0 && (len(pending) >= l.AddressBalanceCompactAfterBlocks || entries >= l.AddressBalanceCompactAfterAddresses) {
 		expires := b.TimeMs + l.CompactedAddressBalanceLifetimeMs
 		if err := drive.CompactBlockChanges(kv, pending, expires); err != nil {
-			return nil, err
+			return nil, cleanup, err
 		}
 		events = append(events, Event{Type: "address_balances_compacted", Attrs: []Attr{
-			{"start_height", strconv.FormatUint(pending[0].Height, 10)},
-			{"end_height", strconv.FormatUint(pending[len(pending)-1].Height, 10)},
+			{"start_height", u64(pending[0].Height)},
+			{"end_height", u64(pending[len(pending)-1].Height)},
 			{"entries", strconv.Itoa(entries)},
-			{"expires_at_ms", strconv.FormatUint(expires, 10)},
+			{"expires_at_ms", u64(expires)},
 		}})
 	}
-	removed, more, err := drive.RemoveExpiredChanges(kv, b.TimeMs, l.MaxAddressBalanceCleanupsPerBlock)
-	if err != nil {
-		return nil, err
+	budget := drive.Budget{MaxCount: l.MaxAddressBalanceCleanupsPerBlock, MaxWeight: uint64(l.MaxAddressBalanceCleanupsPerBlock)}
+	if cleanup.Stats, err = drive.Drain(kv, drive.AddressBalanceCleanup, b.TimeMs, budget); err != nil {
+		return nil, cleanup, err
 	}
-	if removed > 0 {
+	if st := cleanup.Stats; st.Removed > 0 {
 		events = append(events, Event{Type: "address_balances_cleanup", Attrs: []Attr{
-			{"removed", strconv.Itoa(removed)},
-			{"backlog", strconv.FormatBool(more)},
+			{"removed", strconv.Itoa(st.Removed)},
+			{"backlog", strconv.Itoa(st.Backlog)},
+			{"oldest_overdue_ms", u64(st.OldestOverdueMs)},
 		}})
 	}
-	return events, nil
+	return events, cleanup, nil
 }
 
 func faultf(format string, args ...any) error { return Fault{fmt.Errorf(format, args...)} }

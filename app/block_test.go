@@ -72,14 +72,17 @@ func TestFeesIntoPool(t *testing.T) {
 		if tr.Code != codes[i] {
 			t.Fatalf("tx %d: code %d, want %d", i, tr.Code, codes[i])
 		}
-		sum += tr.Fee
+		if c, _ := tr.Fee.Charged(); c != tr.Charged || tr.Fee.Processing != tr.Charged {
+			t.Fatalf("tx %d: charged %d, fee %+v", i, tr.Charged, tr.Fee)
+		}
+		sum += tr.Charged
 	}
-	if res.TxResults[1].Fee == 0 || res.TxResults[2].Fee != 0 {
-		t.Fatalf("fees %d and %d: the paid refusal must pay, the unpaid one not", res.TxResults[1].Fee, res.TxResults[2].Fee)
+	if res.TxResults[1].Charged == 0 || res.TxResults[2].Charged != 0 {
+		t.Fatalf("fees %d and %d: the paid refusal must pay, the unpaid one not", res.TxResults[1].Charged, res.TxResults[2].Charged)
 	}
 	pool, _ := drive.GetProcessingFees(kv)
-	if pool != sum || res.Fees != sum {
-		t.Fatalf("pool %d, block fees %d, results charged %d", pool, res.Fees, sum)
+	if pool != sum || res.Fees.Processing != sum {
+		t.Fatalf("pool %d, block fees %+v, results charged %d", pool, res.Fees, sum)
 	}
 	st, _, _ := drive.GetAddress(kv, addrOf("alice"))
 	if st.Nonce != 2 || st.Balance != 10_000_000-100-sum {
@@ -87,5 +90,65 @@ func TestFeesIntoPool(t *testing.T) {
 	}
 	if err := drive.CheckCredits(kv); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCreditOverflowIsARefusal: a credit that would pass 2^64-1 is refused with a code,
+// never a Fault, even in a state where it can happen only because credits are not
+// conserved (written straight, past genesis's supply cap).
+func TestCreditOverflowIsARefusal(t *testing.T) {
+	kv := genesisState(t, map[string]uint64{"alice": 1_000_000})
+	if err := drive.SetAddress(kv, addrOf("bob"), drive.AddressState{Balance: ^uint64(0) - 5}); err != nil {
+		t.Fatal(err)
+	}
+	alice := testKey("alice")
+	pub := alice.Public().(ed25519.PublicKey)
+	tx := protocol.Sign(chainID, &protocol.AddressFundsTransfer{PubKey: pub, Nonce: 1, Recipient: addrOf("bob"), Amount: 10}, alice)
+	res, err := ExecuteBlock(kv, Block{Height: 1, TimeMs: 1000, Txs: [][]byte{tx}})
+	if err != nil {
+		t.Fatalf("ExecuteBlock: %v, want a refusal", err)
+	}
+	if tr := res.TxResults[0]; tr.Code != protocol.CodeCreditOverflow || tr.Charged != 0 {
+		t.Fatalf("code %s charged %d, want an unpaid CreditOverflow", tr.Code, tr.Charged)
+	}
+	if st, _, _ := drive.GetAddress(kv, addrOf("alice")); st != (drive.AddressState{Balance: 1_000_000}) {
+		t.Fatalf("alice %+v: an unpaid refusal changed the payer", st)
+	}
+	if st, _, _ := drive.GetAddress(kv, addrOf("bob")); st.Balance != ^uint64(0)-5 {
+		t.Fatalf("bob %+v", st)
+	}
+}
+
+// TestBlockContext: the block's height and time are recorded, so CheckTx judges at the
+// last block's time (the genesis time before the first block).
+func TestBlockContext(t *testing.T) {
+	kv := genesisState(t, map[string]uint64{"alice": 1_000_000})
+	if err := drive.SetChainParams(kv, drive.ChainParams{ChainID: chainID, GenesisTimeMs: 500, InitialHeight: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if at, err := JudgeTime(kv); err != nil || at != 500 {
+		t.Fatalf("before the first block: %d %v, want the genesis time", at, err)
+	}
+	if _, err := ExecuteBlock(kv, Block{Height: 7, TimeMs: 9000, Proposer: make([]byte, 20)}); err != nil {
+		t.Fatal(err)
+	}
+	last, ok, err := drive.GetLastBlock(kv)
+	if err != nil || !ok || last != (drive.LastBlock{Height: 7, TimeMs: 9000}) {
+		t.Fatalf("last block %+v %v %v", last, ok, err)
+	}
+	if at, _ := JudgeTime(kv); at != 9000 {
+		t.Fatalf("judge time %d, want the last block's", at)
+	}
+}
+
+// TestEveryKindHasAHandler: each registered transition kind has its state rules.
+func TestEveryKindHasAHandler(t *testing.T) {
+	for _, k := range protocol.Kinds() {
+		if handlers[k.Type] == nil {
+			t.Errorf("no handler for %s", k.Name)
+		}
+	}
+	if len(handlers) != len(protocol.Kinds()) {
+		t.Errorf("%d handlers for %d kinds", len(handlers), len(protocol.Kinds()))
 	}
 }

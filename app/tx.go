@@ -2,6 +2,7 @@ package app
 
 import (
 	"crypto/ed25519"
+	"errors"
 	"strconv"
 
 	"github.com/ttld-dev/ttld/drive"
@@ -17,116 +18,157 @@ type payer struct {
 	nonce    uint64 // the nonce the transition consumes
 }
 
+// credit is a balance the transition raises, applied after the payer's debit. The
+// recipient's state is read (and counted) when the credit is planned, and the credit is
+// refused there if it would overflow.
+type credit struct {
+	address  *protocol.Address // an address credit, or
+	identity *protocol.IdentityID
+	before   drive.AddressState // the recipient's balance (and an address's nonce) before
+	amount   uint64
+}
+
 // execution carries one transaction through the pipeline.
 type execution struct {
 	r      rules
 	cache  *drive.Cache
 	signed *protocol.Signed
 	payer  payer
-	// credits are the balances the transition credits, applied after the payer's debit.
-	addressCredits []addressCredit
-	changed        map[protocol.Address]uint64 // address balances this tx sets
-	events         []Event
-	sigs           uint64 // signatures verified
+	// spent is what the transition moves out of the payer's balance besides its fee.
+	spent   uint64
+	credits []credit
+	// changes are the address balances the transaction set, in the order it set them.
+	changes []drive.BalanceChange
+	events  []Event
+	sigs    uint64 // signatures verified
 }
 
-// addressCredit is an address balance the transition raises, applied after the payer's
-// debit. The recipient's state is read (and counted) when the credit is planned.
-type addressCredit struct {
-	address protocol.Address
-	state   drive.AddressState
-	amount  uint64
+// errUnaffordable: the payer's balance does not cover what the transition spends. The
+// execution turns it into the payer's paid insufficient-balance refusal, priced on the
+// authentication alone.
+var errUnaffordable = errors.New("app: the payer's balance does not cover the amount")
+
+// spend reserves amount of the payer's balance for the transition; a handler calls it
+// before it plans any credit, so that what is credited is always what was affordable.
+func (e *execution) spend(amount uint64) error {
+	if e.payer.balance-e.spent < amount {
+		e.spent += amount // reported in the refusal; nothing is written
+		return errUnaffordable
+	}
+	e.spent += amount
+	return nil
 }
 
-// discard drops the transition's staged writes and events; what its reads cost stays
-// counted.
+// discard drops the transition's staged writes, credits and events; what its reads cost
+// stays counted.
 func (e *execution) discard() {
 	ops := e.cache.Operations()
 	e.cache.Discard()
 	e.cache.Charge(ops)
-	e.addressCredits = nil
+	e.credits = nil
+	e.changes = nil
 	e.events = nil
 }
 
-// CheckTx runs tx against kv (the check state) as the block would. Only a success is
-// kept in kv, so later transactions of the same signer build on it: the mempool carries
-// what can succeed, and a paid refusal, which the block would charge, is refused here
-// without touching the check state.
-func CheckTx(kv drive.KV, tx []byte) (TxResult, error) {
-	r, err := loadRules(kv)
+// CheckTx runs tx against kv (the check state) as a block at atMs would. Only a success
+// is kept in kv, so later transactions of the same signer build on it: the mempool
+// carries what can succeed, and a paid refusal, which the block would charge, is
+// refused here without touching the check state. A Fault leaves kv unchanged too.
+func CheckTx(kv drive.KV, tx []byte, atMs uint64) (TxResult, error) {
+	r, err := loadRules(kv, atMs)
 	if err != nil {
-		return TxResult{}, Fault{err}
+		return TxResult{}, asFault(err)
 	}
 	staged := drive.NewCache(kv)
-	res, err := executeTx(staged, r, tx, map[protocol.Address]uint64{})
+	var pool uint64
+	if pool, err = drive.GetProcessingFees(staged); err != nil {
+		return TxResult{}, asFault(err)
+	}
+	res, _, err := executeTx(staged, r, tx, pool)
 	if err != nil || res.Code != protocol.CodeOK {
 		return res, err
 	}
-	return res, staged.Flush()
+	return res, asFault(staged.Flush())
 }
 
-// executeTx runs one transaction over kv. A consensus refusal is a TxResult with its
-// code; the error is a Fault.
-func executeTx(kv drive.KV, r rules, tx []byte, changed map[protocol.Address]uint64) (TxResult, error) {
-	signed, err := protocol.Decode(tx, r.limits)
+// executeTx runs one transaction over kv. collected is what the fee pool holds with the
+// block's earlier fees; the transaction's result comes back with the new sum and the
+// address balances it set. A consensus refusal is a TxResult with its code; the error is
+// a Fault.
+func executeTx(kv drive.KV, r rules, tx []byte, collected uint64) (TxResult, uint64, error) {
+	signed, err := protocol.Decode(tx, r.ctx)
 	if err != nil {
-		return refused(err, 0)
+		res, err := refused(err)
+		return res, collected, err
 	}
-	e := &execution{r: r, cache: drive.NewCache(kv), signed: signed, changed: map[protocol.Address]uint64{}}
+	e := &execution{r: r, cache: drive.NewCache(kv), signed: signed}
+	res, err := e.run(collected)
+	if err != nil {
+		return TxResult{}, collected, asFault(err)
+	}
+	if res.Code == protocol.CodeOK || res.Code.Paid() {
+		collected += res.Charged // run checked that it fits
+	}
+	return res, collected, nil
+}
 
+// run authenticates, applies and charges the transition; an error is a Fault.
+func (e *execution) run(collected uint64) (TxResult, error) {
 	// Authenticate: signer exists, signature, nonce. Refusals here are unpaid.
 	if err := e.authenticate(); err != nil {
-		return refused(err, 0)
+		return refused(err)
 	}
-
 	authOps := e.cache.Operations()
 
 	// State validation and the transition's own writes. A paid refusal here is found
 	// before anything is written, so its fee is priced on the reads it made.
-	stateErr := e.apply()
-	if stateErr != nil {
+	stateErr := handlers[e.signed.Type()](e, e.signed.Transition)
+	unaffordable := errors.Is(stateErr, errUnaffordable)
+	if stateErr != nil && !unaffordable {
 		code, ok := protocol.CodeOf(stateErr)
 		if !ok {
-			return TxResult{}, Fault{stateErr}
+			return TxResult{}, stateErr
 		}
 		if !code.Paid() {
-			return refused(stateErr, 0)
+			return refused(stateErr)
 		}
 		e.discard()
+		e.spent = 0
 	}
-	fee := e.r.fees.ProcessingFee(e.cache.Operations().Add(e.payerWriteCost()))
-	debit := fee
-	if stateErr == nil {
-		amount := e.amount()
-		if e.payer.balance < fee || e.payer.balance-fee < amount {
-			// The amount is not affordable: a paid refusal priced on the
-			// authentication alone, if the payer can pay that much.
-			stateErr = e.insufficient(amount + fee)
-			e.discard()
-			fee = e.r.fees.ProcessingFee(authOps.Add(e.payerWriteCost()))
-			debit = fee
-		} else {
-			debit = amount + fee
-		}
+	fee := e.processing(e.cache.Operations())
+	if stateErr == nil && (e.payer.balance < e.spent || e.payer.balance-e.spent < fee.Processing) {
+		unaffordable = true
 	}
-	if e.payer.balance < fee {
-		return refused(protocol.ErrBalanceIsNotEnough{Balance: e.payer.balance, Fee: fee}, 0)
+	if unaffordable {
+		// A paid refusal priced on the authentication alone, if the payer can pay
+		// that much.
+		e.discard()
+		fee = e.processing(authOps)
+		stateErr = e.insufficient(fee.Processing)
+		e.spent = 0
 	}
-	if err := e.writePayer(e.payer.balance - debit); err != nil {
-		return TxResult{}, Fault{err}
+	charged, err := fee.Charged()
+	if err != nil {
+		return refused(protocol.ErrCreditOverflow{Account: "the fee", Amount: fee.Processing})
 	}
-	for _, c := range e.addressCredits {
-		if err := e.writeAddressCredit(c); err != nil {
-			return TxResult{}, Fault{err}
+	if e.payer.balance < charged {
+		return refused(protocol.ErrBalanceIsNotEnough{Balance: e.payer.balance, Fee: charged})
+	}
+	if collected+charged < collected {
+		return refused(protocol.ErrCreditOverflow{Account: "the fee pool", Balance: collected, Amount: charged})
+	}
+	if err := e.writePayer(e.payer.balance - e.spent - charged); err != nil {
+		return TxResult{}, err
+	}
+	for _, c := range e.credits {
+		if err := e.writeCredit(c); err != nil {
+			return TxResult{}, err
 		}
 	}
 	if err := e.cache.Flush(); err != nil {
-		return TxResult{}, Fault{err}
+		return TxResult{}, err
 	}
-	for a, b := range e.changed {
-		changed[a] = b
-	}
-	res := TxResult{Fee: fee, Events: append(e.events, e.transitionEvent(fee, stateErr))}
+	res := TxResult{Fee: fee, Charged: charged, Changes: e.changes, Events: append(e.events, e.transitionEvent(charged, stateErr))}
 	if stateErr != nil {
 		res.Code, _ = protocol.CodeOf(stateErr)
 		res.Log = stateErr.Error()
@@ -134,19 +176,40 @@ func executeTx(kv drive.KV, r rules, tx []byte, changed map[protocol.Address]uin
 	return res, nil
 }
 
-func refused(err error, fee uint64) (TxResult, error) {
+// refused is the result of an unpaid refusal; an error without a code is a Fault.
+func refused(err error) (TxResult, error) {
 	code, ok := protocol.CodeOf(err)
 	if !ok {
-		return TxResult{}, Fault{err}
+		return TxResult{}, asFault(err)
 	}
-	return TxResult{Code: code, Log: err.Error(), Fee: fee}, nil
+	return TxResult{Code: code, Log: err.Error()}, nil
+}
+
+// processing prices ops plus the writes still to come: the payer's debit and nonce and
+// the planned credits (fixed-width values, so the amounts do not change the price).
+func (e *execution) processing(ops feeschedule.Operations) feeschedule.Result {
+	ops = ops.Add(feeschedule.Operations{Signatures: e.sigs})
+	for _, c := range e.credits {
+		if c.address != nil {
+			ops = ops.Add(drive.SetCost(drive.AddressKey(*c.address), drive.AddressStateLen))
+		} else {
+			ops = ops.Add(drive.SetCost(drive.IdentityBalanceKey(*c.identity), drive.U64Len))
+		}
+	}
+	if e.payer.address != nil {
+		ops = ops.Add(drive.SetCost(drive.AddressKey(*e.payer.address), drive.AddressStateLen))
+	} else {
+		id := *e.payer.identity
+		ops = ops.Add(drive.SetCost(drive.IdentityBalanceKey(id), drive.U64Len)).Add(drive.SetCost(drive.IdentityNonceKey(id), drive.U64Len))
+	}
+	return feeschedule.Result{Processing: e.r.fees.ProcessingFee(ops)}
 }
 
 func (e *execution) authenticate() error {
-	s := e.signed
-	switch t := s.Transition.(type) {
-	case protocol.AddressSigned:
-		addr := protocol.AddressOf(t.SignerKey())
+	sg := e.signed.Signer()
+	switch sg.Kind {
+	case protocol.SignerAddress:
+		addr := sg.Address()
 		st, ok, err := drive.GetAddress(e.cache, addr)
 		if err != nil {
 			return err
@@ -154,15 +217,15 @@ func (e *execution) authenticate() error {
 		if !ok {
 			return protocol.ErrAddressNotFound{Address: addr}
 		}
-		if err := e.verify(t.SignerKey()); err != nil {
+		if err := e.verify(sg.PubKey); err != nil {
 			return err
 		}
-		if reason := protocol.CheckNonce(st.Nonce, t.GetNonce(), e.r.limits.MaxNonceGap); reason != 0 {
-			return protocol.ErrInvalidAddressNonce{Address: addr, Last: st.Nonce, Got: t.GetNonce(), Reason: reason}
+		if reason := protocol.CheckNonce(st.Nonce, e.signed.GetNonce(), e.r.ctx.Limits.MaxNonceGap); reason != 0 {
+			return protocol.ErrInvalidAddressNonce{Address: addr, Last: st.Nonce, Got: e.signed.GetNonce(), Reason: reason}
 		}
-		e.payer = payer{address: &addr, balance: st.Balance, nonce: t.GetNonce()}
-	case protocol.IdentitySigned:
-		id, index := t.SignerIdentity()
+		e.payer = payer{address: &addr, balance: st.Balance, nonce: e.signed.GetNonce()}
+	case protocol.SignerIdentity:
+		id := sg.Identity
 		balance, ok, err := drive.GetIdentityBalance(e.cache, id)
 		if err != nil {
 			return err
@@ -170,12 +233,12 @@ func (e *execution) authenticate() error {
 		if !ok {
 			return protocol.ErrIdentityNotFound{ID: id}
 		}
-		pub, err := drive.GetIdentityKey(e.cache, id, index)
+		pub, err := drive.GetIdentityKey(e.cache, id, sg.KeyIndex)
 		if err != nil {
 			return err
 		}
 		if pub == nil {
-			return protocol.ErrMissingPublicKey{ID: id, KeyIndex: index}
+			return protocol.ErrMissingPublicKey{ID: id, KeyIndex: sg.KeyIndex}
 		}
 		if err := e.verify(pub); err != nil {
 			return err
@@ -184,12 +247,12 @@ func (e *execution) authenticate() error {
 		if err != nil {
 			return err
 		}
-		if reason := protocol.CheckNonce(last, t.GetNonce(), e.r.limits.MaxNonceGap); reason != 0 {
-			return protocol.ErrInvalidIdentityNonce{ID: id, Last: last, Got: t.GetNonce(), Reason: reason}
+		if reason := protocol.CheckNonce(last, e.signed.GetNonce(), e.r.ctx.Limits.MaxNonceGap); reason != 0 {
+			return protocol.ErrInvalidIdentityNonce{ID: id, Last: last, Got: e.signed.GetNonce(), Reason: reason}
 		}
-		e.payer = payer{identity: &id, balance: balance, nonce: t.GetNonce()}
+		e.payer = payer{identity: &id, balance: balance, nonce: e.signed.GetNonce()}
 	default:
-		return faultf("transition %s has no signer kind", s.Type())
+		return faultf("transition %s has signer kind %d", e.signed.Type(), sg.Kind)
 	}
 	return nil
 }
@@ -203,56 +266,14 @@ func (e *execution) verify(pub ed25519.PublicKey) error {
 	return nil
 }
 
-// amount is what the transition moves out of the payer's balance besides the fee.
-func (e *execution) amount() uint64 {
-	switch t := e.signed.Transition.(type) {
-	case *protocol.IdentityCreate:
-		return t.Amount
-	case *protocol.IdentityTopUp:
-		return t.Amount
-	case *protocol.IdentityCreditTransfer:
-		return t.Amount
-	case *protocol.IdentityCreditTransferToAddress:
-		return t.Amount
-	case *protocol.AddressFundsTransfer:
-		return t.Amount
-	}
-	return 0
-}
-
-func (e *execution) insufficient(needed uint64) error {
+func (e *execution) insufficient(fee uint64) error {
 	if e.payer.address != nil {
-		return protocol.ErrAddressInsufficientBalance{Address: *e.payer.address, Balance: e.payer.balance, Needed: needed}
+		return protocol.ErrAddressInsufficientBalance{Address: *e.payer.address, Balance: e.payer.balance, Amount: e.spent, Fee: fee}
 	}
-	return protocol.ErrIdentityInsufficientBalance{ID: *e.payer.identity, Balance: e.payer.balance, Needed: needed}
+	return protocol.ErrIdentityInsufficientBalance{ID: *e.payer.identity, Balance: e.payer.balance, Amount: e.spent, Fee: fee}
 }
 
-// apply validates the transition against state and stages its writes, except the
-// payer's debit and address credits, which come after the fee is known.
-func (e *execution) apply() error {
-	switch t := e.signed.Transition.(type) {
-	case *protocol.IdentityCreate:
-		id := protocol.NewIdentityID(*e.payer.address, t.Nonce)
-		if err := drive.InsertIdentity(e.cache, drive.Identity{ID: id, Balance: t.Amount, Keys: t.Keys}); err != nil {
-			return err
-		}
-		e.events = append(e.events, Event{Type: "identity_created", Attrs: []Attr{
-			{"identity", id.String()}, {"funder", e.payer.address.String()}, {"amount", u64(t.Amount)},
-		}})
-	case *protocol.IdentityTopUp:
-		return e.creditIdentity(t.Identity, t.Amount)
-	case *protocol.IdentityCreditTransfer:
-		return e.creditIdentity(t.Recipient, t.Amount)
-	case *protocol.IdentityCreditTransferToAddress:
-		return e.planAddressCredit(t.Recipient, t.Amount)
-	case *protocol.AddressFundsTransfer:
-		return e.planAddressCredit(t.Recipient, t.Amount)
-	default:
-		return faultf("transition %s has no state rules", t.Type())
-	}
-	return nil
-}
-
+// creditIdentity reads the recipient identity and queues its credit.
 func (e *execution) creditIdentity(id protocol.IdentityID, amount uint64) error {
 	balance, ok, err := drive.GetIdentityBalance(e.cache, id)
 	if err != nil {
@@ -261,35 +282,43 @@ func (e *execution) creditIdentity(id protocol.IdentityID, amount uint64) error 
 	if !ok {
 		return protocol.ErrRecipientIdentityNotFound{ID: id}
 	}
+	if e.payer.identity != nil && *e.payer.identity == id {
+		return faultf("%s credits its own payer: its structure rules must refuse that", e.signed.Type())
+	}
 	if balance+amount < balance {
-		return faultf("identity %s balance overflows", id)
+		return protocol.ErrCreditOverflow{Account: "identity " + id.String(), Balance: balance, Amount: amount}
 	}
-	if err := drive.SetIdentityBalance(e.cache, id, balance+amount); err != nil {
-		return err
-	}
+	e.credits = append(e.credits, credit{identity: &id, before: drive.AddressState{Balance: balance}, amount: amount})
 	e.transferEvent(id.String(), amount)
 	return nil
 }
 
-// planAddressCredit reads the recipient address (absent: a new address, nonce 0) and
-// queues its credit.
-func (e *execution) planAddressCredit(a protocol.Address, amount uint64) error {
+// creditAddress reads the recipient address (absent: a new address, nonce 0) and queues
+// its credit.
+func (e *execution) creditAddress(a protocol.Address, amount uint64) error {
 	st, _, err := drive.GetAddress(e.cache, a)
 	if err != nil {
 		return err
 	}
-	if st.Balance+amount < st.Balance {
-		return faultf("address %s balance overflows", a)
+	if e.payer.address != nil && *e.payer.address == a {
+		return faultf("%s credits its own payer: its structure rules must refuse that", e.signed.Type())
 	}
-	e.addressCredits = append(e.addressCredits, addressCredit{address: a, state: st, amount: amount})
+	if st.Balance+amount < st.Balance {
+		return protocol.ErrCreditOverflow{Account: "address " + a.String(), Balance: st.Balance, Amount: amount}
+	}
+	e.credits = append(e.credits, credit{address: &a, before: st, amount: amount})
 	e.transferEvent(a.String(), amount)
 	return nil
 }
 
-func (e *execution) writeAddressCredit(c addressCredit) error {
-	c.state.Balance += c.amount
-	e.changed[c.address] = c.state.Balance
-	return drive.SetAddress(e.cache, c.address, c.state)
+func (e *execution) writeCredit(c credit) error {
+	st := c.before
+	st.Balance += c.amount // checked when planned
+	if c.address != nil {
+		e.changes = append(e.changes, drive.BalanceChange{Address: *c.address, Balance: st.Balance})
+		return drive.SetAddress(e.cache, *c.address, st)
+	}
+	return drive.SetIdentityBalance(e.cache, *c.identity, st.Balance)
 }
 
 func (e *execution) transferEvent(to string, amount uint64) {
@@ -298,29 +327,14 @@ func (e *execution) transferEvent(to string, amount uint64) {
 	}})
 }
 
-// payerWriteCost is what the payer's debit and nonce write, and the queued address
-// credits, count: priced before they are made (the values are fixed-width, so the
-// amounts do not change the cost).
-func (e *execution) payerWriteCost() feeschedule.Operations {
-	ops := feeschedule.Operations{Signatures: e.sigs}
-	for _, c := range e.addressCredits {
-		ops = ops.Add(drive.SetCost(drive.AddressKey(c.address), 16))
-	}
-	if e.payer.address != nil {
-		return ops.Add(drive.SetCost(drive.AddressKey(*e.payer.address), 16))
-	}
-	id := *e.payer.identity
-	return ops.Add(drive.SetCost(drive.IdentityBalanceKey(id), 8)).Add(drive.SetCost(drive.IdentityNonceKey(id), 8))
-}
-
-// writePayer stages the payer's new balance and consumed nonce.
+// writePayer stages the payer's new balance and consumed nonce. No credit of the
+// transition goes to the payer (structure validation refuses transfers to oneself), so
+// the payer's balance is written once.
 func (e *execution) writePayer(balance uint64) error {
 	if a := e.payer.address; a != nil {
-		e.changed[*a] = balance
+		e.changes = append(e.changes, drive.BalanceChange{Address: *a, Balance: balance})
 		return drive.SetAddress(e.cache, *a, drive.AddressState{Balance: balance, Nonce: e.payer.nonce})
 	}
-	// A transfer to itself is refused by structure validation, so no write of the
-	// transition touched the payer's balance.
 	id := *e.payer.identity
 	if err := drive.SetIdentityBalance(e.cache, id, balance); err != nil {
 		return err
@@ -335,15 +349,45 @@ func (e *execution) payerName() string {
 	return e.payer.identity.String()
 }
 
-func (e *execution) transitionEvent(fee uint64, err error) Event {
+func (e *execution) transitionEvent(charged uint64, err error) Event {
 	code, _ := protocol.CodeOf(err)
 	return Event{Type: "transition", Attrs: []Attr{
 		{"type", e.signed.Type().String()},
 		{"signer", e.payerName()},
 		{"nonce", u64(e.payer.nonce)},
-		{"fee", u64(fee)},
+		{"fee", u64(charged)},
 		{"code", strconv.FormatUint(uint64(code), 10)},
 	}}
 }
 
 func u64(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// CheckStateless checks what a transaction's bytes decide alone, under the rules in
+// force in kv at atMs: size, format, type, encoding, structure rules, and the signature
+// of a transition that carries its signer's key. ProcessProposal rejects a block holding
+// a transaction that fails it and PrepareProposal drops such transactions: a proposer
+// could have checked them, so unpaid refusals cannot fill blocks for free. What needs
+// state stays a refusal in the block. The error is a consensus error, or a Fault.
+func CheckStateless(kv drive.KV, tx []byte, atMs uint64) error {
+	r, err := loadRules(kv, atMs)
+	if err != nil {
+		return asFault(err)
+	}
+	s, err := protocol.Decode(tx, r.ctx)
+	if err != nil {
+		return err
+	}
+	_, err = s.VerifyStateless(r.chainID)
+	return err
+}
+
+// JudgeTime is the block time CheckTx and queries judge time-dependent rules at between
+// blocks: the last executed block's time, or the genesis time before the first block.
+func JudgeTime(kv drive.KV) (uint64, error) {
+	last, ok, err := drive.GetLastBlock(kv)
+	if err != nil || ok {
+		return last.TimeMs, err
+	}
+	p, err := drive.GetChainParams(kv)
+	return p.GenesisTimeMs, err
+}

@@ -32,12 +32,11 @@ func (c *Client) NextIdentityNonce(ctx context.Context, id protocol.IdentityID) 
 // NextNonce returns the next nonce of t's signer (see NextAddressNonce and
 // NextIdentityNonce).
 func (c *Client) NextNonce(ctx context.Context, t protocol.Transition) (uint64, error) {
-	switch s := t.(type) {
-	case protocol.AddressSigned:
-		return c.NextAddressNonce(ctx, protocol.AddressOf(s.SignerKey()))
-	case protocol.IdentitySigned:
-		id, _ := s.SignerIdentity()
-		return c.NextIdentityNonce(ctx, id)
+	switch sg := t.Signer(); sg.Kind {
+	case protocol.SignerAddress:
+		return c.NextAddressNonce(ctx, sg.Address())
+	case protocol.SignerIdentity:
+		return c.NextIdentityNonce(ctx, sg.Identity)
 	}
 	return 0, ErrUnknownTransition{Type: t.Type()}
 }
@@ -56,30 +55,9 @@ func (c *Client) Sign(ctx context.Context, t protocol.Transition, key ed25519.Pr
 		if err != nil {
 			return nil, err
 		}
-		if err := SetNonce(t, n); err != nil {
-			return nil, err
-		}
+		t.SetNonce(n)
 	}
 	return protocol.Sign(chainID, t, key), nil
-}
-
-// SetNonce sets the nonce of t, one of the protocol's transitions.
-func SetNonce(t protocol.Transition, n uint64) error {
-	switch t := t.(type) {
-	case *protocol.IdentityCreate:
-		t.Nonce = n
-	case *protocol.IdentityTopUp:
-		t.Nonce = n
-	case *protocol.IdentityCreditTransfer:
-		t.Nonce = n
-	case *protocol.IdentityCreditTransferToAddress:
-		t.Nonce = n
-	case *protocol.AddressFundsTransfer:
-		t.Nonce = n
-	default:
-		return ErrUnknownTransition{Type: t.Type()}
-	}
-	return nil
 }
 
 // BroadcastResult is what became of a broadcast transaction.

@@ -73,14 +73,15 @@ func PendingBlockChanges(kv KV) ([]BlockChanges, error) {
 	prefix := BlockChangesPrefix()
 	var out []BlockChanges
 	err := kv.Iterate(prefix, PrefixEnd(prefix), func(k, v []byte) (bool, error) {
-		if len(k) != len(prefix)+8 {
+		height, ok := ParseBlockChangesKey(k)
+		if !ok {
 			return true, ErrCorrupt{Key: k, Reason: "bad block changes key"}
 		}
 		changes, err := DecodeBalanceChanges(v)
 		if err != nil {
 			return true, ErrCorrupt{Key: k, Reason: err.Error()}
 		}
-		out = append(out, BlockChanges{Height: binary.BigEndian.Uint64(k[len(prefix):]), Changes: changes})
+		out = append(out, BlockChanges{Height: height, Changes: changes})
 		return false, nil
 	})
 	return out, err
@@ -117,37 +118,19 @@ func CompactBlockChanges(kv KV, records []BlockChanges, expiresAtMs uint64) erro
 	return kv.Set(ChangesExpiryKey(expiresAtMs, start, end), []byte{1})
 }
 
-// RemoveExpiredChanges removes the compacted records that expire at or before
-// blockTimeMs, oldest first, at most max of them. It returns how many it removed and
-// whether expired records remain for later blocks.
-func RemoveExpiredChanges(kv KV, blockTimeMs uint64, max int) (removed int, more bool, err error) {
-	prefix := ChangesExpiryPrefix()
-	end := binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), blockTimeMs)
-	end = PrefixEnd(end) // every expiry time <= blockTimeMs
-	var expired [][]byte
-	err = kv.Iterate(prefix, end, func(k, _ []byte) (bool, error) {
-		if len(expired) == max {
-			more = true
-			return true, nil
+// AddressBalanceCleanup is the expiry index of compacted address-balance records: each
+// entry weighs 1, and removing it removes the record it names.
+var AddressBalanceCleanup = ExpiryIndex{
+	Prefix: ChangesExpiryPrefix(),
+	Weigh:  func(KV, []byte, []byte) (uint64, error) { return 1, nil },
+	Remove: func(kv KV, k, _ []byte) error {
+		_, start, end, ok := ParseChangesExpiryKey(k)
+		if !ok {
+			return ErrCorrupt{Key: k, Reason: "bad expiry key"}
 		}
-		if len(k) != len(prefix)+24 {
-			return true, ErrCorrupt{Key: k, Reason: "bad expiry key"}
+		if err := kv.Delete(CompactedChangesKey(start, end)); err != nil {
+			return err
 		}
-		expired = append(expired, append([]byte(nil), k...))
-		return false, nil
-	})
-	if err != nil {
-		return 0, false, err
-	}
-	for _, k := range expired {
-		rest := k[len(prefix)+8:]
-		endH, startH := binary.BigEndian.Uint64(rest), binary.BigEndian.Uint64(rest[8:])
-		if err := kv.Delete(CompactedChangesKey(startH, endH)); err != nil {
-			return 0, false, err
-		}
-		if err := kv.Delete(k); err != nil {
-			return 0, false, err
-		}
-	}
-	return len(expired), more, nil
+		return kv.Delete(k)
+	},
 }

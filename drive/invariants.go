@@ -3,8 +3,6 @@ package drive
 import (
 	"encoding/binary"
 	"fmt"
-
-	"github.com/ttld-dev/ttld/protocol"
 )
 
 // ErrCreditsNotConserved: the credits in state differ from the genesis supply.
@@ -29,10 +27,19 @@ func CheckCredits(kv KV) error {
 		return err
 	}
 	var balances uint64
-	idBalanceKeyLen := 1 + protocol.IdentityIDLen + 1
+	credit := func(k []byte, n uint64) error {
+		if balances+n < balances {
+			return ErrCorrupt{Key: k, Reason: "the balances sum past 2^64-1"}
+		}
+		balances += n
+		return nil
+	}
 	err = kv.Iterate([]byte{RootIdentities}, []byte{RootIdentities + 1}, func(k, v []byte) (bool, error) {
-		if len(k) == idBalanceKeyLen && k[len(k)-1] == identityBalance {
-			balances += binary.BigEndian.Uint64(v)
+		if _, entry, _, ok := ParseIdentityKey(k); ok && entry == IdentityEntryBalance {
+			if len(v) != U64Len {
+				return true, ErrCorrupt{Key: k, Reason: "want 8 bytes"}
+			}
+			return false, credit(k, binary.BigEndian.Uint64(v))
 		}
 		return false, nil
 	})
@@ -44,13 +51,12 @@ func CheckCredits(kv KV) error {
 		if err != nil {
 			return true, ErrCorrupt{Key: k, Reason: err.Error()}
 		}
-		balances += st.Balance
-		return false, nil
+		return false, credit(k, st.Balance)
 	})
 	if err != nil {
 		return err
 	}
-	if balances+fees != supply {
+	if balances+fees < balances || balances+fees != supply {
 		return ErrCreditsNotConserved{Supply: supply, Balances: balances, Fees: fees}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package drive
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	"github.com/ttld-dev/ttld/protocol"
@@ -28,10 +29,49 @@ const (
 	changesCompacted byte = 'c'
 	changesExpiry    byte = 'e'
 
-	miscGenesis  byte = 'g'
-	miscSupply   byte = 's'
-	miscProtocol byte = 'v'
+	miscGenesis   byte = 'g'
+	miscLastBlock byte = 'l'
+	miscSupply    byte = 's'
+	miscProtocol  byte = 'v'
 )
+
+// IdentityEntry names what an identity key under IdentityPrefix holds.
+type IdentityEntry uint8
+
+// The entries of an identity.
+const (
+	IdentityEntryBalance IdentityEntry = iota + 1
+	IdentityEntryNonce
+	IdentityEntryKey
+)
+
+// ParseIdentityKey reads a key built by IdentityBalanceKey, IdentityNonceKey or
+// IdentityKeyKey: the identity, which entry it is and, for a public key, its index.
+func ParseIdentityKey(k []byte) (id protocol.IdentityID, entry IdentityEntry, index uint8, ok bool) {
+	const head = 1 + protocol.IdentityIDLen
+	if len(k) < head+1 || k[0] != RootIdentities {
+		return id, 0, 0, false
+	}
+	copy(id[:], k[1:head])
+	switch sub := k[head:]; {
+	case len(sub) == 1 && sub[0] == identityBalance:
+		return id, IdentityEntryBalance, 0, true
+	case len(sub) == 1 && sub[0] == identityNonce:
+		return id, IdentityEntryNonce, 0, true
+	case len(sub) == 2 && sub[0] == identityKey:
+		return id, IdentityEntryKey, sub[1], true
+	}
+	return id, 0, 0, false
+}
+
+// ParseAddressKey reads a key built by AddressKey.
+func ParseAddressKey(k []byte) (a protocol.Address, ok bool) {
+	if len(k) != 1+protocol.AddressLen || k[0] != RootAddresses {
+		return a, false
+	}
+	copy(a[:], k[1:])
+	return a, true
+}
 
 // IdentityPrefix is the prefix of every key of one identity: 32 | id.
 func IdentityPrefix(id protocol.IdentityID) []byte {
@@ -66,6 +106,15 @@ func BlockChangesKey(height uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{RootAddressBalanceChanges, changesBlock}, height)
 }
 
+// ParseBlockChangesKey reads a key built by BlockChangesKey.
+func ParseBlockChangesKey(k []byte) (height uint64, ok bool) {
+	rest, ok := bytes.CutPrefix(k, BlockChangesPrefix())
+	if !ok || len(rest) != 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(rest), true
+}
+
 // BlockChangesPrefix is the prefix of every per-block record.
 func BlockChangesPrefix() []byte { return []byte{RootAddressBalanceChanges, changesBlock} }
 
@@ -74,6 +123,15 @@ func BlockChangesPrefix() []byte { return []byte{RootAddressBalanceChanges, chan
 func CompactedChangesKey(start, end uint64) []byte {
 	k := binary.BigEndian.AppendUint64([]byte{RootAddressBalanceChanges, changesCompacted}, end)
 	return binary.BigEndian.AppendUint64(k, start)
+}
+
+// ParseCompactedChangesKey reads a key built by CompactedChangesKey.
+func ParseCompactedChangesKey(k []byte) (start, end uint64, ok bool) {
+	rest, ok := bytes.CutPrefix(k, CompactedChangesPrefix())
+	if !ok || len(rest) != 16 {
+		return 0, 0, false
+	}
+	return binary.BigEndian.Uint64(rest[8:]), binary.BigEndian.Uint64(rest), true
 }
 
 // CompactedChangesPrefix is the prefix of every compacted record.
@@ -89,12 +147,26 @@ func ChangesExpiryKey(expiresAtMs, start, end uint64) []byte {
 	return binary.BigEndian.AppendUint64(k, start)
 }
 
+// ParseChangesExpiryKey reads a key built by ChangesExpiryKey.
+func ParseChangesExpiryKey(k []byte) (expiresAtMs, start, end uint64, ok bool) {
+	rest, ok := bytes.CutPrefix(k, ChangesExpiryPrefix())
+	if !ok || len(rest) != 24 {
+		return 0, 0, 0, false
+	}
+	return binary.BigEndian.Uint64(rest), binary.BigEndian.Uint64(rest[16:]), binary.BigEndian.Uint64(rest[8:]), true
+}
+
 // ChangesExpiryPrefix is the prefix of the expiry index.
 func ChangesExpiryPrefix() []byte { return []byte{RootAddressBalanceChanges, changesExpiry} }
 
 // GenesisKey: 104 | 'g' -> the chain's genesis parameters. Present from genesis on, so
 // the tree is never empty (an empty IAVL tree proves nothing).
 func GenesisKey() []byte { return []byte{RootMisc, miscGenesis} }
+
+// LastBlockKey: 104 | 'l' -> the last executed block: height u64 ++ time ms u64. What
+// CheckTx, structure validation and queries judge time-dependent rules against between
+// blocks.
+func LastBlockKey() []byte { return []byte{RootMisc, miscLastBlock} }
 
 // SupplyKey: 104 | 's' -> total credits created at genesis, u64.
 func SupplyKey() []byte { return []byte{RootMisc, miscSupply} }

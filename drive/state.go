@@ -1,7 +1,6 @@
 package drive
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"encoding/binary"
 	"fmt"
@@ -20,12 +19,22 @@ func (e ErrCorrupt) Error() string {
 	return fmt.Sprintf("drive: corrupt value at %x: %s", e.Key, e.Reason)
 }
 
+// Value sizes of the fixed-width records: what a fee priced before a write counts.
+const (
+	// U64Len is the size of a balance, a nonce or a pool value.
+	U64Len = 8
+	// AddressStateLen is the size of an address's value (EncodeAddressState).
+	AddressStateLen = 16
+	// LastBlockLen is the size of the last block record (EncodeLastBlock).
+	LastBlockLen = 16
+)
+
 func getU64(kv KV, key []byte) (uint64, bool, error) {
 	v, err := kv.Get(key)
 	if err != nil || v == nil {
 		return 0, false, err
 	}
-	if len(v) != 8 {
+	if len(v) != U64Len {
 		return 0, false, ErrCorrupt{Key: key, Reason: "want 8 bytes"}
 	}
 	return binary.BigEndian.Uint64(v), true, nil
@@ -104,20 +113,20 @@ func InsertIdentity(kv KV, idn Identity) error {
 // DecodeIdentity rebuilds an identity from the entries under its prefix, in key order
 // (what a range query over IdentityPrefix returns). ok is false when there are none.
 func DecodeIdentity(id protocol.IdentityID, entries [][2][]byte) (idn Identity, ok bool, err error) {
-	prefix := IdentityPrefix(id)
 	idn.ID = id
 	for _, e := range entries {
 		k, v := e[0], e[1]
-		if !bytes.HasPrefix(k, prefix) || len(k) < len(prefix)+1 {
+		of, entry, _, parsed := ParseIdentityKey(k)
+		if !parsed || of != id {
 			return idn, false, ErrCorrupt{Key: k, Reason: "not a key of this identity"}
 		}
-		switch sub := k[len(prefix):]; {
-		case sub[0] == identityBalance && len(sub) == 1 && len(v) == 8:
+		switch {
+		case entry == IdentityEntryBalance && len(v) == U64Len:
 			idn.Balance = binary.BigEndian.Uint64(v)
 			ok = true
-		case sub[0] == identityNonce && len(sub) == 1 && len(v) == 8:
+		case entry == IdentityEntryNonce && len(v) == U64Len:
 			idn.Nonce = binary.BigEndian.Uint64(v)
-		case sub[0] == identityKey && len(sub) == 2 && len(v) == 1+ed25519.PublicKeySize && v[0] == keyTypeEd25519:
+		case entry == IdentityEntryKey && len(v) == 1+ed25519.PublicKeySize && v[0] == keyTypeEd25519:
 			idn.Keys = append(idn.Keys, ed25519.PublicKey(v[1:]))
 		default:
 			return idn, false, ErrCorrupt{Key: k, Reason: "unknown identity entry"}
@@ -132,7 +141,8 @@ type AddressState struct {
 	Nonce   uint64 // last nonce used
 }
 
-// EncodeAddressState is the 16-byte value of an address.
+// EncodeAddressState is the AddressStateLen-byte value of an address: balance u64 ++
+// nonce u64.
 func EncodeAddressState(s AddressState) []byte {
 	b := binary.BigEndian.AppendUint64(nil, s.Balance)
 	return binary.BigEndian.AppendUint64(b, s.Nonce)
@@ -140,8 +150,8 @@ func EncodeAddressState(s AddressState) []byte {
 
 // DecodeAddressState reads the value of an address.
 func DecodeAddressState(v []byte) (AddressState, error) {
-	if len(v) != 16 {
-		return AddressState{}, fmt.Errorf("address value of %d bytes, want 16", len(v))
+	if len(v) != AddressStateLen {
+		return AddressState{}, fmt.Errorf("address value of %d bytes, want %d", len(v), AddressStateLen)
 	}
 	return AddressState{Balance: binary.BigEndian.Uint64(v), Nonce: binary.BigEndian.Uint64(v[8:])}, nil
 }
@@ -237,3 +247,30 @@ func GetChainParams(kv KV) (ChainParams, error) {
 
 // SetChainParams writes the genesis parameters.
 func SetChainParams(kv KV, p ChainParams) error { return kv.Set(GenesisKey(), EncodeChainParams(p)) }
+
+// LastBlock is the last block the state has executed.
+type LastBlock struct {
+	Height uint64
+	TimeMs uint64
+}
+
+// EncodeLastBlock: height u64 ++ time ms u64.
+func EncodeLastBlock(b LastBlock) []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, b.Height), b.TimeMs)
+}
+
+// GetLastBlock returns the last executed block; ok is false before the first block.
+func GetLastBlock(kv KV) (b LastBlock, ok bool, err error) {
+	key := LastBlockKey()
+	v, err := kv.Get(key)
+	if err != nil || v == nil {
+		return b, false, err
+	}
+	if len(v) != LastBlockLen {
+		return b, false, ErrCorrupt{Key: key, Reason: "bad last block record"}
+	}
+	return LastBlock{Height: binary.BigEndian.Uint64(v), TimeMs: binary.BigEndian.Uint64(v[8:])}, true, nil
+}
+
+// SetLastBlock records the block just executed.
+func SetLastBlock(kv KV, b LastBlock) error { return kv.Set(LastBlockKey(), EncodeLastBlock(b)) }

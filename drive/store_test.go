@@ -2,6 +2,7 @@ package drive
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -196,14 +197,17 @@ func TestAddressBalanceRecords(t *testing.T) {
 		p, _ := PendingBlockChanges(kv)
 		_ = CompactBlockChanges(kv, p, 2000+i)
 	}
-	if n, more, _ := RemoveExpiredChanges(kv, 999, 10); n != 0 || more {
-		t.Fatalf("removed %d before expiry", n)
+	budget := Budget{MaxCount: 2, MaxWeight: 2}
+	if st, _ := Drain(kv, AddressBalanceCleanup, 999, budget); st != (DrainStats{}) {
+		t.Fatalf("drained %+v before expiry", st)
 	}
-	if n, more, _ := RemoveExpiredChanges(kv, 2001, 2); n != 2 || !more {
-		t.Fatalf("removed %d (more %v), want the bound of 2 and a backlog", n, more)
+	// At 2001 three records are due (expiring at 1000, 2000, 2001): two go, the one of
+	// 2001 is left, due for 0 ms.
+	if st, _ := Drain(kv, AddressBalanceCleanup, 2001, budget); st != (DrainStats{Removed: 2, WeightUsed: 2, Backlog: 1}) {
+		t.Fatalf("drained %+v, want the bound of 2 and a backlog of 1", st)
 	}
-	if n, more, _ := RemoveExpiredChanges(kv, 2001, 2); n != 1 || more {
-		t.Fatalf("removed %d (more %v), want the last expired one", n, more)
+	if st, _ := Drain(kv, AddressBalanceCleanup, 2001, budget); st != (DrainStats{Removed: 1, WeightUsed: 1}) {
+		t.Fatalf("drained %+v, want the last expired one", st)
 	}
 	if v, _ := kv.Get(CompactedChangesKey(12, 12)); v == nil {
 		t.Fatal("an unexpired record was removed")
@@ -220,6 +224,54 @@ func TestDecodeBalanceChangesRefusesBadBytes(t *testing.T) {
 	for i, b := range bad {
 		if _, err := DecodeBalanceChanges(b); err == nil {
 			t.Errorf("case %d decoded", i)
+		}
+	}
+}
+
+// TestDrainBudget: the count and weight limits, the first removal always allowed
+// whatever it weighs, the backlog and the age of the oldest entry left.
+func TestDrainBudget(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	kv := s.Working()
+	prefix := []byte{RootMisc, 'T'}
+	weights := map[string]uint64{}
+	var removed []uint64
+	idx := ExpiryIndex{
+		Prefix: prefix,
+		Weigh:  func(_ KV, k, _ []byte) (uint64, error) { return weights[string(k)], nil },
+		Remove: func(kv KV, k, _ []byte) error {
+			removed = append(removed, binary.BigEndian.Uint64(k[len(prefix):]))
+			return kv.Delete(k)
+		},
+	}
+	// Entries expiring at 10, 20, ..., 60 ms, weighing 5, 1, 1, 3, 1, 1.
+	for i, w := range []uint64{5, 1, 1, 3, 1, 1} {
+		k := binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), uint64(10*(i+1)))
+		weights[string(k)] = w
+		if err := kv.Set(k, []byte{1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		now    uint64
+		budget Budget
+		want   DrainStats
+		gone   []uint64
+	}{
+		// The first entry weighs 5, over the budget of 2: it goes all the same, alone.
+		{100, Budget{MaxCount: 10, MaxWeight: 2}, DrainStats{Removed: 1, WeightUsed: 5, Backlog: 5, OldestOverdueMs: 80}, []uint64{10}},
+		// Weight 2: 20 and 30 (1 each); 40 weighs 3 and waits.
+		{100, Budget{MaxCount: 10, MaxWeight: 2}, DrainStats{Removed: 2, WeightUsed: 2, Backlog: 3, OldestOverdueMs: 60}, []uint64{20, 30}},
+		// Count 1 at time 45: only 40 is due.
+		{45, Budget{MaxCount: 1, MaxWeight: 100}, DrainStats{Removed: 1, WeightUsed: 3}, []uint64{40}},
+		{100, Budget{MaxCount: 10, MaxWeight: 100}, DrainStats{Removed: 2, WeightUsed: 2}, []uint64{50, 60}},
+		{100, Budget{MaxCount: 10, MaxWeight: 100}, DrainStats{}, nil},
+	}
+	for i, c := range cases {
+		removed = nil
+		st, err := Drain(kv, idx, c.now, c.budget)
+		if err != nil || st != c.want || fmt.Sprint(removed) != fmt.Sprint(c.gone) {
+			t.Fatalf("case %d: %+v removed %v (%v), want %+v removed %v", i, st, removed, err, c.want, c.gone)
 		}
 	}
 }

@@ -1,110 +1,115 @@
 package protocol
 
 import (
+	"flag"
+	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 )
 
-// TestCodesPinned pins every consensus code and whether its refusal is paid. The table
-// is docs/ERRORS.md; a change here is a consensus change and needs a new protocol
-// version, never a renumbering.
+var update = flag.Bool("update", false, "rewrite the code table in docs/ERRORS.md from the registry")
+
+// TestCodesPinned pins every consensus code, its name and whether its refusal is paid.
+// A change here is a consensus change and needs a new protocol version, never a
+// renumbering.
 func TestCodesPinned(t *testing.T) {
 	pinned := []struct {
 		code Code
 		want uint32
+		name string
 		paid bool
+		err  Error // the typed error that carries the code; nil for OK
 	}{
-		{CodeOK, 0, false},
-		{CodeTxDecode, 10001, false},
-		{CodeTxTooLarge, 10002, false},
-		{CodeUnsupportedTxFormat, 10003, false},
-		{CodeUnknownTransitionType, 10004, false},
-		{CodeInvalidTransition, 10005, false},
-		{CodeIdentityNotFound, 20000, false},
-		{CodeMissingPublicKey, 20001, false},
-		{CodeInvalidSignature, 20002, false},
-		{CodeAddressNotFound, 20010, false},
-		{CodeBalanceIsNotEnough, 30000, false},
-		{CodeInvalidIdentityNonce, 40204, false},
-		{CodeIdentityInsufficientBalance, 40210, true},
-		{CodeRecipientIdentityNotFound, 40211, true},
-		{CodeInvalidAddressNonce, 40220, false},
-		{CodeAddressInsufficientBalance, 40221, true},
+		{CodeOK, 0, "OK", false, nil},
+		{CodeTxDecode, 10001, "TxDecode", false, ErrTxDecode{}},
+		{CodeTxTooLarge, 10002, "TxTooLarge", false, ErrTxTooLarge{}},
+		{CodeUnsupportedTxFormat, 10003, "UnsupportedTxFormat", false, ErrUnsupportedTxFormat{}},
+		{CodeUnknownTransitionType, 10004, "UnknownTransitionType", false, ErrUnknownTransitionType{}},
+		{CodeInvalidTransition, 10005, "InvalidTransition", false, ErrInvalidTransition{}},
+		{CodeIdentityNotFound, 20000, "IdentityNotFound", false, ErrIdentityNotFound{}},
+		{CodeMissingPublicKey, 20001, "MissingPublicKey", false, ErrMissingPublicKey{}},
+		{CodeInvalidSignature, 20002, "InvalidSignature", false, ErrInvalidSignature{}},
+		{CodeAddressNotFound, 20010, "AddressNotFound", false, ErrAddressNotFound{}},
+		{CodeBalanceIsNotEnough, 30000, "BalanceIsNotEnough", false, ErrBalanceIsNotEnough{}},
+		{CodeInvalidIdentityNonce, 40204, "InvalidIdentityNonce", false, ErrInvalidIdentityNonce{}},
+		{CodeIdentityInsufficientBalance, 40210, "IdentityInsufficientBalance", true, ErrIdentityInsufficientBalance{}},
+		{CodeRecipientIdentityNotFound, 40211, "RecipientIdentityNotFound", true, ErrRecipientIdentityNotFound{}},
+		{CodeInvalidAddressNonce, 40220, "InvalidAddressNonce", false, ErrInvalidAddressNonce{}},
+		{CodeAddressInsufficientBalance, 40221, "AddressInsufficientBalance", true, ErrAddressInsufficientBalance{}},
+		{CodeCreditOverflow, 40230, "CreditOverflow", false, ErrCreditOverflow{}},
+	}
+	if len(pinned) != len(Codes()) {
+		t.Fatalf("%d codes pinned, the registry has %d: pin the new ones", len(pinned), len(Codes()))
 	}
 	for _, p := range pinned {
 		if uint32(p.code) != p.want {
 			t.Errorf("code %d renumbered to %d", p.want, p.code)
 		}
-		if p.code.Paid() != p.paid {
-			t.Errorf("code %d: paid = %v, want %v", p.want, p.code.Paid(), p.paid)
+		info, ok := p.code.Info()
+		if !ok || info.Name != p.name || info.Paid != p.paid || p.code.Paid() != p.paid || info.Meaning == "" {
+			t.Errorf("code %d: registry row %+v, want name %s, paid %v", p.want, info, p.name, p.paid)
+		}
+		if p.err == nil {
+			continue
+		}
+		if p.err.Code() != p.code {
+			t.Errorf("%T reports %d, want %d", p.err, p.err.Code(), p.code)
+		}
+		// CodeOf finds the code through wrapping.
+		wrapped := fmt.Errorf("outer: %w", fmt.Errorf("inner: %w", p.err))
+		if got, ok := CodeOf(wrapped); !ok || got != p.code {
+			t.Errorf("CodeOf(wrapped %T) = %d, %v", p.err, got, ok)
 		}
 	}
-	// Every typed error reports the code of its row.
-	errs := map[Code]Error{
-		CodeTxDecode:                    ErrTxDecode{},
-		CodeTxTooLarge:                  ErrTxTooLarge{},
-		CodeUnsupportedTxFormat:         ErrUnsupportedTxFormat{},
-		CodeUnknownTransitionType:       ErrUnknownTransitionType{},
-		CodeInvalidTransition:           ErrInvalidTransition{},
-		CodeIdentityNotFound:            ErrIdentityNotFound{},
-		CodeMissingPublicKey:            ErrMissingPublicKey{},
-		CodeInvalidSignature:            ErrInvalidSignature{},
-		CodeAddressNotFound:             ErrAddressNotFound{},
-		CodeBalanceIsNotEnough:          ErrBalanceIsNotEnough{},
-		CodeInvalidIdentityNonce:        ErrInvalidIdentityNonce{},
-		CodeIdentityInsufficientBalance: ErrIdentityInsufficientBalance{},
-		CodeRecipientIdentityNotFound:   ErrRecipientIdentityNotFound{},
-		CodeInvalidAddressNonce:         ErrInvalidAddressNonce{},
-		CodeAddressInsufficientBalance:  ErrAddressInsufficientBalance{},
-	}
-	if len(errs) != len(pinned)-1 {
-		t.Fatalf("%d typed errors for %d codes", len(errs), len(pinned)-1)
-	}
-	for c, e := range errs {
-		if e.Code() != c {
-			t.Errorf("%T reports %d, want %d", e, e.Code(), c)
-		}
-		if got, ok := CodeOf(e); !ok || got != c {
-			t.Errorf("CodeOf(%T) = %d, %v", e, got, ok)
-		}
+	if _, ok := CodeOf(fmt.Errorf("no code")); ok {
+		t.Error("CodeOf found a code in an error that carries none")
 	}
 }
 
-// TestErrorsDoc checks docs/ERRORS.md row by row against the code table.
+// codeTableMarkdown renders the registry as the table of docs/ERRORS.md.
+func codeTableMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| code | name | paid | meaning |\n|---|---|---|---|\n")
+	for _, r := range Codes() {
+		paid := "unpaid"
+		switch {
+		case r.Code == CodeOK:
+			paid = "-"
+		case r.Paid:
+			paid = "paid"
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s |\n", r.Code, r.Name, paid, r.Meaning)
+	}
+	return b.String()
+}
+
+const (
+	tableStart = "<!-- code table: generated from protocol/codes.go by `go test ./protocol -run TestErrorsDoc -update` -->\n"
+	tableEnd   = "<!-- end of code table -->"
+)
+
+// TestErrorsDoc checks that docs/ERRORS.md holds the registry's table; -update
+// rewrites it.
 func TestErrorsDoc(t *testing.T) {
-	raw, err := os.ReadFile("../docs/ERRORS.md")
+	const path = "../docs/ERRORS.md"
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := map[Code]string{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		cells := strings.Split(line, "|")
-		if len(cells) < 5 {
-			continue
-		}
-		n, err := strconv.ParseUint(strings.TrimSpace(cells[1]), 10, 32)
-		if err != nil || n < 10000 {
-			continue
-		}
-		rows[Code(n)] = strings.TrimSpace(cells[3])
+	doc := string(raw)
+	i, j := strings.Index(doc, tableStart), strings.Index(doc, tableEnd)
+	if i < 0 || j < i {
+		t.Fatalf("docs/ERRORS.md has no generated code table between %q and %q", tableStart, tableEnd)
 	}
-	codes := []Code{CodeTxDecode, CodeTxTooLarge, CodeUnsupportedTxFormat, CodeUnknownTransitionType,
-		CodeInvalidTransition, CodeIdentityNotFound, CodeMissingPublicKey, CodeInvalidSignature,
-		CodeAddressNotFound, CodeBalanceIsNotEnough, CodeInvalidIdentityNonce,
-		CodeIdentityInsufficientBalance, CodeRecipientIdentityNotFound, CodeInvalidAddressNonce,
-		CodeAddressInsufficientBalance}
-	if len(rows) != len(codes) {
-		t.Errorf("docs/ERRORS.md lists %d codes, the code has %d", len(rows), len(codes))
+	want := doc[:i+len(tableStart)] + codeTableMarkdown() + doc[j:]
+	if *update {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
 	}
-	for _, c := range codes {
-		want := "unpaid"
-		if c.Paid() {
-			want = "paid"
-		}
-		if got, ok := rows[c]; !ok || got != want {
-			t.Errorf("docs/ERRORS.md row %d: %q, want %q", c, got, want)
-		}
+	if doc != want {
+		t.Errorf("docs/ERRORS.md's code table differs from the registry: run go test ./protocol -run TestErrorsDoc -update and review the diff")
 	}
 }

@@ -1,67 +1,27 @@
 package protocol
 
-import "fmt"
-
-// Code is a stable consensus error code. It goes into the transaction result; the
-// readable message goes into the log only. Codes are never renumbered or reused, and
-// codes_test.go pins every one of them together with whether the refusal is paid.
-type Code uint32
-
-// The codes. The five-digit groups follow the platform: 1xxxx basic (decoding and
-// structure), 2xxxx signature and signer, 3xxxx fee, 4xxxx state.
-const (
-	CodeOK Code = 0
-
-	CodeTxDecode              Code = 10001
-	CodeTxTooLarge            Code = 10002
-	CodeUnsupportedTxFormat   Code = 10003
-	CodeUnknownTransitionType Code = 10004
-	CodeInvalidTransition     Code = 10005
-
-	CodeIdentityNotFound Code = 20000
-	CodeMissingPublicKey Code = 20001
-	CodeInvalidSignature Code = 20002
-	CodeAddressNotFound  Code = 20010
-
-	CodeBalanceIsNotEnough Code = 30000
-
-	CodeInvalidIdentityNonce        Code = 40204
-	CodeIdentityInsufficientBalance Code = 40210
-	CodeRecipientIdentityNotFound   Code = 40211
-	CodeInvalidAddressNonce         Code = 40220
-	CodeAddressInsufficientBalance  Code = 40221
+import (
+	"errors"
+	"fmt"
 )
 
-// Paid reports whether a refusal with this code still charges the signer its processing
-// fee and consumes its nonce. Only refusals found after the signer is authenticated, its
-// nonce accepted and its fee affordable are paid: anything earlier changes nothing, so a
-// replayed or forged transition can never drain anyone.
-func (c Code) Paid() bool {
-	switch c {
-	case CodeIdentityInsufficientBalance, CodeRecipientIdentityNotFound,
-		CodeAddressInsufficientBalance:
-		return true
+// CodeOf returns the code of err (found through wrapping), or CodeOK when err is nil.
+// An error that carries no code is a broken invariant of the caller: ok is false.
+func CodeOf(err error) (code Code, ok bool) {
+	if err == nil {
+		return CodeOK, true
 	}
-	return false
+	var e Error
+	if !errors.As(err, &e) {
+		return 0, false
+	}
+	return e.Code(), true
 }
 
 // Error is a consensus error: it carries its fields and its stable code.
 type Error interface {
 	error
 	Code() Code
-}
-
-// CodeOf returns the code of err, or 0 when err is nil. An error that is not a
-// consensus error is a broken invariant of the caller and has no code.
-func CodeOf(err error) (Code, bool) {
-	if err == nil {
-		return CodeOK, true
-	}
-	e, ok := err.(Error)
-	if !ok {
-		return 0, false
-	}
-	return e.Code(), true
 }
 
 // ErrTxDecode: the bytes are not a transition of this encoding.
@@ -200,28 +160,32 @@ func (e ErrInvalidAddressNonce) Error() string {
 	return fmt.Sprintf("address %s nonce %d is %s (last used %d)", e.Address, e.Got, e.Reason, e.Last)
 }
 
-// ErrIdentityInsufficientBalance: the identity can pay the fee but not the amount. Paid.
+// ErrIdentityInsufficientBalance: the identity can pay the fee but not the amount as
+// well. Paid.
 type ErrIdentityInsufficientBalance struct {
 	ID      IdentityID
 	Balance uint64 // balance before the fee
-	Needed  uint64 // amount plus fee
+	Amount  uint64 // what the transition moves out
+	Fee     uint64 // the fee the transition would have paid with it
 }
 
 func (e ErrIdentityInsufficientBalance) Code() Code { return CodeIdentityInsufficientBalance }
 func (e ErrIdentityInsufficientBalance) Error() string {
-	return fmt.Sprintf("identity %s balance %d is below the %d needed", e.ID, e.Balance, e.Needed)
+	return fmt.Sprintf("identity %s balance %d cannot pay the amount %d plus the fee %d", e.ID, e.Balance, e.Amount, e.Fee)
 }
 
-// ErrAddressInsufficientBalance: the address can pay the fee but not the amount. Paid.
+// ErrAddressInsufficientBalance: the address can pay the fee but not the amount as well.
+// Paid.
 type ErrAddressInsufficientBalance struct {
 	Address Address
 	Balance uint64
-	Needed  uint64
+	Amount  uint64
+	Fee     uint64
 }
 
 func (e ErrAddressInsufficientBalance) Code() Code { return CodeAddressInsufficientBalance }
 func (e ErrAddressInsufficientBalance) Error() string {
-	return fmt.Sprintf("address %s balance %d is below the %d needed", e.Address, e.Balance, e.Needed)
+	return fmt.Sprintf("address %s balance %d cannot pay the amount %d plus the fee %d", e.Address, e.Balance, e.Amount, e.Fee)
 }
 
 // ErrRecipientIdentityNotFound: a top-up or transfer names an identity that does not
@@ -231,4 +195,19 @@ type ErrRecipientIdentityNotFound struct{ ID IdentityID }
 func (e ErrRecipientIdentityNotFound) Code() Code { return CodeRecipientIdentityNotFound }
 func (e ErrRecipientIdentityNotFound) Error() string {
 	return fmt.Sprintf("recipient identity %s not found", e.ID)
+}
+
+// ErrCreditOverflow: a credit would take an account's balance, or a sum of fees, past
+// 2^64-1. While credits are conserved this cannot happen (genesis caps the supply at
+// 2^64-1); it is a refusal all the same, so that no state a transaction reaches can make
+// a block fail. Unpaid.
+type ErrCreditOverflow struct {
+	Account string // the account or pool credited
+	Balance uint64
+	Amount  uint64
+}
+
+func (e ErrCreditOverflow) Code() Code { return CodeCreditOverflow }
+func (e ErrCreditOverflow) Error() string {
+	return fmt.Sprintf("crediting %d to %s (balance %d) would overflow", e.Amount, e.Account, e.Balance)
 }

@@ -15,257 +15,71 @@ const SignatureLen = ed25519.SignatureSize
 // signDomain starts the sign bytes of every transition.
 const signDomain = "ttld-transition-v1"
 
-// TransitionType is the byte that names a transition's kind on the wire.
+// TransitionType is the byte that names a transition's kind on the wire. Each kind's
+// file declares its number; numbers are never renumbered or reused.
 type TransitionType uint8
-
-// The transition types. Never renumbered or reused.
-const (
-	TypeIdentityCreate                  TransitionType = 1
-	TypeIdentityTopUp                   TransitionType = 2
-	TypeIdentityCreditTransfer          TransitionType = 3
-	TypeIdentityCreditTransferToAddress TransitionType = 4
-	TypeAddressFundsTransfer            TransitionType = 5
-)
-
-var typeNames = map[TransitionType]string{
-	TypeIdentityCreate:                  "identity_create",
-	TypeIdentityTopUp:                   "identity_top_up",
-	TypeIdentityCreditTransfer:          "identity_credit_transfer",
-	TypeIdentityCreditTransferToAddress: "identity_credit_transfer_to_address",
-	TypeAddressFundsTransfer:            "address_funds_transfer",
-}
-
-func (t TransitionType) String() string {
-	if n, ok := typeNames[t]; ok {
-		return n
-	}
-	return fmt.Sprintf("TransitionType(%d)", uint8(t))
-}
 
 // Transition is the body of a state transition: everything but the signature.
 type Transition interface {
 	Type() TransitionType
 	// GetNonce is the signer's nonce this transition consumes.
 	GetNonce() uint64
+	// SetNonce sets it (a client fills it in before signing).
+	SetNonce(n uint64)
+	// Signer names the account whose key signs the transition and pays for it.
+	Signer() Signer
 	encodeBody(e *encoder)
 	decodeBody(d *decoder)
-	validate(l Limits) error
+	// validate checks the structure rules: what needs no state.
+	validate(ctx Context) error
 }
 
-// AddressSigned is implemented by the transitions an address key signs.
-type AddressSigned interface {
-	Transition
-	SignerKey() ed25519.PublicKey
-}
+// SignerKind says which kind of account signs a transition.
+type SignerKind uint8
 
-// IdentitySigned is implemented by the transitions an identity key signs.
-type IdentitySigned interface {
-	Transition
-	SignerIdentity() (IdentityID, uint8)
-}
+const (
+	// SignerAddress: a platform address; the transition carries the public key, so its
+	// signature can be checked without state.
+	SignerAddress SignerKind = 1
+	// SignerIdentity: an identity's key at an index; checking the signature needs the
+	// identity's keys from state.
+	SignerIdentity SignerKind = 2
+)
 
-// IdentityCreate creates an identity with the given keys, funded with Amount credits
-// from the signing address, which also pays the fee.
-type IdentityCreate struct {
-	PubKey ed25519.PublicKey // the funding address's key; signs
-	Nonce  uint64
-	Amount uint64
-	Keys   []ed25519.PublicKey // the new identity's keys, key index = position
-}
-
-// IdentityTopUp moves Amount credits from the signing address to an identity.
-type IdentityTopUp struct {
-	PubKey   ed25519.PublicKey
-	Nonce    uint64
+// Signer names the signing account of a transition.
+type Signer struct {
+	Kind SignerKind
+	// PubKey is the address's key (SignerAddress only).
+	PubKey ed25519.PublicKey
+	// Identity and KeyIndex name the identity key (SignerIdentity only).
 	Identity IdentityID
-	Amount   uint64
+	KeyIndex uint8
 }
 
-// IdentityCreditTransfer moves Amount credits between identities.
-type IdentityCreditTransfer struct {
-	Identity  IdentityID
-	KeyIndex  uint8
-	Nonce     uint64
-	Recipient IdentityID
-	Amount    uint64
+// Address is the signing address (SignerAddress only).
+func (s Signer) Address() Address { return AddressOf(s.PubKey) }
+
+// Context is what structure validation judges a transition against: the rules of the
+// protocol version in force and the time of the block it is judged for (the block's
+// own time in a block, the last block's time in CheckTx).
+type Context struct {
+	Version     Version
+	Limits      Limits
+	BlockTimeMs uint64
 }
 
-// IdentityCreditTransferToAddress moves Amount credits from an identity to an address.
-type IdentityCreditTransferToAddress struct {
-	Identity  IdentityID
-	KeyIndex  uint8
-	Nonce     uint64
-	Recipient Address
-	Amount    uint64
-}
-
-// AddressFundsTransfer moves Amount credits between addresses.
-type AddressFundsTransfer struct {
-	PubKey    ed25519.PublicKey
-	Nonce     uint64
-	Recipient Address
-	Amount    uint64
-}
-
-func (*IdentityCreate) Type() TransitionType         { return TypeIdentityCreate }
-func (*IdentityTopUp) Type() TransitionType          { return TypeIdentityTopUp }
-func (*IdentityCreditTransfer) Type() TransitionType { return TypeIdentityCreditTransfer }
-func (*IdentityCreditTransferToAddress) Type() TransitionType {
-	return TypeIdentityCreditTransferToAddress
-}
-func (*AddressFundsTransfer) Type() TransitionType { return TypeAddressFundsTransfer }
-
-func (t *IdentityCreate) GetNonce() uint64                  { return t.Nonce }
-func (t *IdentityTopUp) GetNonce() uint64                   { return t.Nonce }
-func (t *IdentityCreditTransfer) GetNonce() uint64          { return t.Nonce }
-func (t *IdentityCreditTransferToAddress) GetNonce() uint64 { return t.Nonce }
-func (t *AddressFundsTransfer) GetNonce() uint64            { return t.Nonce }
-
-func (t *IdentityCreate) SignerKey() ed25519.PublicKey       { return t.PubKey }
-func (t *IdentityTopUp) SignerKey() ed25519.PublicKey        { return t.PubKey }
-func (t *AddressFundsTransfer) SignerKey() ed25519.PublicKey { return t.PubKey }
-
-func (t *IdentityCreditTransfer) SignerIdentity() (IdentityID, uint8) {
-	return t.Identity, t.KeyIndex
-}
-func (t *IdentityCreditTransferToAddress) SignerIdentity() (IdentityID, uint8) {
-	return t.Identity, t.KeyIndex
-}
-
-func (t *IdentityCreate) encodeBody(e *encoder) {
-	e.bytes(t.PubKey)
-	e.u64(t.Nonce)
-	e.u64(t.Amount)
-	e.u8(uint8(len(t.Keys)))
-	for _, k := range t.Keys {
-		e.bytes(k)
+// ContextFor returns the context of version v at a block time.
+func ContextFor(v Version, blockTimeMs uint64) (Context, error) {
+	l, err := LimitsFor(v)
+	if err != nil {
+		return Context{}, err
 	}
-}
-
-func (t *IdentityCreate) decodeBody(d *decoder) {
-	t.PubKey = d.fixed(ed25519.PublicKeySize, "signer public key")
-	t.Nonce = d.u64("nonce")
-	t.Amount = d.u64("amount")
-	n := int(d.u8("key count"))
-	for i := 0; i < n && d.err == nil; i++ {
-		t.Keys = append(t.Keys, d.fixed(ed25519.PublicKeySize, "identity public key"))
-	}
-}
-
-func (t *IdentityCreate) validate(l Limits) error {
-	if t.Amount == 0 {
-		return ErrInvalidTransition{Field: "amount", Reason: "must be positive"}
-	}
-	if len(t.Keys) == 0 || len(t.Keys) > l.MaxIdentityKeys {
-		return ErrInvalidTransition{Field: "keys", Reason: fmt.Sprintf("an identity needs 1 to %d keys", l.MaxIdentityKeys)}
-	}
-	for i := range t.Keys {
-		for j := 0; j < i; j++ {
-			if t.Keys[i].Equal(t.Keys[j]) {
-				return ErrInvalidTransition{Field: "keys", Reason: fmt.Sprintf("key %d repeats key %d", i, j)}
-			}
-		}
-	}
-	return nil
-}
-
-func (t *IdentityTopUp) encodeBody(e *encoder) {
-	e.bytes(t.PubKey)
-	e.u64(t.Nonce)
-	e.bytes(t.Identity[:])
-	e.u64(t.Amount)
-}
-
-func (t *IdentityTopUp) decodeBody(d *decoder) {
-	t.PubKey = d.fixed(ed25519.PublicKeySize, "signer public key")
-	t.Nonce = d.u64("nonce")
-	copy(t.Identity[:], d.fixed(IdentityIDLen, "identity id"))
-	t.Amount = d.u64("amount")
-}
-
-func (t *IdentityTopUp) validate(Limits) error { return positive(t.Amount) }
-
-func (t *IdentityCreditTransfer) encodeBody(e *encoder) {
-	e.bytes(t.Identity[:])
-	e.u8(t.KeyIndex)
-	e.u64(t.Nonce)
-	e.bytes(t.Recipient[:])
-	e.u64(t.Amount)
-}
-
-func (t *IdentityCreditTransfer) decodeBody(d *decoder) {
-	copy(t.Identity[:], d.fixed(IdentityIDLen, "identity id"))
-	t.KeyIndex = d.u8("key index")
-	t.Nonce = d.u64("nonce")
-	copy(t.Recipient[:], d.fixed(IdentityIDLen, "recipient identity id"))
-	t.Amount = d.u64("amount")
-}
-
-func (t *IdentityCreditTransfer) validate(Limits) error {
-	if t.Recipient == t.Identity {
-		return ErrInvalidTransition{Field: "recipient", Reason: "an identity cannot transfer to itself"}
-	}
-	return positive(t.Amount)
-}
-
-func (t *IdentityCreditTransferToAddress) encodeBody(e *encoder) {
-	e.bytes(t.Identity[:])
-	e.u8(t.KeyIndex)
-	e.u64(t.Nonce)
-	e.bytes(t.Recipient[:])
-	e.u64(t.Amount)
-}
-
-func (t *IdentityCreditTransferToAddress) decodeBody(d *decoder) {
-	copy(t.Identity[:], d.fixed(IdentityIDLen, "identity id"))
-	t.KeyIndex = d.u8("key index")
-	t.Nonce = d.u64("nonce")
-	copy(t.Recipient[:], d.fixed(AddressLen, "recipient address"))
-	t.Amount = d.u64("amount")
-}
-
-func (t *IdentityCreditTransferToAddress) validate(Limits) error { return positive(t.Amount) }
-
-func (t *AddressFundsTransfer) encodeBody(e *encoder) {
-	e.bytes(t.PubKey)
-	e.u64(t.Nonce)
-	e.bytes(t.Recipient[:])
-	e.u64(t.Amount)
-}
-
-func (t *AddressFundsTransfer) decodeBody(d *decoder) {
-	t.PubKey = d.fixed(ed25519.PublicKeySize, "signer public key")
-	t.Nonce = d.u64("nonce")
-	copy(t.Recipient[:], d.fixed(AddressLen, "recipient address"))
-	t.Amount = d.u64("amount")
-}
-
-func (t *AddressFundsTransfer) validate(Limits) error {
-	if AddressOf(t.PubKey) == t.Recipient {
-		return ErrInvalidTransition{Field: "recipient", Reason: "an address cannot transfer to itself"}
-	}
-	return positive(t.Amount)
+	return Context{Version: v, Limits: l, BlockTimeMs: blockTimeMs}, nil
 }
 
 func positive(amount uint64) error {
 	if amount == 0 {
 		return ErrInvalidTransition{Field: "amount", Reason: "must be positive"}
-	}
-	return nil
-}
-
-func newTransition(t TransitionType) Transition {
-	switch t {
-	case TypeIdentityCreate:
-		return &IdentityCreate{}
-	case TypeIdentityTopUp:
-		return &IdentityTopUp{}
-	case TypeIdentityCreditTransfer:
-		return &IdentityCreditTransfer{}
-	case TypeIdentityCreditTransferToAddress:
-		return &IdentityCreditTransferToAddress{}
-	case TypeAddressFundsTransfer:
-		return &AddressFundsTransfer{}
 	}
 	return nil
 }
@@ -305,12 +119,12 @@ func Sign(chainID string, t Transition, key ed25519.PrivateKey) []byte {
 	return append(unsigned, sig...)
 }
 
-// Decode parses transaction bytes under the limits of a protocol version. It checks the
-// encoding and the structure rules, not the signature (which needs state for identity
-// signers: see VerifySignature).
-func Decode(tx []byte, l Limits) (*Signed, error) {
-	if len(tx) > l.MaxTxBytes {
-		return nil, ErrTxTooLarge{Size: len(tx), Max: l.MaxTxBytes}
+// Decode parses transaction bytes under the rules of ctx. It checks the encoding and the
+// structure rules, not the signature (which needs state for identity signers: see
+// VerifySignature and VerifyStateless).
+func Decode(tx []byte, ctx Context) (*Signed, error) {
+	if len(tx) > ctx.Limits.MaxTxBytes {
+		return nil, ErrTxTooLarge{Size: len(tx), Max: ctx.Limits.MaxTxBytes}
 	}
 	if len(tx) < 2+SignatureLen {
 		return nil, ErrTxDecode{Offset: len(tx), Reason: "shorter than a header and a signature"}
@@ -318,11 +132,11 @@ func Decode(tx []byte, l Limits) (*Signed, error) {
 	if tx[0] != TxFormat1 {
 		return nil, ErrUnsupportedTxFormat{Format: tx[0]}
 	}
-	typ := TransitionType(tx[1])
-	t := newTransition(typ)
-	if t == nil {
+	kind, ok := KindOf(TransitionType(tx[1]))
+	if !ok {
 		return nil, ErrUnknownTransitionType{Type: tx[1]}
 	}
+	t := kind.New()
 	body := tx[:len(tx)-SignatureLen]
 	d := &decoder{buf: body, off: 2}
 	t.decodeBody(d)
@@ -330,12 +144,23 @@ func Decode(tx []byte, l Limits) (*Signed, error) {
 		return nil, d.err
 	}
 	if d.off != len(body) {
-		return nil, ErrTxDecode{Offset: d.off, Reason: fmt.Sprintf("%d unexpected bytes before the signature", len(body)-d.off)}
+		return nil, ErrTxDecode{Offset: d.off, Reason: fmt.Sprintf("%d bytes follow the last field: a transition of %s is %d bytes plus its %d-byte signature", len(body)-d.off, t.Type(), d.off, SignatureLen)}
 	}
-	if err := t.validate(l); err != nil {
+	if err := t.validate(ctx); err != nil {
 		return nil, err
 	}
 	return &Signed{Transition: t, Signature: tx[len(body):], unsigned: body}, nil
+}
+
+// VerifyStateless checks what can be checked of the signature without state: the
+// signature of a transition that carries its signer's key. It reports whether it
+// checked anything (an identity's signature needs the identity's keys from state).
+func (s *Signed) VerifyStateless(chainID string) (bool, error) {
+	sg := s.Signer()
+	if sg.Kind != SignerAddress {
+		return false, nil
+	}
+	return true, s.VerifySignature(chainID, sg.PubKey)
 }
 
 // VerifySignature checks the signature with the signer's public key.

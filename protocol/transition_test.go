@@ -13,12 +13,12 @@ func testKey(name string) ed25519.PrivateKey {
 	return ed25519.NewKeyFromSeed(seed[:])
 }
 
-func testLimits(t testing.TB) Limits {
-	l, err := LimitsFor(Latest)
+func testContext(t testing.TB) Context {
+	ctx, err := ContextFor(Latest, 1_767_225_600_000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l
+	return ctx
 }
 
 // sampleTransitions holds one valid transition of every type.
@@ -36,7 +36,7 @@ func sampleTransitions() []Transition {
 }
 
 func TestRoundTripAndSignature(t *testing.T) {
-	l := testLimits(t)
+	l := testContext(t)
 	alice := testKey("alice")
 	for _, tr := range sampleTransitions() {
 		tx := Sign("test-chain", tr, alice)
@@ -73,6 +73,78 @@ func TestRoundTripAndSignature(t *testing.T) {
 	}
 }
 
+// TestRegistry pins every transition type number and name, and checks that the samples
+// above cover every registered kind, so a new kind cannot miss the round trip, signature
+// and fuzz tests.
+func TestRegistry(t *testing.T) {
+	pinned := map[TransitionType]string{
+		1: "identity_create",
+		2: "identity_top_up",
+		3: "identity_credit_transfer",
+		4: "identity_credit_transfer_to_address",
+		5: "address_funds_transfer",
+	}
+	kinds := Kinds()
+	if len(kinds) != len(pinned) {
+		t.Fatalf("%d kinds registered, %d pinned", len(kinds), len(pinned))
+	}
+	for i, k := range kinds {
+		if i > 0 && kinds[i-1].Type >= k.Type {
+			t.Fatalf("Kinds() not in type order at %d", i)
+		}
+		if pinned[k.Type] != k.Name || k.Type.String() != k.Name {
+			t.Errorf("type %d is %q, pinned %q", k.Type, k.Name, pinned[k.Type])
+		}
+	}
+	covered := map[TransitionType]bool{}
+	for _, tr := range sampleTransitions() {
+		covered[tr.Type()] = true
+		sg := tr.Signer()
+		switch sg.Kind {
+		case SignerAddress:
+			if len(sg.PubKey) != ed25519.PublicKeySize {
+				t.Errorf("%s: address signer without a key", tr.Type())
+			}
+		case SignerIdentity:
+		default:
+			t.Errorf("%s: signer kind %d", tr.Type(), sg.Kind)
+		}
+		tr.SetNonce(77)
+		if tr.GetNonce() != 77 {
+			t.Errorf("%s: SetNonce did not set the nonce", tr.Type())
+		}
+	}
+	for _, k := range kinds {
+		if !covered[k.Type] {
+			t.Errorf("sampleTransitions has no %s", k.Name)
+		}
+	}
+}
+
+// TestVerifyStateless: an address-signed transition's signature is checked without
+// state; an identity-signed one is left for the state checks.
+func TestVerifyStateless(t *testing.T) {
+	ctx := testContext(t)
+	alice, bob := testKey("alice"), testKey("bob")
+	for _, tr := range sampleTransitions() {
+		for _, signer := range []ed25519.PrivateKey{alice, bob} {
+			s, err := Decode(Sign("c", tr, signer), ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked, err := s.VerifyStateless("c")
+			if checked != (tr.Signer().Kind == SignerAddress) {
+				t.Errorf("%s: checked = %v", tr.Type(), checked)
+			}
+			var se ErrInvalidSignature
+			forged := checked && !signer.Public().(ed25519.PublicKey).Equal(tr.Signer().PubKey)
+			if forged != errors.As(err, &se) {
+				t.Errorf("%s signed by another key: stateless check gave %v", tr.Type(), err)
+			}
+		}
+	}
+}
+
 // TestSignBytesSeparateTypes: two transitions whose bodies had the same bytes would still
 // sign differently, because the type is part of the domain.
 func TestSignBytesSeparateTypes(t *testing.T) {
@@ -88,7 +160,7 @@ func TestSignBytesSeparateTypes(t *testing.T) {
 }
 
 func TestDecodeRefusals(t *testing.T) {
-	l := testLimits(t)
+	l := testContext(t)
 	alice := testKey("alice")
 	good := Sign("c", sampleTransitions()[4], alice)
 	cases := []struct {
@@ -99,7 +171,7 @@ func TestDecodeRefusals(t *testing.T) {
 		{"empty", nil, CodeTxDecode},
 		{"truncated", good[:len(good)-1], CodeTxDecode},
 		{"trailing byte", append(append([]byte(nil), good...), 0), CodeTxDecode},
-		{"oversized", make([]byte, l.MaxTxBytes+1), CodeTxTooLarge},
+		{"oversized", make([]byte, l.Limits.MaxTxBytes+1), CodeTxTooLarge},
 		{"unknown format", append([]byte{9}, good[1:]...), CodeUnsupportedTxFormat},
 		{"unknown type", append([]byte{TxFormat1, 200}, good[2:]...), CodeUnknownTransitionType},
 		{"zero amount", Sign("c", &AddressFundsTransfer{PubKey: alice.Public().(ed25519.PublicKey), Nonce: 1, Recipient: Address{1}}, alice), CodeInvalidTransition},
@@ -146,7 +218,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{TxFormat1})
 	f.Add([]byte{TxFormat1, 1, 0xff})
-	l := testLimits(f)
+	l := testContext(f)
 	f.Fuzz(func(t *testing.T, tx []byte) {
 		s, err := Decode(tx, l)
 		if err != nil {

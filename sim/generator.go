@@ -120,8 +120,11 @@ func (g *Generator) identityNonce(kv drive.KV, id protocol.IdentityID, used map[
 }
 
 // amount picks an amount: usually a small share of balance, sometimes more than all
-// of it.
+// of it, and now and then a boundary amount (BoundaryAmount).
 func (g *Generator) amount(balance uint64) uint64 {
+	if g.rng.Intn(100) < 4 {
+		return BoundaryAmount(g.rng.Uint64(), balance)
+	}
 	if balance < 10 || g.rng.Intn(100) < 5 {
 		return balance + 1 + uint64(g.rng.Intn(1000))
 	}

@@ -234,9 +234,7 @@ func parsePubKeys(in []string, def ed25519.PublicKey) ([]ed25519.PublicKey, erro
 // the result; extra adds to the output once the nonce is known.
 func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, extra func(*txOutput)) error {
 	if n := flagUint64(cmd, "nonce"); n != 0 {
-		if err := client.SetNonce(t, n); err != nil {
-			return err
-		}
+		t.SetNonce(n)
 	}
 	c, err := dialNode(cmd, client.Options{ChainID: flagString(cmd, "chain-id")})
 	if err != nil {

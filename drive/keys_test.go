@@ -1,0 +1,60 @@
+package drive
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// TestKeysRoundTrip: every key builder has its parser, and the parser reads back what
+// the builder wrote and refuses what another builder wrote.
+func TestKeysRoundTrip(t *testing.T) {
+	id := protocol.IdentityID{7, 7, 7}
+	a := protocol.Address{9, 9}
+	all := [][]byte{
+		IdentityBalanceKey(id), IdentityNonceKey(id), IdentityKeyKey(id, 3), AddressKey(a),
+		BlockChangesKey(42), CompactedChangesKey(40, 45), ChangesExpiryKey(1234, 40, 45),
+		ProcessingFeesKey(), GenesisKey(), LastBlockKey(), SupplyKey(), ProtocolVersionKey(),
+	}
+	for i, k := range all {
+		gotID, entry, index, ok := ParseIdentityKey(k)
+		switch i {
+		case 0:
+			if !ok || gotID != id || entry != IdentityEntryBalance {
+				t.Errorf("balance key parsed as %v %v %v", gotID, entry, ok)
+			}
+		case 1:
+			if !ok || gotID != id || entry != IdentityEntryNonce {
+				t.Errorf("nonce key parsed as %v %v %v", gotID, entry, ok)
+			}
+		case 2:
+			if !ok || gotID != id || entry != IdentityEntryKey || index != 3 {
+				t.Errorf("public key key parsed as %v %v %d %v", gotID, entry, index, ok)
+			}
+		default:
+			if ok {
+				t.Errorf("key %x parsed as an identity key", k)
+			}
+		}
+		if got, ok := ParseAddressKey(k); ok != (i == 3) || (ok && got != a) {
+			t.Errorf("key %x: ParseAddressKey = %v, %v", k, got, ok)
+		}
+		if h, ok := ParseBlockChangesKey(k); ok != (i == 4) || (ok && h != 42) {
+			t.Errorf("key %x: ParseBlockChangesKey = %d, %v", k, h, ok)
+		}
+		if s, e, ok := ParseCompactedChangesKey(k); ok != (i == 5) || (ok && (s != 40 || e != 45)) {
+			t.Errorf("key %x: ParseCompactedChangesKey = %d %d, %v", k, s, e, ok)
+		}
+		if x, s, e, ok := ParseChangesExpiryKey(k); ok != (i == 6) || (ok && (x != 1234 || s != 40 || e != 45)) {
+			t.Errorf("key %x: ParseChangesExpiryKey = %d %d %d, %v", k, x, s, e, ok)
+		}
+	}
+	// Big-endian heights: key order is numeric order.
+	if bytes.Compare(BlockChangesKey(255), BlockChangesKey(256)) >= 0 {
+		t.Error("block change keys do not sort by height")
+	}
+	if bytes.Compare(ChangesExpiryKey(255, 0, 0), ChangesExpiryKey(256, 0, 0)) >= 0 {
+		t.Error("expiry keys do not sort by expiry time")
+	}
+}

@@ -1,0 +1,109 @@
+package protocol
+
+import "fmt"
+
+// Code is a stable consensus error code. It goes into the transaction result; the
+// readable message goes into the log only. Codes are never renumbered or reused.
+type Code uint32
+
+// The codes. The five-digit groups follow the platform: 1xxxx basic (decoding and
+// structure), 2xxxx signature and signer, 3xxxx fee, 4xxxx state. Each has its row in
+// codeTable, which is the one place its name, paid flag and meaning are written.
+const (
+	CodeOK Code = 0
+
+	CodeTxDecode              Code = 10001
+	CodeTxTooLarge            Code = 10002
+	CodeUnsupportedTxFormat   Code = 10003
+	CodeUnknownTransitionType Code = 10004
+	CodeInvalidTransition     Code = 10005
+
+	CodeIdentityNotFound Code = 20000
+	CodeMissingPublicKey Code = 20001
+	CodeInvalidSignature Code = 20002
+	CodeAddressNotFound  Code = 20010
+
+	CodeBalanceIsNotEnough Code = 30000
+
+	CodeInvalidIdentityNonce        Code = 40204
+	CodeIdentityInsufficientBalance Code = 40210
+	CodeRecipientIdentityNotFound   Code = 40211
+	CodeInvalidAddressNonce         Code = 40220
+	CodeAddressInsufficientBalance  Code = 40221
+	CodeCreditOverflow              Code = 40230
+)
+
+// CodeInfo is one row of the code registry.
+type CodeInfo struct {
+	Code Code
+	// Name is the code's name in logs, scenarios and docs/ERRORS.md.
+	Name string
+	// Paid: a refusal with this code still charges the signer its processing fee and
+	// consumes its nonce. Only refusals found after the signer is authenticated, its
+	// nonce accepted and its fee affordable are paid: anything earlier changes nothing,
+	// so a replayed or forged transition can never drain anyone.
+	Paid bool
+	// Meaning says when the code is given.
+	Meaning string
+}
+
+// codeTable is the registry: docs/ERRORS.md is generated from it and codes_test.go pins
+// it.
+var codeTable = []CodeInfo{
+	{CodeOK, "OK", false, "accepted"},
+	{CodeTxDecode, "TxDecode", false, "the bytes are not a transition of the wire format (truncated, trailing bytes)"},
+	{CodeTxTooLarge, "TxTooLarge", false, "the transaction exceeds the protocol version's size limit (16 KiB at 13)"},
+	{CodeUnsupportedTxFormat, "UnsupportedTxFormat", false, "the leading format byte is not 1"},
+	{CodeUnknownTransitionType, "UnknownTransitionType", false, "the type byte names no transition"},
+	{CodeInvalidTransition, "InvalidTransition", false, "a structure rule: zero amount, transfer to oneself, no or repeated identity keys"},
+	{CodeIdentityNotFound, "IdentityNotFound", false, "the signing identity does not exist"},
+	{CodeMissingPublicKey, "MissingPublicKey", false, "the signing identity has no key at the given index"},
+	{CodeInvalidSignature, "InvalidSignature", false, "the signature does not verify over the sign bytes (wrong key, chain or type)"},
+	{CodeAddressNotFound, "AddressNotFound", false, "the signing address holds nothing"},
+	{CodeBalanceIsNotEnough, "BalanceIsNotEnough", false, "the payer cannot pay the processing fee"},
+	{CodeInvalidIdentityNonce, "InvalidIdentityNonce", false, "the identity's nonce is replayed (stale) or more than 24 ahead"},
+	{CodeIdentityInsufficientBalance, "IdentityInsufficientBalance", true, "the identity can pay the fee but not the amount as well"},
+	{CodeRecipientIdentityNotFound, "RecipientIdentityNotFound", true, "a top-up or credit transfer names an identity that does not exist"},
+	{CodeInvalidAddressNonce, "InvalidAddressNonce", false, "the address's nonce is replayed (stale) or more than 24 ahead"},
+	{CodeAddressInsufficientBalance, "AddressInsufficientBalance", true, "the address can pay the fee but not the amount as well"},
+	{CodeCreditOverflow, "CreditOverflow", false, "a credit would take a balance or a fee sum past 2^64-1; impossible while credits are conserved, refused so that no state can make a block fail"},
+}
+
+// codeIndex finds a code's row; built once from codeTable.
+var codeIndex = func() map[Code]int {
+	m := make(map[Code]int, len(codeTable))
+	for i, r := range codeTable {
+		if _, dup := m[r.Code]; dup {
+			panic(fmt.Sprintf("protocol: code %d listed twice", r.Code))
+		}
+		m[r.Code] = i
+	}
+	return m
+}()
+
+// Codes returns the registry, in table order.
+func Codes() []CodeInfo { return append([]CodeInfo(nil), codeTable...) }
+
+// Info returns the row of c; ok is false for a code this build does not know.
+func (c Code) Info() (CodeInfo, bool) {
+	i, ok := codeIndex[c]
+	if !ok {
+		return CodeInfo{}, false
+	}
+	return codeTable[i], true
+}
+
+// Paid reports whether a refusal with this code still charges the signer its
+// processing fee and consumes its nonce (CodeInfo.Paid).
+func (c Code) Paid() bool {
+	r, _ := c.Info()
+	return r.Paid
+}
+
+// String is the code's registered name, or its number.
+func (c Code) String() string {
+	if r, ok := c.Info(); ok {
+		return r.Name
+	}
+	return fmt.Sprintf("Code(%d)", uint32(c))
+}

@@ -1,0 +1,267 @@
+package sim
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/binary"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/ttld-dev/ttld/app"
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/genesis"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// choices reads the fuzzer's bytes as a sequence of choices; past the end every choice
+// is 0.
+type choices struct{ data []byte }
+
+func (c *choices) byte() byte {
+	if len(c.data) == 0 {
+		return 0
+	}
+	b := c.data[0]
+	c.data = c.data[1:]
+	return b
+}
+
+func (c *choices) done() bool { return len(c.data) == 0 }
+
+func (c *choices) n(max int) int { return int(c.byte()) % max }
+
+func (c *choices) u64() uint64 {
+	var b [8]byte
+	for i := range b {
+		b[i] = c.byte()
+	}
+	return binary.BigEndian.Uint64(b[:])
+}
+
+func fuzzKey(i int) ed25519.PrivateKey {
+	seed := sha256.Sum256([]byte{'f', byte(i)})
+	return ed25519.NewKeyFromSeed(seed[:])
+}
+
+// blockFuzz is one fuzzed chain: accounts, what the fuzzer knows of them, and the state.
+type blockFuzz struct {
+	t          testing.TB
+	c          *choices
+	kv         *drive.Cache
+	keys       []ed25519.PrivateKey
+	identities []identity
+	nonces     map[string]uint64 // the next nonce the fuzzer hands out, by signer
+}
+
+// balance reads an account's balance for the boundary amounts; absent accounts have 0.
+func (f *blockFuzz) addressBalance(a protocol.Address) uint64 {
+	st, _, err := drive.GetAddress(f.kv, a)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return st.Balance
+}
+
+func (f *blockFuzz) identityBalance(id protocol.IdentityID) uint64 {
+	b, _, err := drive.GetIdentityBalance(f.kv, id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return b
+}
+
+// nonce hands out the next nonce of a signer, or now and then a stale or far one.
+func (f *blockFuzz) nonce(signer []byte) uint64 {
+	k := string(signer)
+	if f.nonces[k] == 0 {
+		f.nonces[k] = 1
+	}
+	switch f.c.n(16) {
+	case 0:
+		return 0
+	case 1:
+		return math.MaxUint64
+	case 2:
+		return f.nonces[k] + 30
+	}
+	n := f.nonces[k]
+	f.nonces[k]++
+	return n
+}
+
+// address picks a recipient address: a funded one, the signer itself, or nobody's.
+func (f *blockFuzz) address(self protocol.Address) protocol.Address {
+	switch f.c.n(6) {
+	case 0:
+		return self
+	case 1:
+		return protocol.Address{byte(f.c.byte()), 0xee}
+	}
+	return protocol.AddressOf(f.keys[f.c.n(len(f.keys))].Public().(ed25519.PublicKey))
+}
+
+// identity picks an identity: a created one, or one that does not exist.
+func (f *blockFuzz) identity() identity {
+	if len(f.identities) == 0 || f.c.n(6) == 0 {
+		return identity{id: protocol.IdentityID{f.c.byte(), 0xee}, key: f.keys[0]}
+	}
+	return f.identities[f.c.n(len(f.identities))]
+}
+
+// amount is a boundary amount around bal half the time, else a modest share of it (so
+// transfers succeed and the state grows identities and balances to push on).
+func (f *blockFuzz) amount(bal uint64) uint64 {
+	if f.c.n(2) == 0 {
+		return BoundaryAmount(f.c.u64(), bal)
+	}
+	return 1 + f.c.u64()%(bal/4+1)
+}
+
+// tx builds one transaction of any kind with boundary amounts and accounts.
+func (f *blockFuzz) tx() []byte {
+	signer := f.keys[f.c.n(len(f.keys))]
+	pub := signer.Public().(ed25519.PublicKey)
+	from := protocol.AddressOf(pub)
+	var tr protocol.Transition
+	switch f.c.n(5) {
+	case 0:
+		to := f.address(from)
+		bal := f.addressBalance(from)
+		if f.c.n(2) == 0 {
+			bal = f.addressBalance(to)
+		}
+		tr = &protocol.AddressFundsTransfer{PubKey: pub, Nonce: f.nonce(from[:]), Recipient: to, Amount: f.amount(bal)}
+	case 1:
+		nonce := f.nonce(from[:])
+		keys := []ed25519.PublicKey{pub}
+		if f.c.n(8) == 0 {
+			keys = append(keys, pub) // a repeated key: a structure refusal
+		}
+		tr = &protocol.IdentityCreate{PubKey: pub, Nonce: nonce, Amount: f.amount(f.addressBalance(from)), Keys: keys}
+		f.identities = append(f.identities, identity{id: protocol.NewIdentityID(from, nonce), key: signer})
+	case 2:
+		to := f.identity()
+		bal := f.addressBalance(from)
+		if f.c.n(2) == 0 {
+			bal = f.identityBalance(to.id)
+		}
+		tr = &protocol.IdentityTopUp{PubKey: pub, Nonce: f.nonce(from[:]), Identity: to.id, Amount: f.amount(bal)}
+	case 3:
+		idn, to := f.identity(), f.identity()
+		signer = idn.key
+		bal := f.identityBalance(idn.id)
+		if f.c.n(2) == 0 {
+			bal = f.identityBalance(to.id)
+		}
+		tr = &protocol.IdentityCreditTransfer{Identity: idn.id, KeyIndex: uint8(f.c.n(2)), Nonce: f.nonce(idn.id[:]), Recipient: to.id, Amount: f.amount(bal)}
+	default:
+		idn := f.identity()
+		signer = idn.key
+		to := f.address(protocol.Address{})
+		bal := f.identityBalance(idn.id)
+		if f.c.n(2) == 0 {
+			bal = f.addressBalance(to)
+		}
+		tr = &protocol.IdentityCreditTransferToAddress{Identity: idn.id, Nonce: f.nonce(idn.id[:]), Recipient: to, Amount: f.amount(bal)}
+	}
+	if f.c.n(16) == 0 {
+		signer = f.keys[f.c.n(len(f.keys))] // perhaps a forged signature
+	}
+	return protocol.Sign(ChainID, tr, signer)
+}
+
+// runBlockFuzz builds a genesis holding the whole u64 supply and runs blocks of
+// transitions of every kind with boundary values. ExecuteBlock must never return a
+// Fault on a healthy store, and credits must be conserved after every block.
+// It returns how many results of each code the blocks gave.
+func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
+	codes := map[protocol.Code]int{}
+	f := &blockFuzz{t: t, c: &choices{data: data}, kv: drive.NewCache(drive.Empty()), nonces: map[string]uint64{}}
+	for i := 0; i < 4; i++ {
+		f.keys = append(f.keys, fuzzKey(i))
+	}
+	var st genesis.AppState
+	rest := uint64(math.MaxUint64)
+	for i, k := range f.keys {
+		b := BoundaryAmount(f.c.u64(), rest)
+		if i == len(f.keys)-1 || b > rest {
+			b = rest
+		}
+		rest -= b
+		if b > 0 {
+			st.Addresses = append(st.Addresses, genesis.Address{Address: protocol.AddressOf(k.Public().(ed25519.PublicKey)).String(), Balance: b})
+		}
+	}
+	if len(st.Addresses) == 0 {
+		st.Addresses = append(st.Addresses, genesis.Address{Address: protocol.AddressOf(f.keys[0].Public().(ed25519.PublicKey)).String(), Balance: 1})
+	}
+	start := uint64(GenesisTime.UnixMilli())
+	if err := genesis.InitChain(f.kv, genesis.Params{ChainID: ChainID, GenesisTimeMs: start, InitialHeight: 1}, st.Encode()); err != nil {
+		t.Fatal(err)
+	}
+	at := start
+	blocks := 1 + f.c.n(4)
+	for h := 1; h <= blocks && (h == 1 || !f.c.done()); h++ {
+		at += 1 + uint64(f.c.n(4))*36_000_000 // up to 30 hours on: address records expire
+		var txs [][]byte
+		for i, n := 0, 1+f.c.n(12); i < n && !f.c.done(); i++ {
+			txs = append(txs, f.tx())
+		}
+		res, err := app.ExecuteBlock(f.kv, app.Block{Height: uint64(h), TimeMs: at, Txs: txs})
+		if err != nil {
+			t.Fatalf("block %d: ExecuteBlock returned a Fault: %v", h, err)
+		}
+		if len(res.TxResults) != len(txs) {
+			t.Fatalf("block %d: %d results for %d transactions", h, len(res.TxResults), len(txs))
+		}
+		for _, tr := range res.TxResults {
+			codes[tr.Code]++
+		}
+		if err := drive.CheckCredits(f.kv); err != nil {
+			t.Fatalf("block %d: %v", h, err)
+		}
+	}
+	return codes
+}
+
+// FuzzBlocks: no sequence of transitions halts the chain or creates or destroys credits.
+// `make fuzz` runs it; `go test` runs its seeds.
+func FuzzBlocks(f *testing.F) {
+	f.Add([]byte{})
+	// The overflow that once halted the chain: the whole supply at one address, a
+	// transfer of 2^63 to another, then the second address's balance overflowing.
+	f.Add([]byte{2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0})
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < 8; i++ {
+		seed := make([]byte, 64+rng.Intn(400))
+		rng.Read(seed)
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { _ = runBlockFuzz(t, data) })
+}
+
+// TestBlocksProperty runs the block fuzz body over random inputs, so `make test` covers
+// more than the seeds.
+func TestBlocksProperty(t *testing.T) {
+	runs := 2000
+	if testing.Short() {
+		runs = 200
+	}
+	rng := rand.New(rand.NewSource(*seedFlag))
+	codes := map[protocol.Code]int{}
+	for i := 0; i < runs; i++ {
+		data := make([]byte, 32+rng.Intn(600))
+		rng.Read(data)
+		for c, n := range runBlockFuzz(t, data) {
+			codes[c] += n
+		}
+	}
+	// The inputs reach successes and the refusals that guard balances.
+	for _, c := range []protocol.Code{protocol.CodeOK, protocol.CodeAddressInsufficientBalance, protocol.CodeIdentityInsufficientBalance, protocol.CodeInvalidTransition, protocol.CodeInvalidSignature} {
+		if codes[c] == 0 {
+			t.Errorf("no %s in %d runs: %v", c, runs, codes)
+		}
+	}
+	t.Logf("%d runs, results by code: %v", runs, codes)
+}

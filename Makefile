@@ -28,14 +28,16 @@ bench:
 	@echo "cores: $$(nproc)"
 	$(GO) test -run '^$$' -bench . -benchtime 20000x -count=1 ./abci/
 
-## fuzz: the transaction and range-answer decoders, 30 s each
+## fuzz: the transaction and range-answer decoders and whole blocks of transitions, 30 s each (FUZZTIME)
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./protocol/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEntries$$' -fuzztime 30s ./proofs/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./protocol/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEntries$$' -fuzztime $(FUZZTIME) ./proofs/
+	$(GO) test -run '^$$' -fuzz '^FuzzBlocks$$' -fuzztime $(FUZZTIME) ./sim/
 
 ## sim: a longer determinism simulation (SIM_BLOCKS blocks, seed SIM_SEED)
 sim:
-	$(GO) test -count=1 -timeout 0 -run '^TestDeterminism$$' ./sim/ -v -sim.blocks $(SIM_BLOCKS) -sim.seed $(SIM_SEED)
+	$(GO) test -count=1 -timeout 0 -run '^(TestDeterminism|TestBlocksProperty)$$' ./sim/ -v -sim.blocks $(SIM_BLOCKS) -sim.seed $(SIM_SEED)
 
 clean:
 	rm -rf bin

@@ -292,6 +292,9 @@ func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcity
 
 // Query answers a path at a saved version, with proofs when asked.
 func (a *Application) Query(_ context.Context, req *abcitypes.RequestQuery) (*abcitypes.ResponseQuery, error) {
+	if req.Path == PathPendingNonce {
+		return a.pendingNonce(req), nil
+	}
 	target, err := TargetOf(req.Path, req.Data)
 	if err != nil {
 		return &abcitypes.ResponseQuery{Code: QueryCodeBadRequest, Log: err.Error()}, nil

@@ -39,6 +39,8 @@ type memChain struct {
 	time   time.Time
 	// queryHook, when set, rewrites every query answer.
 	queryHook func(path string, resp *abcitypes.ResponseQuery)
+	// broadcastErr, when set, is the error every broadcast returns instead of running.
+	broadcastErr error
 }
 
 func seedKey(name string) ed25519.PrivateKey {
@@ -105,6 +107,9 @@ func (c *memChain) ABCIQueryWithOptions(ctx context.Context, path string, data c
 func (c *memChain) BroadcastTxSync(ctx context.Context, tx cmttypes.Tx) (*coretypes.ResultBroadcastTx, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.broadcastErr != nil {
+		return nil, c.broadcastErr
+	}
 	res, err := c.app.CheckTx(ctx, &abcitypes.RequestCheckTx{Tx: tx})
 	if err != nil {
 		return nil, err
@@ -115,6 +120,9 @@ func (c *memChain) BroadcastTxSync(ctx context.Context, tx cmttypes.Tx) (*corety
 func (c *memChain) BroadcastTxCommit(ctx context.Context, tx cmttypes.Tx) (*coretypes.ResultBroadcastTxCommit, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.broadcastErr != nil {
+		return nil, c.broadcastErr
+	}
 	check, err := c.app.CheckTx(ctx, &abcitypes.RequestCheckTx{Tx: tx})
 	if err != nil {
 		return nil, err

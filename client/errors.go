@@ -63,3 +63,40 @@ type ErrUnknownTransition struct {
 func (e ErrUnknownTransition) Error() string {
 	return fmt.Sprintf("client: cannot sign transition %s", e.Type)
 }
+
+// ErrTxInCache is returned by Broadcast when the node's mempool cache already holds
+// this exact transaction (the same bytes, so the same hash): it was accepted before
+// and is waiting in the mempool, or a block has already included it. Sending it again
+// changes nothing; a new transaction needs a new nonce.
+type ErrTxInCache struct{ Hash []byte }
+
+func (e ErrTxInCache) Error() string {
+	return fmt.Sprintf("transaction %X is already in the node's mempool cache: it is pending and will be included, or has been already; sending it again does nothing", e.Hash)
+}
+
+// ErrCommitTimeout is returned by Broadcast with commit when the wait for the block
+// ended before a block included the transaction. The transaction may have passed
+// CheckTx and may still commit: look it up by Hash before sending it again.
+type ErrCommitTimeout struct {
+	Hash []byte
+	Err  error
+}
+
+func (e ErrCommitTimeout) Error() string {
+	return fmt.Sprintf("transaction %X was not included in a block before the wait ended; it may still commit: look it up by its hash before sending it again (%v)", e.Hash, e.Err)
+}
+
+func (e ErrCommitTimeout) Unwrap() error { return e.Err }
+
+// ErrFutureHeight is returned by a read at a height the node has not reached. It
+// wraps the node's answer (an ErrQuery with abci.QueryCodeVersionMissing).
+type ErrFutureHeight struct {
+	Height, Latest int64
+	Query          ErrQuery
+}
+
+func (e ErrFutureHeight) Unwrap() error { return e.Query }
+
+func (e ErrFutureHeight) Error() string {
+	return fmt.Sprintf("height %d is in the future; the latest is %d", e.Height, e.Latest)
+}

@@ -62,10 +62,16 @@ func (c *Client) query(ctx context.Context, path string, data []byte, height int
 		return abcitypes.ResponseQuery{}, err
 	}
 	resp := res.Response
-	if resp.Code != 0 {
-		return resp, ErrQuery{Path: path, Code: resp.Code, Log: resp.Log, Height: height}
+	if resp.Code == 0 {
+		return resp, nil
 	}
-	return resp, nil
+	qerr := ErrQuery{Path: path, Code: resp.Code, Log: resp.Log, Height: height}
+	if resp.Code == abci.QueryCodeVersionMissing && height > 0 {
+		if latest, err := c.LatestHeight(ctx); err == nil && height > latest {
+			return resp, ErrFutureHeight{Height: height, Latest: latest, Query: qerr}
+		}
+	}
+	return resp, qerr
 }
 
 // queryTarget runs one abci_query and checks that the answer is keyed by what path

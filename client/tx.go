@@ -3,30 +3,70 @@ package client
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
 
+	rpctypes "github.com/cometbft/cometbft/rpc/jsonrpc/types"
 	cmttypes "github.com/cometbft/cometbft/types"
 
+	"github.com/ttld-dev/ttld/abci"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// NextAddressNonce returns the nonce the next transition of address a must carry: the
-// last one its latest saved state records, plus one (1 for an address never used).
+// NextAddressNonce returns the nonce the next transition of address a must carry: one
+// past the last nonce it used, in its latest saved state or in the node's check state
+// (the transactions its mempool accepted and no block has included yet), whichever is
+// later; 1 for an address never used. So back-to-back sends that do not wait for their
+// block each get the next nonce.
 func (c *Client) NextAddressNonce(ctx context.Context, a protocol.Address) (uint64, error) {
 	st, err := c.Address(ctx, a, 0, false)
 	if err != nil {
 		return 0, err
 	}
-	return st.Nonce + 1, nil
+	pending, err := c.PendingAddressNonce(ctx, a)
+	if err != nil {
+		return 0, err
+	}
+	return max(st.Nonce, pending) + 1, nil
 }
 
 // NextIdentityNonce returns the nonce the next transition of identity id must carry:
-// the last one its latest saved state records, plus one.
+// one past the last nonce it used, saved or pending (see NextAddressNonce).
 func (c *Client) NextIdentityNonce(ctx context.Context, id protocol.IdentityID) (uint64, error) {
 	idn, err := c.Identity(ctx, id, 0, false)
 	if err != nil {
 		return 0, err
 	}
-	return idn.Nonce + 1, nil
+	pending, err := c.PendingIdentityNonce(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	return max(idn.Nonce, pending) + 1, nil
+}
+
+// PendingAddressNonce returns the last nonce address a used in the node's check state:
+// its saved state plus the transactions the mempool accepted. The answer is unproven
+// (the check state is never committed): use it to choose a nonce, not to verify one.
+func (c *Client) PendingAddressNonce(ctx context.Context, a protocol.Address) (uint64, error) {
+	return c.pendingNonce(ctx, a[:])
+}
+
+// PendingIdentityNonce is PendingAddressNonce for an identity.
+func (c *Client) PendingIdentityNonce(ctx context.Context, id protocol.IdentityID) (uint64, error) {
+	return c.pendingNonce(ctx, id[:])
+}
+
+func (c *Client) pendingNonce(ctx context.Context, data []byte) (uint64, error) {
+	resp, err := c.query(ctx, abci.PathPendingNonce, data, 0, false)
+	if err != nil {
+		return 0, err
+	}
+	if len(resp.Value) != 8 {
+		return 0, ErrCorruptValue{Key: data, Err: fmt.Errorf("pending nonce of %d bytes, want 8", len(resp.Value))}
+	}
+	return binary.BigEndian.Uint64(resp.Value), nil
 }
 
 // NextNonce returns the next nonce of t's signer (see NextAddressNonce and
@@ -89,20 +129,23 @@ func (r BroadcastResult) Paid() bool { return r.Committed && r.Fee > 0 }
 
 // Broadcast sends tx with broadcast_tx_sync (CheckTx only), or with commit, with
 // broadcast_tx_commit, which waits for the block that includes it. A refusal is a
-// result with a non-zero Code; the error is the RPC's (a timeout of the commit wait
-// among them).
+// result with a non-zero Code. The errors that say something about tx are typed:
+// ErrTxInCache (the node already holds these exact bytes) and, with commit,
+// ErrCommitTimeout (the wait for the block ended: tx may still commit). Others are the
+// RPC's.
 func (c *Client) Broadcast(ctx context.Context, tx []byte, commit bool) (BroadcastResult, error) {
+	hash := cmttypes.Tx(tx).Hash()
 	if !commit {
 		res, err := c.rpc.BroadcastTxSync(ctx, cmttypes.Tx(tx))
 		if err != nil {
-			return BroadcastResult{}, err
+			return BroadcastResult{Hash: hash}, broadcastError(err, hash, false)
 		}
 		code := protocol.Code(res.Code)
 		return BroadcastResult{Code: code, CheckCode: code, Log: res.Log, Hash: res.Hash}, nil
 	}
 	res, err := c.rpc.BroadcastTxCommit(ctx, cmttypes.Tx(tx))
 	if err != nil {
-		return BroadcastResult{}, err
+		return BroadcastResult{Hash: hash}, broadcastError(err, hash, true)
 	}
 	out := BroadcastResult{
 		Code:        protocol.Code(res.CheckTx.Code),
@@ -120,4 +163,29 @@ func (c *Client) Broadcast(ctx context.Context, tx []byte, commit bool) (Broadca
 	out.Log = res.TxResult.Log
 	out.Fee = uint64(res.TxResult.GasUsed)
 	return out, nil
+}
+
+// What CometBFT v0.38's RPC says, in its error's data, when the mempool cache already
+// holds a transaction (mempool.ErrTxInCache) and when broadcast_tx_commit stops
+// waiting for the block (rpc/core/mempool.go). They reach a client as text only.
+const (
+	rpcTxInCache     = "tx already exists in cache"
+	rpcCommitTimeout = "timed out waiting for tx to be included in a block"
+)
+
+// broadcastError types the RPC errors that say what became of the transaction.
+func broadcastError(err error, hash []byte, commit bool) error {
+	var rpcErr *rpctypes.RPCError
+	if errors.As(err, &rpcErr) {
+		switch {
+		case strings.Contains(rpcErr.Data, rpcTxInCache):
+			return ErrTxInCache{Hash: hash}
+		case commit && strings.Contains(rpcErr.Data, rpcCommitTimeout):
+			return ErrCommitTimeout{Hash: hash, Err: err}
+		}
+	}
+	if commit && errors.Is(err, context.DeadlineExceeded) {
+		return ErrCommitTimeout{Hash: hash, Err: err}
+	}
+	return err
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 
 	cmtdb "github.com/cometbft/cometbft-db"
@@ -23,7 +24,7 @@ type cometDBs struct {
 func (c *cometDBs) provider(ctx *config.DBContext) (cmtdb.DB, error) {
 	db, err := config.DefaultDBProvider(ctx)
 	if err != nil {
-		return nil, err
+		return nil, CorruptOnOpen(filepath.Join(ctx.Config.DBDir(), ctx.ID+".db"), err)
 	}
 	t := &trackedDB{DB: db, name: ctx.ID}
 	c.mu.Lock()

@@ -118,7 +118,7 @@ func Start(opts StartOptions) (*Node, error) {
 
 	db, err := dbm.NewGoLevelDB(ApplicationDBName, cfg.DBDir(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("open application db: %w", err)
+		return nil, CorruptOnOpen(filepath.Join(cfg.DBDir(), ApplicationDBName+".db"), fmt.Errorf("open application db: %w", err))
 	}
 	store, err := drive.NewStore(db, drive.Options{
 		InitialVersion: uint64(max(gen.InitialHeight, 1)),
@@ -128,8 +128,20 @@ func Start(opts StartOptions) (*Node, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := checkStores(cfg.DBDir(), cfg.GenesisFile(), gen, store); err != nil {
+		return nil, errors.Join(err, store.Close(), db.Close())
+	}
 	n := &Node{cfg: cfg, store: store, db: db, cometDB: &cometDBs{}, chainID: gen.ChainID}
-	if n.comet, err = newComet(cfg, opts.Logger, cometLog, store, pv, nodeKey, n.cometDB); err != nil {
+	// NB: CometBFT panics inside NewNode on records it cannot decode (the last
+	// commit, blocks the handshake replays): recovered here into one error.
+	panicked := RecoverCorrupt(cfg.DBDir(), 0, func() {
+		n.comet, err = newComet(cfg, opts.Logger, cometLog, store, pv, nodeKey, n.cometDB)
+	})
+	var corrupt ErrCorruptStore
+	if errors.As(panicked, &corrupt) {
+		err = ErrCometRefused{Dir: cfg.DBDir(), Err: corrupt.Err}
+	}
+	if err != nil {
 		return nil, errors.Join(err, n.closeStorage())
 	}
 	opts.Logger.Info().Str("chain_id", n.chainID).Str("rpc", n.RPCAddress()).Str("home", cfg.RootDir).Msg("node started")

@@ -51,15 +51,21 @@ type Summary struct {
 	BlocksPerSecond float64   `json:"blocks_per_second"`
 	Verdict         string    `json:"verdict"` // "match" or "mismatch"
 	Mismatch        *Mismatch `json:"mismatch,omitempty"`
-	// Unchecked names the last block, whose app hash no stored header carries yet.
+	// Unchecked names the last block when the node stored it but saved no state after
+	// it (it stopped before executing it): no header and no saved state carry its app
+	// hash. The last block the node executed is checked against its saved state.
 	Unchecked int64 `json:"unchecked_height,omitempty"`
+	// LastFromState: the last block checked had no next header and was checked
+	// against CometBFT's saved state.
+	LastFromState bool `json:"last_checked_against_saved_state,omitempty"`
 }
 
 // Mismatch describes the first divergence.
 type Mismatch struct {
 	Height int64  `json:"height"`
 	What   string `json:"what"` // "app_hash" or "results_hash"
-	// Header is the hash the next header carries; Replayed what the replay computed.
+	// Header is the hash the next header carries (for the node's last block: the one
+	// its saved state holds); Replayed what the replay computed.
 	Header   HexBytes `json:"header"`
 	Replayed HexBytes `json:"replayed"`
 	// Changes are the state changes the replayed block made.
@@ -101,6 +107,28 @@ func (e ErrStoreUnavailable) Error() string {
 }
 func (e ErrStoreUnavailable) Unwrap() error { return e.Err }
 
+// ErrEmptyRange: --from and --to select no block of the store: nothing would be
+// checked, which is not a match.
+type ErrEmptyRange struct{ From, To, First, Last int64 }
+
+func (e ErrEmptyRange) Error() string {
+	to := "the last block"
+	if e.To != 0 {
+		to = fmt.Sprint(e.To)
+	}
+	return fmt.Sprintf("replay: --from %d to %s selects no block to check: the block store holds heights %d to %d", e.From, to, e.First, e.Last)
+}
+
+// ErrMissingBlock: the block store says it holds a height whose block it cannot find.
+type ErrMissingBlock struct {
+	Path   string
+	Height int64
+}
+
+func (e ErrMissingBlock) Error() string {
+	return fmt.Sprintf("replay: %s has no block at height %d, below its last height", e.Path, e.Height)
+}
+
 // ErrPruned: the block store no longer holds the blocks from genesis on.
 type ErrPruned struct{ Base, Initial int64 }
 
@@ -115,6 +143,9 @@ func openReadOnly(name, dir string) (cmtdb.DB, error) {
 	}
 	db, err := cmtdb.NewGoLevelDBWithOpts(name, dir, &opt.Options{ReadOnly: true, ErrorIfMissing: true})
 	if err != nil {
+		if corrupt := node.CorruptOnOpen(path, err); corrupt != err {
+			return nil, corrupt
+		}
 		return nil, ErrStoreUnavailable{Path: path, Err: err}
 	}
 	return db, nil
@@ -144,8 +175,17 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 		return Summary{}, err
 	}
 	defer stateDB.Close()
-	blocks := store.NewBlockStore(blockDB)
+	blockPath := filepath.Join(dataDir, "blockstore.db")
+	statePath := filepath.Join(dataDir, "state.db")
+	var blocks *store.BlockStore
+	if err := node.RecoverCorrupt(blockPath, 0, func() { blocks = store.NewBlockStore(blockDB) }); err != nil {
+		return Summary{}, err
+	}
 	states := sm.NewStore(stateDB, sm.StoreOptions{DiscardABCIResponses: false})
+	saved, err := node.LoadCometState(stateDB, statePath)
+	if err != nil {
+		return Summary{}, err
+	}
 
 	last := blocks.Height()
 	if last == 0 {
@@ -153,6 +193,9 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 	}
 	if blocks.Base() > gen.InitialHeight {
 		return Summary{}, ErrPruned{Base: blocks.Base(), Initial: gen.InitialHeight}
+	}
+	if opts.From < 0 || opts.To < 0 || (opts.To > 0 && opts.From > opts.To) || opts.From > last {
+		return Summary{}, ErrEmptyRange{From: opts.From, To: opts.To, First: gen.InitialHeight, Last: last}
 	}
 	to := last
 	if opts.To > 0 && opts.To < last {
@@ -163,6 +206,15 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 		from = opts.From
 	}
 	sum := Summary{ChainID: gen.ChainID, From: from, To: to, Verdict: "match"}
+	// blocksAt loads block h and the meta of h+1; a record that does not decode (the
+	// block store panics on it) is an ErrCorruptStore at the height it belongs to.
+	blocksAt := func(h int64) (block *cmttypes.Block, next *cmttypes.BlockMeta, err error) {
+		if err := node.RecoverCorrupt(blockPath, h, func() { block = blocks.LoadBlock(h) }); err != nil || block == nil {
+			return nil, nil, err
+		}
+		err = node.RecoverCorrupt(blockPath, h+1, func() { next = blocks.LoadBlockMeta(h + 1) })
+		return block, next, err
+	}
 
 	tmp, err := os.MkdirTemp("", "ttld-replay-")
 	if err != nil {
@@ -190,7 +242,11 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 		return sum, err
 	}
 	// The first header carries the genesis state's root.
-	if first := blocks.LoadBlockMeta(gen.InitialHeight); first != nil && !bytes.Equal(first.Header.AppHash, initRes.AppHash) {
+	var first *cmttypes.BlockMeta
+	if err := node.RecoverCorrupt(blockPath, gen.InitialHeight, func() { first = blocks.LoadBlockMeta(gen.InitialHeight) }); err != nil {
+		return sum, err
+	}
+	if first != nil && !bytes.Equal(first.Header.AppHash, initRes.AppHash) {
 		sum.Verdict = "mismatch"
 		sum.Mismatch = &Mismatch{Height: gen.InitialHeight - 1, What: "app_hash", Header: HexBytes(first.Header.AppHash), Replayed: initRes.AppHash}
 		return sum, nil
@@ -202,9 +258,12 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 		if err := ctx.Err(); err != nil {
 			return sum, err
 		}
-		block := blocks.LoadBlock(h)
+		block, next, err := blocksAt(h)
+		if err != nil {
+			return sum, err
+		}
 		if block == nil {
-			return sum, fmt.Errorf("replay: block %d missing from the block store", h)
+			return sum, ErrMissingBlock{Path: blockPath, Height: h}
 		}
 		res, err := app.FinalizeBlock(ctx, finalizeRequest(block))
 		if err != nil {
@@ -224,19 +283,27 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 		if opts.Progress != nil {
 			opts.Progress(sum.Blocks, total)
 		}
-		next := blocks.LoadBlockMeta(h + 1)
-		if next == nil {
+		// The app hash and results hash of block h are in header h+1; for the last
+		// block, which has no next header yet, CometBFT's saved state holds them.
+		var wantApp, wantResults []byte
+		switch {
+		case next != nil:
+			wantApp, wantResults = next.Header.AppHash, next.Header.LastResultsHash
+		case saved.LastBlockHeight == h:
+			wantApp, wantResults = saved.AppHash, saved.LastResultsHash
+			sum.LastFromState = h >= from
+		default:
+			// The node saved block h and stopped before executing it.
 			sum.Unchecked = h
-			break
 		}
-		if h < from {
+		if h < from || wantApp == nil {
 			continue
 		}
 		sum.Checked++
-		if !bytes.Equal(next.Header.AppHash, appHash) {
-			sum.Mismatch = mismatch(st, opts.Home, dataDir, h, "app_hash", next.Header.AppHash, appHash)
-		} else if rh := sm.TxResultsHash(res.TxResults); !bytes.Equal(next.Header.LastResultsHash, rh) {
-			sum.Mismatch = mismatch(st, opts.Home, dataDir, h, "results_hash", next.Header.LastResultsHash, rh)
+		if !bytes.Equal(wantApp, appHash) {
+			sum.Mismatch = mismatch(st, opts.Home, dataDir, h, "app_hash", wantApp, appHash)
+		} else if rh := sm.TxResultsHash(res.TxResults); !bytes.Equal(wantResults, rh) {
+			sum.Mismatch = mismatch(st, opts.Home, dataDir, h, "results_hash", wantResults, rh)
 		}
 		if sum.Mismatch != nil {
 			sum.Verdict = "mismatch"

@@ -152,7 +152,7 @@ func TestKeysCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	added := decodeJSON[addedKeyOutput](t, out)
-	if added.Name != "alice" || added.KeyringDir != filepath.Join(home, keyring.Dir) || !strings.Contains(added.Warning, "unencrypted") {
+	if added.Name != "alice" || !added.Created || added.KeyringDir != filepath.Join(home, keyring.Dir) || !strings.Contains(added.Warning, "unencrypted") {
 		t.Fatalf("keys add JSON = %+v", added)
 	}
 	stored, err := keyring.Open(home).Get("alice")
@@ -175,6 +175,18 @@ func TestKeysCommands(t *testing.T) {
 	var exists keyring.ErrExists
 	if !errors.As(err, &exists) || exists.Name != "alice" {
 		t.Fatalf("duplicate keys add: err = %v", err)
+	}
+	// --if-missing keeps the existing key, so a pasted walkthrough runs twice.
+	out, err = runCLI(t, "--home", home, "keys", "add", "alice", "--if-missing", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := decodeJSON[addedKeyOutput](t, out); again.Created || again.Address != added.Address || again.PubKey != added.PubKey {
+		t.Fatalf("keys add --if-missing of an existing key: %+v, first %+v", again, added)
+	}
+	out, err = runCLI(t, "--home", t.TempDir(), "keys", "add", "carol", "--if-missing", "-o", "json")
+	if err != nil || !decodeJSON[addedKeyOutput](t, out).Created {
+		t.Fatalf("keys add --if-missing of a new key: %q %v", out, err)
 	}
 	_, err = runCLI(t, "--home", home, "keys", "add", "Bad Name")
 	if !errors.As(err, new(keyring.ErrInvalidName)) {

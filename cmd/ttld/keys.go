@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 
@@ -31,6 +32,8 @@ func (o keyOutput) text(w io.Writer) {
 // addedKeyOutput is what keys add prints.
 type addedKeyOutput struct {
 	keyOutput
+	// Created: the key is new; false with --if-missing when the name was taken.
+	Created    bool   `json:"created"`
 	KeyringDir string `json:"keyring_dir"`
 	Warning    string `json:"warning"`
 }
@@ -41,22 +44,31 @@ func newKeysCmd() *cobra.Command {
 		Short: "Manage the keys in --home's keyring (unencrypted test keyring)",
 	}
 	add := &cobra.Command{
-		Use:   "add NAME",
-		Short: "Create a random ed25519 key",
+		Use:   "add NAME [--if-missing]",
+		Short: "Create a random ed25519 key (--if-missing: keep and show the key NAME if it exists)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kr := keyring.Open(globalFlags(cmd).Home)
 			k, err := kr.Add(args[0])
+			created := err == nil
+			var exists keyring.ErrExists
+			if errors.As(err, &exists) && flagBool(cmd, "if-missing") {
+				k, err = kr.Get(args[0])
+			}
 			if err != nil {
 				return err
 			}
-			out := addedKeyOutput{keyOutput: newKeyOutput(k), KeyringDir: kr.Dir(), Warning: testKeyringWarning}
+			out := addedKeyOutput{keyOutput: newKeyOutput(k), Created: created, KeyringDir: kr.Dir(), Warning: testKeyringWarning}
 			return printResult(cmd, func(w io.Writer) {
 				out.text(w)
+				if !out.Created {
+					fmt.Fprintln(w, "existing: the key was already in the keyring and is kept (--if-missing)")
+				}
 				fmt.Fprintf(w, "keyring:  %s\nWARNING: %s\n", out.KeyringDir, out.Warning)
 			}, out)
 		},
 	}
+	add.Flags().Bool("if-missing", false, "if a key NAME exists, keep it and print it instead of failing")
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the keys, sorted by name",

@@ -13,7 +13,6 @@ import (
 
 	"github.com/ttld-dev/ttld/client"
 	"github.com/ttld-dev/ttld/node"
-	"github.com/ttld-dev/ttld/protocol"
 )
 
 // errVerification is returned by a query with --prove whose answer does not verify;
@@ -37,7 +36,7 @@ func newQueryCmd() *cobra.Command {
 		Short: "An identity's balance, nonce and keys",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := protocol.ParseIdentityID(args[0])
+			id, err := identityPos(args[0])
 			if err != nil {
 				return err
 			}
@@ -56,7 +55,7 @@ func newQueryCmd() *cobra.Command {
 		Short: "An address's balance and nonce",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := protocol.ParseAddress(args[0])
+			a, err := addressPos(args[0])
 			if err != nil {
 				return err
 			}
@@ -75,7 +74,7 @@ func newQueryCmd() *cobra.Command {
 		Short: "An address's recorded balance changes since a height",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := protocol.ParseAddress(args[0])
+			a, err := addressPos(args[0])
 			if err != nil {
 				return err
 			}

@@ -26,12 +26,16 @@ func newReplayCmd() *cobra.Command {
 		Long: `replay reads the CometBFT block store of --home (stop the node first, or replay a
 copy of its data), re-executes every block from genesis into a fresh state in a
 temporary directory, and compares the app hash after each block with the AppHash of the
-next header, and the block's results with its LastResultsHash. On the first mismatch it
+next header, and the block's results with its LastResultsHash; the last block, which
+has no next header, is compared with the app hash and results hash CometBFT saved in its
+state database. On the first mismatch it
 stops and prints the height, both hashes, the block's state changes and where the
 node's own state differs. Nothing is written into --home.
 
 --from skips the comparisons below it (the state is still rebuilt from genesis); --to
-stops early. The exit code is 0 when every compared block matches, 1 otherwise.`,
+stops early; a range that selects no block (--from after --to, or past the last block)
+is an error. The exit code is 0 when every compared block matches, 1 otherwise,
+including a block store that cannot be read (the error names the file and height).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			g := globalFlags(cmd)
@@ -86,15 +90,18 @@ func progress(w io.Writer) func(done, total int64) {
 func printReplay(w io.Writer, s replay.Summary) {
 	fmt.Fprintf(w, "chain %s: replayed %d blocks (%d to %d) in %.2fs, %.0f blocks/s\n", s.ChainID, s.Blocks, s.From, s.To, s.Seconds, s.BlocksPerSecond)
 	if s.Mismatch == nil {
-		fmt.Fprintf(w, "MATCH: %d blocks checked against their next header", s.Checked)
+		fmt.Fprintf(w, "MATCH: %d blocks checked against the next header", s.Checked)
+		if s.LastFromState {
+			fmt.Fprintf(w, ", the last (%d) against CometBFT's saved state", s.To)
+		}
 		if s.Unchecked > 0 {
-			fmt.Fprintf(w, "; height %d has no next header yet", s.Unchecked)
+			fmt.Fprintf(w, "; height %d was stored but never executed by the node: unchecked", s.Unchecked)
 		}
 		fmt.Fprintln(w)
 		return
 	}
 	m := s.Mismatch
-	fmt.Fprintf(w, "MISMATCH at height %d (%s)\n  header h+1: %s\n  replayed:   %s\n", m.Height, m.What, m.Header, m.Replayed)
+	fmt.Fprintf(w, "MISMATCH at height %d (%s)\n  node:     %s\n  replayed: %s\n", m.Height, m.What, m.Header, m.Replayed)
 	fmt.Fprintf(w, "state changes of block %d in the replay (%d):\n", m.Height, len(m.Changes))
 	printChanges(w, m.Changes)
 	if m.NodeDiffNote != "" {

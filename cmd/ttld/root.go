@@ -90,6 +90,7 @@ func newRootCmd() *cobra.Command {
 	f.String(flagLogFormat, "", "node log format: console or json (default: app.toml's log_format)")
 	f.String(flagLogLevel, "", "node log level: trace, debug, info, warn or error (default: app.toml's log_level)")
 	root.AddCommand(newInitCmd(), newStartCmd(), newDevnetCmd(), newKeysCmd(), newTxCmd(), newQueryCmd(), newReplayCmd(), newTestnetCmd())
+	refuseBareParents(root)
 	return root
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -26,13 +27,32 @@ func (e errRefused) Error() string {
 	return fmt.Sprintf("transaction refused with code %d: %s", e.Code, e.Log)
 }
 
+// What became of a broadcast transaction, as tx commands print it (txOutput.Status).
+const (
+	// txCommitted: a block included it; Code is the block's and Fee what it charged.
+	txCommitted = "committed"
+	// txAccepted: CheckTx accepted it into the mempool (no --commit); no block has
+	// executed it yet, so its fee is not known.
+	txAccepted = "accepted"
+	// txRefused: CheckTx refused it; it is in no block and paid nothing.
+	txRefused = "refused"
+	// txCommitTimeout: it was sent with --commit and the wait for its block ended; it
+	// may still commit.
+	txCommitTimeout = "commit_timeout"
+	// txInCache: the node already holds these exact bytes: pending or included.
+	txInCache = "already_in_cache"
+)
+
 // txOutput is what a tx command prints (-o json: this object).
 type txOutput struct {
-	Code        uint32 `json:"code"`
-	Log         string `json:"log,omitempty"`
-	Committed   bool   `json:"committed"`
-	Height      int64  `json:"height,omitempty"`
-	Fee         uint64 `json:"fee"`
+	Status    string `json:"status"`
+	Code      uint32 `json:"code"`
+	Log       string `json:"log,omitempty"`
+	Committed bool   `json:"committed"`
+	Height    int64  `json:"height,omitempty"`
+	// Fee is what the block charged; null while no block has executed the transaction.
+	Fee *uint64 `json:"fee"`
+	// FeeEstimate is the fee CheckTx computed (its GasWanted), when the node reports it.
 	FeeEstimate uint64 `json:"fee_estimate,omitempty"`
 	TxHash      string `json:"tx_hash"`
 	Nonce       uint64 `json:"nonce"`
@@ -40,18 +60,34 @@ type txOutput struct {
 }
 
 func (o txOutput) text(w io.Writer) {
-	fmt.Fprintf(w, "code: %d\n", o.Code)
-	if o.Code != 0 {
-		fmt.Fprintf(w, "error: %s\n", o.Log)
+	fmt.Fprintf(w, "status: %s\n", o.Status)
+	switch o.Status {
+	case txCommitTimeout:
+		fmt.Fprintln(w, "the wait for the block ended before the transaction was included: it may still commit; look it up by its hash before sending it again")
+	case txInCache:
+		fmt.Fprintln(w, "the node already holds this exact transaction: it is pending in the mempool and will be included, or has been already")
+	default:
+		fmt.Fprintf(w, "code: %d\n", o.Code)
+		if o.Code != 0 {
+			fmt.Fprintf(w, "error: %s\n", o.Log)
+		}
 	}
-	fmt.Fprintf(w, "fee paid: %d\n", o.Fee)
+	switch {
+	case o.Fee != nil:
+		fmt.Fprintf(w, "fee paid: %d\n", *o.Fee)
+	case o.Status == txRefused:
+		fmt.Fprintln(w, "fee: none (refused before any block: nothing was charged)")
+	default:
+		fmt.Fprintln(w, "fee: not known until a block executes the transaction")
+	}
 	if o.FeeEstimate != 0 {
-		fmt.Fprintf(w, "fee estimate: %d\n", o.FeeEstimate)
+		fmt.Fprintf(w, "fee estimate: %d (CheckTx)\n", o.FeeEstimate)
 	}
-	if o.Committed {
+	switch {
+	case o.Committed:
 		fmt.Fprintf(w, "height: %d\n", o.Height)
-	} else {
-		fmt.Fprintln(w, "height: not committed (broadcast_tx_sync; pass --commit to wait for the block)")
+	case o.Status == txAccepted:
+		fmt.Fprintln(w, "height: not committed yet (broadcast_tx_sync; pass --commit to wait for the block)")
 	}
 	fmt.Fprintf(w, "tx hash: %s\n", o.TxHash)
 	fmt.Fprintf(w, "nonce: %d\n", o.Nonce)
@@ -82,6 +118,10 @@ func newTxIdentityCmd() *cobra.Command {
 		Short: "Create an identity funded from the key's address",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			amount, err := amountArg(cmd)
+			if err != nil {
+				return err
+			}
 			key, err := txKey(cmd)
 			if err != nil {
 				return err
@@ -90,7 +130,7 @@ func newTxIdentityCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			t := &protocol.IdentityCreate{PubKey: key.Pub, Amount: flagUint64(cmd, "amount"), Keys: keys}
+			t := &protocol.IdentityCreate{PubKey: key.Pub, Amount: amount, Keys: keys}
 			return runTx(cmd, t, key.Priv, func(o *txOutput) {
 				o.Identity = protocol.NewIdentityID(key.Address(), t.Nonce).String()
 			})
@@ -104,7 +144,11 @@ func newTxIdentityCmd() *cobra.Command {
 		Short: "Move credits from the key's address to an identity",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := protocol.ParseIdentityID(args[0])
+			id, err := identityPos(args[0])
+			if err != nil {
+				return err
+			}
+			amount, err := amountArg(cmd)
 			if err != nil {
 				return err
 			}
@@ -112,7 +156,7 @@ func newTxIdentityCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			t := &protocol.IdentityTopUp{PubKey: key.Pub, Identity: id, Amount: flagUint64(cmd, "amount")}
+			t := &protocol.IdentityTopUp{PubKey: key.Pub, Identity: id, Amount: amount}
 			return runTx(cmd, t, key.Priv, nil)
 		},
 	}
@@ -123,19 +167,23 @@ func newTxIdentityCmd() *cobra.Command {
 		Short: "Move credits between identities",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			from, err := protocol.ParseIdentityID(flagString(cmd, "identity"))
+			from, err := identityArg(cmd, "identity")
 			if err != nil {
-				return fmt.Errorf("--identity: %w", err)
+				return err
 			}
-			to, err := protocol.ParseIdentityID(flagString(cmd, "to"))
+			to, err := identityArg(cmd, "to")
 			if err != nil {
-				return fmt.Errorf("--to: %w", err)
+				return err
+			}
+			amount, err := amountArg(cmd)
+			if err != nil {
+				return err
 			}
 			key, err := txKey(cmd)
 			if err != nil {
 				return err
 			}
-			t := &protocol.IdentityCreditTransfer{Identity: from, KeyIndex: flagUint8(cmd, "key-index"), Recipient: to, Amount: flagUint64(cmd, "amount")}
+			t := &protocol.IdentityCreditTransfer{Identity: from, KeyIndex: flagUint8(cmd, "key-index"), Recipient: to, Amount: amount}
 			return runTx(cmd, t, key.Priv, nil)
 		},
 	}
@@ -147,19 +195,23 @@ func newTxIdentityCmd() *cobra.Command {
 		Short: "Move credits from an identity to an address",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			from, err := protocol.ParseIdentityID(flagString(cmd, "identity"))
+			from, err := identityArg(cmd, "identity")
 			if err != nil {
-				return fmt.Errorf("--identity: %w", err)
+				return err
 			}
-			to, err := protocol.ParseAddress(flagString(cmd, "to"))
+			to, err := addressArg(cmd, "to")
 			if err != nil {
-				return fmt.Errorf("--to: %w", err)
+				return err
+			}
+			amount, err := amountArg(cmd)
+			if err != nil {
+				return err
 			}
 			key, err := txKey(cmd)
 			if err != nil {
 				return err
 			}
-			t := &protocol.IdentityCreditTransferToAddress{Identity: from, KeyIndex: flagUint8(cmd, "key-index"), Recipient: to, Amount: flagUint64(cmd, "amount")}
+			t := &protocol.IdentityCreditTransferToAddress{Identity: from, KeyIndex: flagUint8(cmd, "key-index"), Recipient: to, Amount: amount}
 			return runTx(cmd, t, key.Priv, nil)
 		},
 	}
@@ -177,15 +229,19 @@ func newTxAddressCmd() *cobra.Command {
 		Short: "Move credits from the key's address to another address",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			to, err := protocol.ParseAddress(flagString(cmd, "to"))
+			to, err := addressArg(cmd, "to")
 			if err != nil {
-				return fmt.Errorf("--to: %w", err)
+				return err
+			}
+			amount, err := amountArg(cmd)
+			if err != nil {
+				return err
 			}
 			key, err := txKey(cmd)
 			if err != nil {
 				return err
 			}
-			t := &protocol.AddressFundsTransfer{PubKey: key.Pub, Recipient: to, Amount: flagUint64(cmd, "amount")}
+			t := &protocol.AddressFundsTransfer{PubKey: key.Pub, Recipient: to, Amount: amount}
 			return runTx(cmd, t, key.Priv, nil)
 		},
 	}
@@ -209,7 +265,7 @@ func identitySignerFlags(cmd *cobra.Command) {
 func txKey(cmd *cobra.Command) (keyring.Key, error) {
 	name := flagString(cmd, "from")
 	if name == "" {
-		return keyring.Key{}, fmt.Errorf("--from is required")
+		return keyring.Key{}, errMissingFlag{"from"}
 	}
 	return keyring.Open(globalFlags(cmd).Home).Get(name)
 }
@@ -223,7 +279,7 @@ func parsePubKeys(in []string, def ed25519.PublicKey) ([]ed25519.PublicKey, erro
 	for i, s := range in {
 		b, err := hex.DecodeString(strings.TrimSpace(s))
 		if err != nil || len(b) != ed25519.PublicKeySize {
-			return nil, fmt.Errorf("--keys: key %d must be %d hex digits", i, 2*ed25519.PublicKeySize)
+			return nil, errUsage{Flag: "keys", Value: s, Want: fmt.Sprintf("ed25519 public keys of %d hex digits each", 2*ed25519.PublicKeySize)}
 		}
 		out[i] = b
 	}
@@ -249,23 +305,40 @@ func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, e
 		return err
 	}
 	res, err := c.Broadcast(ctx, tx, flagBool(cmd, "commit"))
-	if err != nil {
-		return err
-	}
 	out := txOutput{
 		Code:        uint32(res.Code),
 		Log:         res.Log,
 		Committed:   res.Committed,
 		Height:      res.Height,
-		Fee:         res.Fee,
 		FeeEstimate: res.FeeEstimate,
 		TxHash:      strings.ToUpper(hex.EncodeToString(res.Hash)),
 		Nonce:       t.GetNonce(),
 	}
+	var timeout client.ErrCommitTimeout
+	var inCache client.ErrTxInCache
+	switch {
+	case errors.As(err, &timeout):
+		out.Status = txCommitTimeout
+	case errors.As(err, &inCache):
+		out.Status = txInCache
+	case err != nil:
+		return err
+	case res.Committed:
+		out.Status = txCommitted
+		fee := res.Fee
+		out.Fee = &fee
+	case res.Refused():
+		out.Status = txRefused
+	default:
+		out.Status = txAccepted
+	}
 	if extra != nil {
 		extra(&out)
 	}
-	if err := printResult(cmd, out.text, out); err != nil {
+	if perr := printResult(cmd, out.text, out); perr != nil {
+		return perr
+	}
+	if err != nil {
 		return err
 	}
 	if res.Refused() {

@@ -63,15 +63,15 @@ func TestTxAndQueryCommands(t *testing.T) {
 	if err := c.json(&tx, "tx", "address", "transfer", "--to", bob.Address().String(), "--amount", "1000000000", "--from", node.DevKeyName, "--commit"); err != nil {
 		t.Fatal(err)
 	}
-	if tx.Code != 0 || !tx.Committed || tx.Height == 0 || tx.Fee == 0 || tx.Nonce != 1 || len(tx.TxHash) != 64 {
+	if tx.Status != txCommitted || tx.Code != 0 || !tx.Committed || tx.Height == 0 || tx.Fee == nil || *tx.Fee == 0 || tx.Nonce != 1 || len(tx.TxHash) != 64 {
 		t.Fatalf("transfer: %+v", tx)
 	}
 	after, err := env.Client.Address(ctx, devAddr, tx.Height, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.Balance != before.Balance-1_000_000_000-tx.Fee || after.Nonce != 1 {
-		t.Fatalf("dev after the transfer: %+v, before %+v, fee %d", after, before, tx.Fee)
+	if after.Balance != before.Balance-1_000_000_000-*tx.Fee || after.Nonce != 1 {
+		t.Fatalf("dev after the transfer: %+v, before %+v, fee %d", after, before, *tx.Fee)
 	}
 
 	// The same, as text.
@@ -84,7 +84,7 @@ func TestTxAndQueryCommands(t *testing.T) {
 	var refused txOutput
 	err = c.json(&refused, "tx", "address", "transfer", "--to", bob.Address().String(), "--amount", "5", "--from", node.DevKeyName, "--nonce", "1", "--commit")
 	var re errRefused
-	if !errors.As(err, &re) || re.Code != protocol.CodeInvalidAddressNonce || refused.Code != uint32(protocol.CodeInvalidAddressNonce) || refused.Committed || refused.Log == "" {
+	if !errors.As(err, &re) || re.Code != protocol.CodeInvalidAddressNonce || refused.Status != txRefused || refused.Fee != nil || refused.Code != uint32(protocol.CodeInvalidAddressNonce) || refused.Committed || refused.Log == "" {
 		t.Fatalf("stale nonce: %+v %v", refused, err)
 	}
 
@@ -132,7 +132,7 @@ func TestTxAndQueryCommands(t *testing.T) {
 	if err := c.json(&iq, "query", "identity", id.String(), "--prove"); err != nil {
 		t.Fatal(err)
 	}
-	if iq.Verified != "presence" || iq.Answer.Balance != 200_001_000-77-tx.Fee || iq.Answer.Nonce != 1 || len(iq.Answer.Keys) != 1 {
+	if iq.Verified != "presence" || iq.Answer.Balance != 200_001_000-77-*tx.Fee || iq.Answer.Nonce != 1 || len(iq.Answer.Keys) != 1 {
 		t.Fatalf("query identity --prove: %+v", iq)
 	}
 	var cq struct {

@@ -290,10 +290,14 @@ func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcity
 	return &abcitypes.ResponseCommit{}, nil
 }
 
-// Query answers a path at a saved version, with proofs when asked.
+// Query answers a path at a saved version, with proofs when asked, or one of the
+// check-state paths (checkstate.go), unproven.
 func (a *Application) Query(_ context.Context, req *abcitypes.RequestQuery) (*abcitypes.ResponseQuery, error) {
-	if req.Path == PathPendingNonce {
+	switch req.Path {
+	case PathPendingNonce:
 		return a.pendingNonce(req), nil
+	case PathDryRun:
+		return a.dryRun(req), nil
 	}
 	target, err := TargetOf(req.Path, req.Data)
 	if err != nil {

@@ -37,6 +37,10 @@ type TxResult struct {
 	Fee feeschedule.Result
 	// Charged is what the payer paid: Fee.Charged().
 	Charged uint64
+	// MaxCharged bounds what the transaction would be charged on a state where the keys
+	// it found absent hold values: the fee estimate of a dry run (>= Charged; 0 for an
+	// unpaid refusal).
+	MaxCharged uint64
 	// Changes are the address balances the transaction set.
 	Changes []drive.BalanceChange
 	Events  []Event

@@ -165,10 +165,11 @@ func (e *execution) run(collected uint64) (TxResult, error) {
 			return TxResult{}, err
 		}
 	}
+	margin := e.cache.Operations().AbsentReads * e.r.fees.AbsentReadMargin(drive.MaxReadValueLen)
 	if err := e.cache.Flush(); err != nil {
 		return TxResult{}, err
 	}
-	res := TxResult{Fee: fee, Charged: charged, Changes: e.changes, Events: append(e.events, e.transitionEvent(charged, stateErr))}
+	res := TxResult{Fee: fee, Charged: charged, MaxCharged: charged + margin, Changes: e.changes, Events: append(e.events, e.transitionEvent(charged, stateErr))}
 	if stateErr != nil {
 		res.Code, _ = protocol.CodeOf(stateErr)
 		res.Log = stateErr.Error()
@@ -361,6 +362,24 @@ func (e *execution) transitionEvent(charged uint64, err error) Event {
 }
 
 func u64(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// DryRun runs tx against kv as a block at atMs would and changes nothing: the fee
+// estimate of a transaction before it is sent. Its MaxCharged is never below what a
+// block on kv's state, or on a later state where keys it found absent have been
+// written, charges.
+func DryRun(kv drive.KV, tx []byte, atMs uint64) (TxResult, error) {
+	r, err := loadRules(kv, atMs)
+	if err != nil {
+		return TxResult{}, asFault(err)
+	}
+	staged := drive.NewCache(kv)
+	pool, err := drive.GetProcessingFees(staged)
+	if err != nil {
+		return TxResult{}, asFault(err)
+	}
+	res, _, err := executeTx(staged, r, tx, pool)
+	return res, err
+}
 
 // CheckStateless checks what a transaction's bytes decide alone, under the rules in
 // force in kv at atMs: size, format, type, encoding, structure rules, and the signature

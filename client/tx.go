@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -188,4 +189,30 @@ func broadcastError(err error, hash []byte, commit bool) error {
 		return ErrCommitTimeout{Hash: hash, Err: err}
 	}
 	return err
+}
+
+// DryRunResult is what a transaction would do if a block ran it on the node's check
+// state now (abci.PathDryRun): unproven, since the check state is never committed.
+type DryRunResult struct {
+	Code protocol.Code
+	Log  string
+	// Fee is what it would be charged on the check state; MaxFee bounds the fee on
+	// any later state (never below what a block charges it).
+	Fee, MaxFee uint64
+}
+
+// DryRun asks the node what tx would do, without sending it.
+func (c *Client) DryRun(ctx context.Context, tx []byte) (DryRunResult, error) {
+	resp, err := c.query(ctx, abci.PathDryRun, tx, 0, false)
+	if err != nil {
+		return DryRunResult{}, err
+	}
+	var ans abci.DryRunAnswer
+	if err := json.Unmarshal(resp.Value, &ans); err != nil {
+		return DryRunResult{}, ErrCorruptValue{Key: nil, Err: err}
+	}
+	if ans.Codespace != "" {
+		return DryRunResult{}, ErrQuery{Path: abci.PathDryRun, Code: ans.Code, Log: ans.Log}
+	}
+	return DryRunResult{Code: protocol.Code(ans.Code), Log: ans.Log, Fee: ans.Fee, MaxFee: ans.MaxFee}, nil
 }

@@ -57,6 +57,9 @@ func (c *Cache) Get(key []byte) ([]byte, error) {
 	}
 	c.meter.Seeks++
 	c.meter.BytesLoaded += uint64(len(key) + len(v))
+	if v == nil {
+		c.meter.AbsentReads++
+	}
 	return v, nil
 }
 

@@ -27,6 +27,10 @@ const (
 	AddressStateLen = 16
 	// LastBlockLen is the size of the last block record (EncodeLastBlock).
 	LastBlockLen = 16
+	// MaxReadValueLen is the largest value a transition reads at a key that may be
+	// absent and written later (an address record): what a fee estimate adds per absent
+	// read. NB: a new kind of record read by transitions must be counted here.
+	MaxReadValueLen = AddressStateLen
 )
 
 func getU64(kv KV, key []byte) (uint64, bool, error) {

@@ -69,6 +69,9 @@ type Operations struct {
 	HashCalls    uint64
 	HashBlocks   uint64 // 64-byte blocks hashed, over all calls
 	Signatures   uint64
+	// AbsentReads counts the lookups that found nothing. They are priced like any seek;
+	// the count lets a fee estimate bound what they would cost had they found a value.
+	AbsentReads uint64
 }
 
 // Add returns the sum of two counts.
@@ -80,6 +83,7 @@ func (o Operations) Add(p Operations) Operations {
 		HashCalls:    o.HashCalls + p.HashCalls,
 		HashBlocks:   o.HashBlocks + p.HashBlocks,
 		Signatures:   o.Signatures + p.Signatures,
+		AbsentReads:  o.AbsentReads + p.AbsentReads,
 	}
 }
 
@@ -95,4 +99,11 @@ func (s Schedule) ProcessingFee(ops Operations) uint64 {
 		ops.BytesWritten*p.WrittenPerByte +
 		ops.HashCalls*p.HashBase + ops.HashBlocks*p.HashPerBlock +
 		ops.Signatures*p.SignatureVerify
+}
+
+// AbsentReadMargin bounds what one absent read would cost more had it found a value of
+// at most maxValueLen bytes: a fee estimate made before a key is written stays an upper
+// bound of the fee charged after.
+func (s Schedule) AbsentReadMargin(maxValueLen int) uint64 {
+	return uint64(maxValueLen) * s.Processing.LoadedPerByte
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/spf13/cobra"
 
 	"github.com/ttld-dev/ttld/client"
@@ -96,6 +97,56 @@ func (o txOutput) text(w io.Writer) {
 	}
 }
 
+// txCommand is the command of one transition kind under `ttld tx GROUP`. Each kind's
+// command lives in its own file (tx_*.go) and registers itself with registerTx.
+type txCommand struct {
+	// Kind is the transition kind the command sends.
+	Kind protocol.TransitionType
+	// Group is the subcommand of `ttld tx` it sits under: "identity" or "address".
+	Group string
+	Use   string
+	Short string
+	Args  cobra.PositionalArgs
+	// Flags declares the command's own flags.
+	Flags func(cmd *cobra.Command)
+	// Build reads the arguments and flags, refusing a missing or malformed one before
+	// anything is signed, and returns the transition (its nonce is filled in later).
+	Build func(in *txInput) (protocol.Transition, error)
+	// Describe adds to the output what only the signed transition tells (the id of a
+	// created identity); may be nil.
+	Describe func(t protocol.Transition, in *txInput, o *txOutput)
+}
+
+// txGroups are the subcommands of `ttld tx`, in the order help lists them.
+var txGroups = []struct{ Name, Short string }{
+	{"identity", "Identity transitions"},
+	{"address", "Address transitions"},
+}
+
+// txCommands are written only by registerTx, from init functions.
+var txCommands []txCommand
+
+func registerTx(c txCommand) { txCommands = append(txCommands, c) }
+
+// txInput is what a transition's Build reads: the command line and the --from key.
+type txInput struct {
+	cmd  *cobra.Command
+	args []string
+	key  *keyring.Key
+}
+
+// Key loads the --from key of the home's keyring (once).
+func (in *txInput) Key() (keyring.Key, error) {
+	if in.key == nil {
+		k, err := txKey(in.cmd)
+		if err != nil {
+			return keyring.Key{}, err
+		}
+		in.key = &k
+	}
+	return *in.key, nil
+}
+
 func newTxCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tx",
@@ -104,150 +155,47 @@ func newTxCmd() *cobra.Command {
 	f := cmd.PersistentFlags()
 	f.String("from", "", "name of the signing key in the home's keyring")
 	f.Bool("commit", false, "wait for the block that includes the transaction (broadcast_tx_commit)")
+	f.Bool("dry-run", false, "sign and run the transaction against the node's check state without sending it: its code and fee")
 	f.Uint64("nonce", 0, "signer nonce to use (0: the signer's last nonce plus one)")
 	f.String("chain-id", "", "chain id to sign for (empty: the node's)")
-	cmd.AddCommand(newTxIdentityCmd(), newTxAddressCmd())
+	for _, g := range txGroups {
+		group := &cobra.Command{Use: g.Name, Short: g.Short}
+		for _, c := range txCommands {
+			if c.Group == g.Name {
+				group.AddCommand(c.command())
+			}
+		}
+		cmd.AddCommand(group)
+	}
 	return cmd
 }
 
-func newTxIdentityCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "identity", Short: "Identity transitions"}
-
-	create := &cobra.Command{
-		Use:   "create --from KEY --amount N [--keys HEX,...]",
-		Short: "Create an identity funded from the key's address",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			amount, err := amountArg(cmd)
-			if err != nil {
-				return err
-			}
-			key, err := txKey(cmd)
-			if err != nil {
-				return err
-			}
-			keys, err := parsePubKeys(flagStringSlice(cmd, "keys"), key.Pub)
-			if err != nil {
-				return err
-			}
-			t := &protocol.IdentityCreate{PubKey: key.Pub, Amount: amount, Keys: keys}
-			return runTx(cmd, t, key.Priv, func(o *txOutput) {
-				o.Identity = protocol.NewIdentityID(key.Address(), t.Nonce).String()
-			})
-		},
-	}
-	amountFlag(create)
-	create.Flags().StringSlice("keys", nil, "public keys of the new identity, hex, comma separated (default: the --from key's)")
-
-	topUp := &cobra.Command{
-		Use:   "top-up ID --amount N --from KEY",
-		Short: "Move credits from the key's address to an identity",
-		Args:  cobra.ExactArgs(1),
+// command builds the cobra command of one transition kind.
+func (c txCommand) command() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   c.Use,
+		Short: c.Short,
+		Args:  c.Args,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := identityPos(args[0])
+			in := &txInput{cmd: cmd, args: args}
+			t, err := c.Build(in)
 			if err != nil {
 				return err
 			}
-			amount, err := amountArg(cmd)
+			key, err := in.Key()
 			if err != nil {
 				return err
 			}
-			key, err := txKey(cmd)
-			if err != nil {
-				return err
+			var describe func(*txOutput)
+			if c.Describe != nil {
+				describe = func(o *txOutput) { c.Describe(t, in, o) }
 			}
-			t := &protocol.IdentityTopUp{PubKey: key.Pub, Identity: id, Amount: amount}
-			return runTx(cmd, t, key.Priv, nil)
+			return runTx(cmd, t, key.Priv, describe)
 		},
 	}
-	amountFlag(topUp)
-
-	transfer := &cobra.Command{
-		Use:   "transfer --identity ID --to ID --amount N --from KEY [--key-index 0]",
-		Short: "Move credits between identities",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			from, err := identityArg(cmd, "identity")
-			if err != nil {
-				return err
-			}
-			to, err := identityArg(cmd, "to")
-			if err != nil {
-				return err
-			}
-			amount, err := amountArg(cmd)
-			if err != nil {
-				return err
-			}
-			key, err := txKey(cmd)
-			if err != nil {
-				return err
-			}
-			t := &protocol.IdentityCreditTransfer{Identity: from, KeyIndex: flagUint8(cmd, "key-index"), Recipient: to, Amount: amount}
-			return runTx(cmd, t, key.Priv, nil)
-		},
+	if c.Flags != nil {
+		c.Flags(cmd)
 	}
-	identitySignerFlags(transfer)
-	transfer.Flags().String("to", "", "recipient identity id")
-
-	toAddress := &cobra.Command{
-		Use:   "transfer-to-address --identity ID --to ADDR --amount N --from KEY [--key-index 0]",
-		Short: "Move credits from an identity to an address",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			from, err := identityArg(cmd, "identity")
-			if err != nil {
-				return err
-			}
-			to, err := addressArg(cmd, "to")
-			if err != nil {
-				return err
-			}
-			amount, err := amountArg(cmd)
-			if err != nil {
-				return err
-			}
-			key, err := txKey(cmd)
-			if err != nil {
-				return err
-			}
-			t := &protocol.IdentityCreditTransferToAddress{Identity: from, KeyIndex: flagUint8(cmd, "key-index"), Recipient: to, Amount: amount}
-			return runTx(cmd, t, key.Priv, nil)
-		},
-	}
-	identitySignerFlags(toAddress)
-	toAddress.Flags().String("to", "", "recipient address")
-
-	cmd.AddCommand(create, topUp, transfer, toAddress)
-	return cmd
-}
-
-func newTxAddressCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "address", Short: "Address transitions"}
-	transfer := &cobra.Command{
-		Use:   "transfer --to ADDR --amount N --from KEY",
-		Short: "Move credits from the key's address to another address",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			to, err := addressArg(cmd, "to")
-			if err != nil {
-				return err
-			}
-			amount, err := amountArg(cmd)
-			if err != nil {
-				return err
-			}
-			key, err := txKey(cmd)
-			if err != nil {
-				return err
-			}
-			t := &protocol.AddressFundsTransfer{PubKey: key.Pub, Recipient: to, Amount: amount}
-			return runTx(cmd, t, key.Priv, nil)
-		},
-	}
-	amountFlag(transfer)
-	transfer.Flags().String("to", "", "recipient address")
-	cmd.AddCommand(transfer)
 	return cmd
 }
 
@@ -304,6 +252,9 @@ func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, e
 	if err != nil {
 		return err
 	}
+	if flagBool(cmd, "dry-run") {
+		return dryRun(ctx, cmd, c, tx, t, extra)
+	}
 	res, err := c.Broadcast(ctx, tx, flagBool(cmd, "commit"))
 	out := txOutput{
 		Code:        uint32(res.Code),
@@ -342,6 +293,54 @@ func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, e
 		return err
 	}
 	if res.Refused() {
+		return errRefused{Code: res.Code, Log: res.Log}
+	}
+	return nil
+}
+
+// dryRunOutput is what `tx ... --dry-run` prints (-o json: this object).
+type dryRunOutput struct {
+	Status   string `json:"status"` // always "dry_run": nothing was sent
+	Code     uint32 `json:"code"`
+	Log      string `json:"log,omitempty"`
+	Fee      uint64 `json:"fee"`
+	MaxFee   uint64 `json:"max_fee"`
+	TxHash   string `json:"tx_hash"`
+	Nonce    uint64 `json:"nonce"`
+	Identity string `json:"identity,omitempty"`
+}
+
+func (o dryRunOutput) text(w io.Writer) {
+	fmt.Fprintln(w, "status: dry run (nothing was sent)")
+	fmt.Fprintf(w, "code: %d\n", o.Code)
+	if o.Code != 0 {
+		fmt.Fprintf(w, "error: %s\n", o.Log)
+	}
+	fmt.Fprintf(w, "fee: %d on the node's current check state, at most %d once sent\n", o.Fee, o.MaxFee)
+	fmt.Fprintf(w, "tx hash: %s\n", o.TxHash)
+	fmt.Fprintf(w, "nonce: %d\n", o.Nonce)
+	if o.Identity != "" {
+		fmt.Fprintf(w, "identity: %s\n", o.Identity)
+	}
+}
+
+// dryRun asks the node what tx would do and prints it; a refusal exits non-zero.
+func dryRun(ctx context.Context, cmd *cobra.Command, c *client.Client, tx []byte, t protocol.Transition, extra func(*txOutput)) error {
+	res, err := c.DryRun(ctx, tx)
+	if err != nil {
+		return err
+	}
+	out := dryRunOutput{Status: "dry_run", Code: uint32(res.Code), Log: res.Log, Fee: res.Fee, MaxFee: res.MaxFee,
+		TxHash: strings.ToUpper(hex.EncodeToString(cmttypes.Tx(tx).Hash())), Nonce: t.GetNonce()}
+	if extra != nil {
+		var o txOutput
+		extra(&o)
+		out.Identity = o.Identity
+	}
+	if err := printResult(cmd, out.text, out); err != nil {
+		return err
+	}
+	if res.Code != protocol.CodeOK {
 		return errRefused{Code: res.Code, Log: res.Log}
 	}
 	return nil

@@ -74,10 +74,26 @@ func TestTxAndQueryCommands(t *testing.T) {
 		t.Fatalf("dev after the transfer: %+v, before %+v, fee %d", after, before, *tx.Fee)
 	}
 
+	// A dry run: the code and the fee the node would charge, and nothing sent (the
+	// nonce stays, so the next send uses the same one).
+	var dry dryRunOutput
+	if err := c.json(&dry, "tx", "address", "transfer", "--to", bob.Address().String(), "--amount", "5", "--from", node.DevKeyName, "--dry-run"); err != nil {
+		t.Fatal(err)
+	}
+	if dry.Status != "dry_run" || dry.Code != 0 || dry.Fee == 0 || dry.MaxFee < dry.Fee || dry.Nonce != 2 {
+		t.Fatalf("dry run: %+v", dry)
+	}
+	var dryRefused dryRunOutput
+	err = c.json(&dryRefused, "tx", "address", "transfer", "--to", bob.Address().String(), "--amount", "18446744073709551615", "--from", node.DevKeyName, "--dry-run")
+	var dre errRefused
+	if !errors.As(err, &dre) || dre.Code != protocol.CodeAddressInsufficientBalance || dryRefused.Fee == 0 {
+		t.Fatalf("dry run of an unaffordable transfer: %+v %v", dryRefused, err)
+	}
+
 	// The same, as text.
 	out, err := c.run("tx", "address", "transfer", "--to", bob.Address().String(), "--amount", "5", "--from", node.DevKeyName, "--commit")
-	if err != nil || !strings.Contains(out, "code: 0\n") || !strings.Contains(out, "nonce: 2\n") {
-		t.Fatalf("text transfer: %q %v", out, err)
+	if err != nil || !strings.Contains(out, "code: 0\n") || !strings.Contains(out, "nonce: 2\n") || !strings.Contains(out, "fee paid: "+strconv.FormatUint(dry.Fee, 10)+"\n") {
+		t.Fatalf("text transfer: %q %v; the dry run said fee %d", out, err, dry.Fee)
 	}
 
 	// A stale --nonce is refused: non-zero exit, the code printed.

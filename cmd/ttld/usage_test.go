@@ -15,6 +15,7 @@ import (
 	"github.com/ttld-dev/ttld/e2e"
 	"github.com/ttld-dev/ttld/keyring"
 	"github.com/ttld-dev/ttld/node"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // TestTxFlagsRefusedBeforeSigning: a missing or malformed flag is refused, naming the
@@ -211,5 +212,29 @@ func TestSendsWithoutCommitAndFutureHeights(t *testing.T) {
 	}
 	if _, err = c.run("query", "address", to, "--height", "1000000", "--prove"); !errors.As(err, &future) || errors.As(err, new(errVerification)) {
 		t.Fatalf("future height with --prove: %v, want ErrFutureHeight and no verification failure", err)
+	}
+}
+
+// TestEveryKindHasATxCommand: each registered transition kind has exactly one command
+// under `ttld tx`, in a known group.
+func TestEveryKindHasATxCommand(t *testing.T) {
+	count := map[protocol.TransitionType]int{}
+	groups := map[string]bool{}
+	for _, g := range txGroups {
+		groups[g.Name] = true
+	}
+	for _, c := range txCommands {
+		count[c.Kind]++
+		if !groups[c.Group] {
+			t.Errorf("%s: unknown group %q", c.Kind, c.Group)
+		}
+	}
+	for _, k := range protocol.Kinds() {
+		if count[k.Type] != 1 {
+			t.Errorf("%s has %d tx commands, want 1", k.Name, count[k.Type])
+		}
+	}
+	if len(txCommands) != len(protocol.Kinds()) {
+		t.Errorf("%d tx commands for %d kinds", len(txCommands), len(protocol.Kinds()))
 	}
 }

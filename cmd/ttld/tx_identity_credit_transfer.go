@@ -1,0 +1,36 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+func init() {
+	registerTx(txCommand{
+		Kind:  protocol.TypeIdentityCreditTransfer,
+		Group: "identity",
+		Use:   "transfer --identity ID --to ID --amount N --from KEY [--key-index 0]",
+		Short: "Move credits between identities",
+		Args:  cobra.NoArgs,
+		Flags: func(cmd *cobra.Command) {
+			identitySignerFlags(cmd)
+			cmd.Flags().String("to", "", "recipient identity id")
+		},
+		Build: func(in *txInput) (protocol.Transition, error) {
+			from, err := identityArg(in.cmd, "identity")
+			if err != nil {
+				return nil, err
+			}
+			to, err := identityArg(in.cmd, "to")
+			if err != nil {
+				return nil, err
+			}
+			amount, err := amountArg(in.cmd)
+			if err != nil {
+				return nil, err
+			}
+			return &protocol.IdentityCreditTransfer{Identity: from, KeyIndex: flagUint8(in.cmd, "key-index"), Recipient: to, Amount: amount}, nil
+		},
+	})
+}

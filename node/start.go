@@ -129,14 +129,15 @@ func Start(opts StartOptions) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, store: store, db: db, cometDB: &cometDBs{}, chainID: gen.ChainID}
-	if n.comet, err = newComet(cfg, opts.Logger, cometLog, store, pv, nodeKey, n.cometDB); err != nil {
+	if n.comet, err = newComet(cfg, gen.ChainID, opts.Logger, cometLog, store, pv, nodeKey, n.cometDB); err != nil {
 		return nil, errors.Join(err, n.closeStorage())
 	}
 	opts.Logger.Info().Str("chain_id", n.chainID).Str("rpc", n.RPCAddress()).Str("home", cfg.RootDir).Msg("node started")
 	return n, nil
 }
 
-// newComet builds and starts CometBFT around a new application on store.
+// newComet builds and starts CometBFT around a new application on store, whose
+// metrics carry chainID as CometBFT's do.
 //
 // NB: CometBFT registers its metrics on prometheus.DefaultRegisterer (through go-kit,
 // which panics on a second registration) and its endpoint serves
@@ -144,14 +145,14 @@ func Start(opts StartOptions) (*Node, error) {
 // default before it is built and started, so that a process can start a node again
 // after stopping one, and registers the application's metrics there too, so that one
 // endpoint serves both.
-func newComet(cfg *config.Config, log zerolog.Logger, cometLog cmtlog.Logger, store *drive.Store, pv *privval.FilePV, nodeKey *p2p.NodeKey, dbs *cometDBs) (*cmtnode.Node, error) {
+func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog cmtlog.Logger, store *drive.Store, pv *privval.FilePV, nodeKey *p2p.NodeKey, dbs *cometDBs) (*cmtnode.Node, error) {
 	promMu.Lock()
 	defer promMu.Unlock()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	prometheus.DefaultRegisterer, prometheus.DefaultGatherer = reg, reg
 
-	metrics, err := abci.NewMetrics(reg)
+	metrics, err := abci.NewMetrics(reg, chainID)
 	if err != nil {
 		return nil, err
 	}

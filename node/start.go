@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cometbft/cometbft/config"
-	cmtflags "github.com/cometbft/cometbft/libs/cli/flags"
 	cmtlog "github.com/cometbft/cometbft/libs/log"
 	cmtnode "github.com/cometbft/cometbft/node"
 	"github.com/cometbft/cometbft/p2p"
@@ -46,6 +46,9 @@ type Node struct {
 	cometDB *cometDBs
 	chainID string
 
+	// stopping is set once Stop begins, so that the listeners' closing is not
+	// logged as an error (nodeCometLogger).
+	stopping atomic.Bool
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -103,10 +106,7 @@ func Start(opts StartOptions) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	cometLog, err := cmtflags.ParseLogLevel(cfg.LogLevel, CometLogger(opts.Logger), config.DefaultLogLevel)
-	if err != nil {
-		return nil, fmt.Errorf("config.toml log_level: %w", err)
-	}
+	warnIgnoredLogSettings(cfg, opts.Logger)
 	nodeKey, err := p2p.LoadNodeKey(cfg.NodeKeyFile())
 	if err != nil {
 		return nil, fmt.Errorf("node key: %w", err)
@@ -129,11 +129,22 @@ func Start(opts StartOptions) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, store: store, db: db, cometDB: &cometDBs{}, chainID: gen.ChainID}
-	if n.comet, err = newComet(cfg, gen.ChainID, opts.Logger, cometLog, store, pv, nodeKey, n.cometDB); err != nil {
+	if n.comet, err = newComet(cfg, gen.ChainID, opts.Logger, nodeCometLogger(opts.Logger, &n.stopping), store, pv, nodeKey, n.cometDB); err != nil {
 		return nil, errors.Join(err, n.closeStorage())
 	}
 	opts.Logger.Info().Str("chain_id", n.chainID).Str("rpc", n.RPCAddress()).Str("home", cfg.RootDir).Msg("node started")
 	return n, nil
+}
+
+// warnIgnoredLogSettings says so when config.toml sets a log_level or log_format of
+// its own: app.toml's log_level and log_format (or the flags) are the only log
+// settings, and CometBFT logs through the same logger.
+func warnIgnoredLogSettings(cfg *config.Config, log zerolog.Logger) {
+	def := config.DefaultBaseConfig()
+	if cfg.LogLevel != def.LogLevel || cfg.LogFormat != def.LogFormat {
+		log.Warn().Str("log_level", cfg.LogLevel).Str("log_format", cfg.LogFormat).
+			Msg("config.toml's log_level and log_format are not used: set log_level and log_format in app.toml")
+	}
 }
 
 // newComet builds and starts CometBFT around a new application on store, whose
@@ -211,6 +222,7 @@ func (n *Node) Home() string { return n.cfg.RootDir }
 // Later calls return the first call's result.
 func (n *Node) Stop() error {
 	n.stopOnce.Do(func() {
+		n.stopping.Store(true)
 		var errs []error
 		if n.comet.IsRunning() {
 			if err := n.comet.Stop(); err != nil {

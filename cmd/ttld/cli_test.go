@@ -304,6 +304,12 @@ func TestDevnetRunsAndStops(t *testing.T) {
 	if !strings.Contains(errOut.String(), `"message":"stopped"`) {
 		t.Errorf("no clean stop logged:\n%s", errOut.String()[max(0, len(errOut.String())-500):])
 	}
+	// A clean run and stop logs no error (CometBFT's listeners closing included).
+	for _, line := range strings.Split(errOut.String(), "\n") {
+		if strings.Contains(line, `"level":"error"`) {
+			t.Errorf("error logged in a clean run: %s", line)
+		}
+	}
 	if _, err := client.Status(context.Background()); err == nil {
 		t.Fatal("RPC still answers after devnet stopped")
 	}

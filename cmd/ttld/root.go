@@ -79,7 +79,9 @@ func newRootCmd() *cobra.Command {
   ttld keys add NAME          a key in the home's (unencrypted, test) keyring
   ttld tx ... / ttld query    transitions and reads through the node's RPC
   ttld replay                 re-execute the block store and compare every app hash
-  ttld testnet                homes for a multi-validator network (make devnet-up)`,
+  ttld testnet                homes for a multi-validator network (make devnet-up)
+  ttld status                 a node's height, app hash, sync state and peers
+  ttld version                version, commit, Go and protocol versions`,
 		SilenceUsage:      true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return checkGlobals(globalFlags(cmd)) },
 	}

@@ -81,3 +81,23 @@ func TestLogTimestamps(t *testing.T) {
 		t.Errorf("console line %q has no date and milliseconds", console.String())
 	}
 }
+
+// config.toml's log keys are not read: a home that sets them is told so at start.
+func TestWarnIgnoredLogSettings(t *testing.T) {
+	for _, c := range []struct {
+		level, format string
+		warned        bool
+	}{
+		{"info", "plain", false},
+		{"consensus:debug,*:info", "plain", true},
+		{"info", "json", true},
+	} {
+		cfg := DefaultConfig(t.TempDir(), "n")
+		cfg.LogLevel, cfg.LogFormat = c.level, c.format
+		var buf strings.Builder
+		warnIgnoredLogSettings(cfg, NewLogger(&buf, true, zerolog.InfoLevel))
+		if got := strings.Contains(buf.String(), `"level":"warn"`); got != c.warned {
+			t.Errorf("config.toml log_level %q, log_format %q: warned %t, want %t", c.level, c.format, got, c.warned)
+		}
+	}
+}

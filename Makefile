@@ -5,6 +5,10 @@ BIN := bin/ttld
 DEVNET_HOME ?= $(HOME)/.ttld
 SIM_BLOCKS ?= 20000
 SIM_SEED ?= 1
+# What ttld version prints and the image's labels carry.
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .PHONY: all build devnet test bench fuzz sim clean
 
@@ -12,7 +16,7 @@ all: build
 
 ## build: the ttld binary in bin/ (static, CGO off)
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/ttld
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ttld
 
 ## devnet: a one-validator local chain on embedded goleveldb, RPC on 127.0.0.1:26657
 devnet: build
@@ -43,33 +47,61 @@ clean:
 	rm -rf bin
 
 # The four-validator docker-compose devnet (docker-compose.yml). COMPOSE is Debian's
-# docker-compose 1.x where it exists, the docker CLI's plugin otherwise.
+# docker-compose 1.x where it exists, the docker CLI's plugin otherwise. The variables
+# below are passed to compose, whose own defaults (.env) are the same, so that a plain
+# `docker-compose up -d` starts the network devnet-up does.
 COMPOSE ?= $(shell command -v docker-compose >/dev/null 2>&1 && echo docker-compose || echo docker compose)
 IMAGE ?= ttld:local
 DEVNET_DIR ?= .devnet
 DEVNET_PROJECT ?= ttld
-DEVNET_COMPOSE = TTLD_DEVNET_DIR=$(abspath $(DEVNET_DIR)) TTLD_UID=$$(id -u) TTLD_GID=$$(id -g) $(COMPOSE) -p $(DEVNET_PROJECT) -f docker-compose.yml
+DEVNET_PORTS ?= $(or $(TTLD_DEVNET_PORTS),26)
+DEVNET_NET ?= $(or $(TTLD_DEVNET_NET),172.28.0)
+# FULL_NODES=1 adds docker-compose.fullnodes.yml's full node (full0).
+FULL_NODES ?= 0
+# The nodes run as you, so that what they write in the homes is yours; when you are
+# root, as 1000:1000 (never root), and devnet-up hands the node homes to that user.
+DEVNET_UID ?= $(shell [ "$$(id -u)" = 0 ] && echo 1000 || id -u)
+DEVNET_GID ?= $(shell [ "$$(id -u)" = 0 ] && echo 1000 || id -g)
+DEVNET_FILES = -f docker-compose.yml $(if $(filter-out 0,$(FULL_NODES)),-f docker-compose.fullnodes.yml)
+DEVNET_ENV = TTLD_DEVNET_DIR=$(abspath $(DEVNET_DIR)) TTLD_DEVNET_PORTS=$(DEVNET_PORTS) TTLD_DEVNET_NET=$(DEVNET_NET) TTLD_UID=$(DEVNET_UID) TTLD_GID=$(DEVNET_GID)
+DEVNET_COMPOSE = $(DEVNET_ENV) $(COMPOSE) -p $(DEVNET_PROJECT) $(DEVNET_FILES)
 
-.PHONY: image devnet-up devnet-down devnet-reset e2e-devnet
+.PHONY: image image-binary devnet-up devnet-down devnet-reset e2e-devnet
 
-## image: the static ttld in bin/ and the image $(IMAGE), FROM scratch, holding only it
-image: build
-	docker build -t $(IMAGE) .
+# The image's binary: Linux on the Docker engine's architecture (whatever the host is),
+# static, stripped; apart from bin/ttld, which runs on the host.
+IMAGE_BIN := bin/linux/ttld
+DOCKER_ARCH ?= $(shell docker version -f '{{.Server.Arch}}' 2>/dev/null)
 
-## devnet-up: four validators in docker-compose (homes in $(DEVNET_DIR), written if missing); RPC on 127.0.0.1:26657, 26757, 26857, 26957
-devnet-up: image
-	@test -d $(DEVNET_DIR)/node0 || ./$(BIN) testnet --validators 4 --output $(DEVNET_DIR) --subnet-base $${TTLD_DEVNET_NET:-172.28.0}.10
+## image-binary: $(IMAGE_BIN), for linux on the Docker engine's architecture
+image-binary:
+	@test -n "$(DOCKER_ARCH)" || { echo "no Docker engine answers (docker version): cannot tell its architecture; set DOCKER_ARCH=amd64 or arm64" >&2; exit 1; }
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(DOCKER_ARCH) $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(IMAGE_BIN) ./cmd/ttld
+
+## image: the image $(IMAGE), FROM scratch, holding only $(IMAGE_BIN); labelled with VERSION and COMMIT
+image: image-binary
+	docker build --build-arg TTLD_BINARY=$(IMAGE_BIN) --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE) .
+
+## devnet-up: four validators in docker-compose (homes in $(DEVNET_DIR), written if missing; FULL_NODES=1 adds a full node); RPC on 127.0.0.1:26657, 26757, 26857, 26957
+devnet-up: build image
+	@case "$(FULL_NODES)" in 0|1) ;; *) echo "FULL_NODES=$(FULL_NODES): docker-compose.fullnodes.yml holds one full node; use 0 or 1" >&2; exit 1;; esac
+	@test -d $(DEVNET_DIR)/node0 || ./$(BIN) testnet --validators 4 --full-nodes $(FULL_NODES) --output $(DEVNET_DIR) --subnet-base $(DEVNET_NET).10 --host-ports $(DEVNET_PORTS)
+	@test "$(FULL_NODES)" = 0 || test -d $(DEVNET_DIR)/full0 || { echo "$(DEVNET_DIR) holds a chain written without a full node: make devnet-reset, then make devnet-up FULL_NODES=1" >&2; exit 1; }
+	@test "$$(id -u)" != 0 || for d in $(DEVNET_DIR)/node* $(DEVNET_DIR)/full*; do test ! -d "$$d" || chown -R $(DEVNET_UID):$(DEVNET_GID) "$$d"; done
 	$(DEVNET_COMPOSE) up -d
-	@p=$${TTLD_DEVNET_PORTS:-26}; echo "devnet up, homes in $(DEVNET_DIR): RPC http://127.0.0.1:$${p}657 $${p}757 $${p}857 $${p}957, metrics $${p}660 $${p}760 $${p}860 $${p}960"
+	@p=$(DEVNET_PORTS); echo "devnet up, homes in $(DEVNET_DIR): RPC http://127.0.0.1:$${p}657 $${p}757 $${p}857 $${p}957, metrics $${p}660 $${p}760 $${p}860 $${p}960"
+	@test "$(FULL_NODES)" = 0 || echo "full node full0: RPC http://127.0.0.1:$(DEVNET_PORTS)557, metrics $(DEVNET_PORTS)560"
+	@echo "health: $(COMPOSE) -p $(DEVNET_PROJECT) ps; keys: ./bin/ttld --home $(DEVNET_DIR)/client keys show dev"
+	@echo "try: ./bin/ttld --home $(DEVNET_DIR)/client --node http://127.0.0.1:$(DEVNET_PORTS)757 tx address transfer --from dev --to 0000000000000000000000000000000000000002 --amount 5 --commit"
 
-## devnet-down: stop the docker-compose devnet, keeping its chain in $(DEVNET_DIR)
+## devnet-down: stop the docker-compose devnet (full node included), keeping its chain in $(DEVNET_DIR)
 devnet-down:
-	$(DEVNET_COMPOSE) down --remove-orphans
+	$(DEVNET_ENV) $(COMPOSE) -p $(DEVNET_PROJECT) -f docker-compose.yml -f docker-compose.fullnodes.yml down --remove-orphans
 
 ## devnet-reset: stop the devnet and delete $(DEVNET_DIR): the next devnet-up starts a new chain
 devnet-reset: devnet-down
 	rm -rf $(DEVNET_DIR)
 
 ## e2e-devnet: the fault test: four validators in docker-compose, load, kill/pause/disconnect, agreement, proofs, replay
-e2e-devnet: image
+e2e-devnet: build image
 	$(GO) test -tags devnet -count=1 -timeout 20m -v ./e2e/devnet/

@@ -57,7 +57,7 @@ type Application struct {
 func New(store *drive.Store, log zerolog.Logger, metrics *Metrics) (*Application, error) {
 	if metrics == nil {
 		var err error
-		if metrics, err = NewMetrics(nil); err != nil {
+		if metrics, err = NewMetrics(nil, ""); err != nil {
 			return nil, err
 		}
 	}

@@ -32,54 +32,59 @@ func (m *Metrics) observeCleanup(c app.Cleanup) {
 	m.CleanupOldestOverdue.WithLabelValues(c.Name).Set(float64(c.Stats.OldestOverdueMs) / 1000)
 }
 
-// NewMetrics creates the metrics and registers them with reg (nil: not registered,
-// for tests and tools).
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+// MetricsChainIDLabel is the label every metric carries, as CometBFT's own metrics
+// do, so that one Prometheus can watch several chains.
+const MetricsChainIDLabel = "chain_id"
+
+// NewMetrics creates the metrics, each labelled chain_id=chainID, and registers them
+// with reg (nil: not registered, for tests and tools).
+func NewMetrics(reg prometheus.Registerer, chainID string) (*Metrics, error) {
+	chain := prometheus.Labels{MetricsChainIDLabel: chainID}
 	m := &Metrics{
 		BlockExecution: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: "ttld", Subsystem: "app", Name: "block_execution_seconds",
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "block_execution_seconds",
 			Help:    "Time FinalizeBlock takes to execute a block.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}),
 		Commit: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: "ttld", Subsystem: "app", Name: "commit_seconds",
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "commit_seconds",
 			Help:    "Time Commit takes to save a version of the tree.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}),
 		Txs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "ttld", Subsystem: "app", Name: "txs_total",
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "txs_total",
 			Help: "Transactions executed in blocks, by result code.",
 		}, []string{"code"}),
 		StateKeys: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "ttld", Subsystem: "app", Name: "state_keys",
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "state_keys",
 			Help: "Keys in the state tree after the last commit.",
 		}),
 		Height: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "ttld", Subsystem: "app", Name: "height",
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "height",
 			Help: "Last committed height.",
 		}),
 		FeesCollected: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "ttld", Subsystem: "app", Name: "fees_collected_credits_total",
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "fees_collected_credits_total",
 			Help: "Fees charged by blocks this process executed, in credits.",
 		}),
 		ProposalsRejected: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "ttld", Subsystem: "app", Name: "proposals_rejected_total",
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "proposals_rejected_total",
 			Help: "Proposals rejected because a transaction failed the checks its bytes decide alone.",
 		}),
 		CleanupRemoved: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "ttld", Subsystem: "app", Name: "cleanup_removed_total",
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_removed_total",
 			Help: "Expired entries removed by the per-block cleanups.",
 		}, []string{"cleanup"}),
 		CleanupWeight: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "ttld", Subsystem: "app", Name: "cleanup_weight_used_total",
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_weight_used_total",
 			Help: "Weight of the budget the per-block cleanups used.",
 		}, []string{"cleanup"}),
 		CleanupBacklog: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "ttld", Subsystem: "app", Name: "cleanup_backlog",
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_backlog",
 			Help: "Expired entries the last block's cleanup left for later blocks (counted up to 10,000).",
 		}, []string{"cleanup"}),
 		CleanupOldestOverdue: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "ttld", Subsystem: "app", Name: "cleanup_oldest_overdue_seconds",
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_oldest_overdue_seconds",
 			Help: "How long the oldest expired entry left by the last block's cleanup has been due, in block time.",
 		}, []string{"cleanup"}),
 	}

@@ -28,7 +28,8 @@ type AppConfig struct {
 	KeepRecent int64 `mapstructure:"keep_recent"`
 	// LogFormat is LogFormatConsole or LogFormatJSON.
 	LogFormat string `mapstructure:"log_format"`
-	// LogLevel is a zerolog level name: trace, debug, info, warn or error.
+	// LogLevel is a zerolog level name: trace, debug, info, warn or error. It applies
+	// to CometBFT's messages too; config.toml's log_level is not read.
 	LogLevel string `mapstructure:"log_level"`
 }
 
@@ -98,8 +99,9 @@ keep_recent = {{.KeepRecent}}
 # collectors). The --log-format flag overrides it.
 log_format = "{{.LogFormat}}"
 
-# Lowest level logged: trace, debug, info, warn or error. The --log-level flag overrides
-# it. CometBFT's modules are filtered further by log_level in config.toml.
+# Lowest level logged: trace, debug, info, warn or error, for the application and
+# CometBFT alike. The --log-level flag overrides it. This file is the one place for log
+# settings: log_level and log_format in config.toml are not read.
 log_level = "{{.LogLevel}}"
 `))
 

@@ -136,9 +136,14 @@ func Init(opts InitOptions) (InitResult, error) {
 	if err != nil {
 		return InitResult{}, err
 	}
+	// The one-node chain's home is its client's too: the dev key lives beside the node.
+	dev, err := loadOrAddKey(keyring.Open(home), DevKeyName)
+	if err != nil {
+		return InitResult{}, err
+	}
 	state := genesis.AppState{
 		ProtocolVersion: protocol.Latest,
-		Addresses:       []genesis.Address{{Address: keys.Dev.Address().String(), Balance: balance}},
+		Addresses:       []genesis.Address{{Address: dev.Address().String(), Balance: balance}},
 		Identities:      []genesis.Identity{},
 	}
 	gen, err := newGenesisDoc(chainID, []cmttypes.GenesisValidator{keys.genesisValidator(cfg.Moniker)}, state)
@@ -159,7 +164,7 @@ func Init(opts InitOptions) (InitResult, error) {
 		ValidatorKeyFile: cfg.PrivValidatorKeyFile(),
 		NodeID:           string(keys.NodeID),
 		ChainID:          chainID,
-		DevAddress:       keys.Dev.Address(),
+		DevAddress:       dev.Address(),
 		DevBalance:       balance,
 	}, nil
 }
@@ -171,12 +176,11 @@ func checkChainID(chainID string) error {
 	return nil
 }
 
-// homeKeys are the keys of one home: its P2P identity, its validator's consensus key
-// and the dev key of its keyring.
+// homeKeys are the keys of one node home: its P2P identity and its validator's
+// consensus key.
 type homeKeys struct {
 	NodeID       p2p.ID
 	ValidatorPub crypto.PubKey
-	Dev          keyring.Key
 }
 
 // genesisValidator is the home's validator as genesis lists it, with ValidatorPower.
@@ -185,9 +189,9 @@ func (k homeKeys) genesisValidator(name string) cmttypes.GenesisValidator {
 }
 
 // writeHome creates the config and data folders of cfg's home, writes cfg as
-// config.toml and the default app.toml, and returns the home's node, validator and dev
+// config.toml and the default app.toml, and returns the home's node and validator
 // keys, each kept when the home has it already and created otherwise. It writes no
-// genesis.
+// genesis and no keyring.
 func writeHome(cfg *config.Config) (homeKeys, error) {
 	if err := cfg.ValidateBasic(); err != nil {
 		return homeKeys{}, fmt.Errorf("config: %w", err)
@@ -214,15 +218,16 @@ func writeHome(cfg *config.Config) (homeKeys, error) {
 	if err != nil {
 		return homeKeys{}, fmt.Errorf("validator key: %w", err)
 	}
-	kr := keyring.Open(cfg.RootDir)
-	dev, err := kr.Get(DevKeyName)
+	return homeKeys{NodeID: nodeKey.ID(), ValidatorPub: pub}, nil
+}
+
+// loadOrAddKey returns kr's key name, created when kr has none.
+func loadOrAddKey(kr *keyring.Keyring, name string) (keyring.Key, error) {
+	k, err := kr.Get(name)
 	if errors.As(err, new(keyring.ErrNotFound)) {
-		dev, err = kr.Add(DevKeyName)
+		k, err = kr.Add(name)
 	}
-	if err != nil {
-		return homeKeys{}, err
-	}
-	return homeKeys{NodeID: nodeKey.ID(), ValidatorPub: pub, Dev: dev}, nil
+	return k, err
 }
 
 // newGenesisDoc is the genesis document of a chain that starts now with validators

@@ -2,9 +2,12 @@ package node
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"sync/atomic"
 	"time"
 
 	cmtlog "github.com/cometbft/cometbft/libs/log"
@@ -12,37 +15,88 @@ import (
 	"github.com/rs/zerolog"
 )
 
+// Log timestamps carry the date and milliseconds: JSON in RFC 3339 with milliseconds
+// and the zone offset, the console format as date and time of day.
+const (
+	LogTimeFormat        = "2006-01-02T15:04:05.000Z07:00"
+	ConsoleLogTimeFormat = "2006-01-02 15:04:05.000"
+)
+
+// NB: zerolog reads the timestamp format from a package variable, for every logger in
+// the process. It is set once here, before any logger exists, rather than in
+// NewLogger, where setting it would race with loggers already writing.
+func init() { zerolog.TimeFieldFormat = LogTimeFormat }
+
 // NewLogger returns a logger at level writing to w: zerolog's console format for
 // people (in colour when w is a terminal), or one JSON object per line when json is set.
+// The level applies to CometBFT's messages too (CometLogger): app.toml's log_level is
+// the one log setting; config.toml's log_level and log_format are not read.
 func NewLogger(w io.Writer, json bool, level zerolog.Level) zerolog.Logger {
 	if !json {
 		f, isFile := w.(*os.File)
 		color := isFile && isatty.IsTerminal(f.Fd())
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly, NoColor: !color}
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: ConsoleLogTimeFormat, NoColor: !color}
 	}
 	return zerolog.New(w).Level(level).With().Timestamp().Logger()
 }
 
 // CometLogger adapts l to CometBFT's logger, so that CometBFT logs in the same format
 // and stream as the application.
-func CometLogger(l zerolog.Logger) cmtlog.Logger { return cometLogger{l} }
+func CometLogger(l zerolog.Logger) cmtlog.Logger { return cometLogger{l: l} }
 
-type cometLogger struct{ l zerolog.Logger }
-
-func (c cometLogger) Debug(msg string, keyvals ...any) {
-	c.l.Debug().Fields(fields(keyvals)).Msg(msg)
+// nodeCometLogger is CometLogger for a node that sets stopping before it stops
+// CometBFT: from then on, the errors CometBFT logs because its listeners close
+// (stoppedListener) are logged at debug level, as they are what a clean stop does.
+func nodeCometLogger(l zerolog.Logger, stopping *atomic.Bool) cmtlog.Logger {
+	return cometLogger{l: l, stopping: stopping}
 }
 
-func (c cometLogger) Info(msg string, keyvals ...any) {
-	c.l.Info().Fields(fields(keyvals)).Msg(msg)
+type cometLogger struct {
+	l        zerolog.Logger
+	stopping *atomic.Bool // nil: never
 }
+
+// NB: CometBFT logs a great deal at debug level; the fields are rendered only when the
+// level is enabled, as rendering calls String on every value.
+func (c cometLogger) Debug(msg string, keyvals ...any) { emit(c.l.Debug(), msg, keyvals) }
+
+func (c cometLogger) Info(msg string, keyvals ...any) { emit(c.l.Info(), msg, keyvals) }
 
 func (c cometLogger) Error(msg string, keyvals ...any) {
-	c.l.Error().Fields(fields(keyvals)).Msg(msg)
+	if c.stopping != nil && c.stopping.Load() && stoppedListener(msg, keyvals) {
+		emit(c.l.Debug(), msg, keyvals)
+		return
+	}
+	emit(c.l.Error(), msg, keyvals)
+}
+
+// stoppedListener reports whether CometBFT logs msg because one of its listeners was
+// closed under it, which node.Stop does: the P2P switch's accept routine ending on a
+// closed transport (p2p/switch.go), or the RPC server's Serve returning a closed
+// listener's error (node/node.go). Any other error, and these messages with another
+// cause, are not.
+func stoppedListener(msg string, keyvals []any) bool {
+	switch msg {
+	case "Stopped accept routine, as transport is closed":
+		return true
+	case "Error serving server", "Error serving server with TLS":
+		for i := 1; i < len(keyvals); i += 2 {
+			if err, ok := keyvals[i].(error); ok && keyvals[i-1] == "err" && errors.Is(err, net.ErrClosed) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func emit(e *zerolog.Event, msg string, keyvals []any) {
+	if e.Enabled() {
+		e.Fields(fields(keyvals)).Msg(msg)
+	}
 }
 
 func (c cometLogger) With(keyvals ...any) cmtlog.Logger {
-	return cometLogger{c.l.With().Fields(fields(keyvals)).Logger()}
+	return cometLogger{l: c.l.With().Fields(fields(keyvals)).Logger(), stopping: c.stopping}
 }
 
 // fields turns CometBFT's key-value list into zerolog fields. Values are rendered as

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cometbft/cometbft/config"
-	cmtflags "github.com/cometbft/cometbft/libs/cli/flags"
 	cmtlog "github.com/cometbft/cometbft/libs/log"
 	cmtnode "github.com/cometbft/cometbft/node"
 	"github.com/cometbft/cometbft/p2p"
@@ -46,6 +46,9 @@ type Node struct {
 	cometDB *cometDBs
 	chainID string
 
+	// stopping is set once Stop begins, so that the listeners' closing is not
+	// logged as an error (nodeCometLogger).
+	stopping atomic.Bool
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -103,10 +106,7 @@ func Start(opts StartOptions) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	cometLog, err := cmtflags.ParseLogLevel(cfg.LogLevel, CometLogger(opts.Logger), config.DefaultLogLevel)
-	if err != nil {
-		return nil, fmt.Errorf("config.toml log_level: %w", err)
-	}
+	warnIgnoredLogSettings(cfg, opts.Logger)
 	nodeKey, err := p2p.LoadNodeKey(cfg.NodeKeyFile())
 	if err != nil {
 		return nil, fmt.Errorf("node key: %w", err)
@@ -135,7 +135,7 @@ func Start(opts StartOptions) (*Node, error) {
 	// NB: CometBFT panics inside NewNode on records it cannot decode (the last
 	// commit, blocks the handshake replays): recovered here into one error.
 	panicked := RecoverCorrupt(cfg.DBDir(), 0, func() {
-		n.comet, err = newComet(cfg, opts.Logger, cometLog, store, pv, nodeKey, n.cometDB)
+		n.comet, err = newComet(cfg, gen.ChainID, opts.Logger, nodeCometLogger(opts.Logger, &n.stopping), store, pv, nodeKey, n.cometDB)
 	})
 	var corrupt ErrCorruptStore
 	if errors.As(panicked, &corrupt) {
@@ -148,7 +148,19 @@ func Start(opts StartOptions) (*Node, error) {
 	return n, nil
 }
 
-// newComet builds and starts CometBFT around a new application on store.
+// warnIgnoredLogSettings says so when config.toml sets a log_level or log_format of
+// its own: app.toml's log_level and log_format (or the flags) are the only log
+// settings, and CometBFT logs through the same logger.
+func warnIgnoredLogSettings(cfg *config.Config, log zerolog.Logger) {
+	def := config.DefaultBaseConfig()
+	if cfg.LogLevel != def.LogLevel || cfg.LogFormat != def.LogFormat {
+		log.Warn().Str("log_level", cfg.LogLevel).Str("log_format", cfg.LogFormat).
+			Msg("config.toml's log_level and log_format are not used: set log_level and log_format in app.toml")
+	}
+}
+
+// newComet builds and starts CometBFT around a new application on store, whose
+// metrics carry chainID as CometBFT's do.
 //
 // NB: CometBFT registers its metrics on prometheus.DefaultRegisterer (through go-kit,
 // which panics on a second registration) and its endpoint serves
@@ -156,14 +168,14 @@ func Start(opts StartOptions) (*Node, error) {
 // default before it is built and started, so that a process can start a node again
 // after stopping one, and registers the application's metrics there too, so that one
 // endpoint serves both.
-func newComet(cfg *config.Config, log zerolog.Logger, cometLog cmtlog.Logger, store *drive.Store, pv *privval.FilePV, nodeKey *p2p.NodeKey, dbs *cometDBs) (*cmtnode.Node, error) {
+func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog cmtlog.Logger, store *drive.Store, pv *privval.FilePV, nodeKey *p2p.NodeKey, dbs *cometDBs) (*cmtnode.Node, error) {
 	promMu.Lock()
 	defer promMu.Unlock()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	prometheus.DefaultRegisterer, prometheus.DefaultGatherer = reg, reg
 
-	metrics, err := abci.NewMetrics(reg)
+	metrics, err := abci.NewMetrics(reg, chainID)
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +234,7 @@ func (n *Node) Home() string { return n.cfg.RootDir }
 // Later calls return the first call's result.
 func (n *Node) Stop() error {
 	n.stopOnce.Do(func() {
+		n.stopping.Store(true)
 		var errs []error
 		if n.comet.IsRunning() {
 			if err := n.comet.Stop(); err != nil {

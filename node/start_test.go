@@ -146,14 +146,14 @@ func TestStartProducesBlocksAndMetrics(t *testing.T) {
 	}
 
 	metrics := scrape(t, n.prom)
-	for _, name := range []string{"ttld_app_height ", "ttld_app_block_execution_seconds_count", "cometbft_consensus_height{", "go_goroutines"} {
+	for _, name := range []string{`ttld_app_height{chain_id="start-test"} `, `ttld_app_block_execution_seconds_count{chain_id="start-test"}`, `cometbft_consensus_height{chain_id="start-test"}`, "go_goroutines"} {
 		if !strings.Contains(metrics, name) {
 			t.Errorf("metrics endpoint lacks %s", name)
 		}
 	}
 	var appHeight int64
 	for _, line := range strings.Split(metrics, "\n") {
-		if v, ok := strings.CutPrefix(line, "ttld_app_height "); ok {
+		if v, ok := strings.CutPrefix(line, `ttld_app_height{chain_id="start-test"} `); ok {
 			fmt.Sscan(v, &appHeight)
 		}
 	}

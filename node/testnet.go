@@ -17,6 +17,7 @@ import (
 	cmttypes "github.com/cometbft/cometbft/types"
 
 	"github.com/ttld-dev/ttld/genesis"
+	"github.com/ttld-dev/ttld/keyring"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
@@ -34,18 +35,35 @@ const (
 	TestnetPrometheusPort = 26660
 )
 
-// Host ports docker-compose.yml publishes on 127.0.0.1: node i's RPC at
-// TestnetHostRPCPort + i*TestnetHostPortStep, its Prometheus endpoint at
-// TestnetHostPrometheusPort + i*TestnetHostPortStep (26657, 26757, 26857, 26957).
+// Host ports docker-compose.yml (and docker-compose.fullnodes.yml) publish on
+// 127.0.0.1, after TTLD_DEVNET_PORTS, the leading digits P (26 by default): validator
+// i's RPC at P*1000 + TestnetHostRPCPort + i*TestnetHostPortStep (26657, 26757, ...),
+// its Prometheus endpoint at P*1000 + TestnetHostPrometheusPort + i*TestnetHostPortStep
+// (26660, 26760, ...); full node j's one step below the first validator's for each j
+// (26557 and 26560 for full0, 26457 ...).
 const (
-	TestnetHostRPCPort        = 26657
-	TestnetHostPrometheusPort = 26660
+	TestnetHostRPCPort        = 657
+	TestnetHostPrometheusPort = 660
 	TestnetHostPortStep       = 100
+	// DefaultTestnetHostPortPrefix is P when none is given, TTLD_DEVNET_PORTS's default.
+	DefaultTestnetHostPortPrefix = 26
 )
 
 // MaxTestnetValidators bounds --validators: the node addresses stay inside the /24 of
 // the subnet base and the host ports below 65536.
 const MaxTestnetValidators = 64
+
+// MaxTestnetFullNodes bounds --full-nodes: full node j's host ports, P*1000 + 557 -
+// 100*j, keep the digits P.
+const MaxTestnetFullNodes = 6
+
+// TestnetClientDir is the folder in Testnet's output that holds the client home: the
+// keyring with the funded dev key and the payout keys, and a copy of the genesis.
+const TestnetClientDir = "client"
+
+// PayoutKeyName is the client keyring's name of the key of validator name's payout
+// identity, such as "node0-payout".
+func PayoutKeyName(validator string) string { return validator + "-payout" }
 
 // PayoutIdentityDomain prefixes the hash that names a validator's payout identity.
 const PayoutIdentityDomain = "ttld/validator-payout"
@@ -63,34 +81,48 @@ func PayoutIdentityID(validator cmttypes.Address) protocol.IdentityID {
 
 // TestnetOptions configure Testnet.
 type TestnetOptions struct {
-	// Output is the folder that receives node0 .. node{Validators-1}.
+	// Output is the folder that receives node0 .. node{Validators-1}, full0 ..
+	// full{FullNodes-1} and the client home (TestnetClientDir).
 	Output string
-	// Validators is the number of nodes, each a validator of equal power (1 to
+	// Validators is the number of validators, of equal power (1 to
 	// MaxTestnetValidators).
 	Validators int
-	ChainID    string // "" means DefaultTestnetChainID
-	// SubnetBase is node0's IPv4 address; node i has SubnetBase + i, in the same /24.
-	// "" means DefaultSubnetBase.
+	// FullNodes is the number of full nodes (0 to MaxTestnetFullNodes): nodes that
+	// follow the chain, peered with every validator, without a vote.
+	FullNodes int
+	ChainID   string // "" means DefaultTestnetChainID
+	// SubnetBase is node0's IPv4 address; the validators have the next ones, then the
+	// full nodes, all in the same /24. "" means DefaultSubnetBase.
 	SubnetBase string
-	// DevBalance is the credits of each node's dev key in genesis; 0 means
+	// HostPortPrefix is TTLD_DEVNET_PORTS, the leading digits of the host ports;
+	// 0 means DefaultTestnetHostPortPrefix.
+	HostPortPrefix int
+	// DevBalance is the credits of the client's dev key in genesis; 0 means
 	// DefaultDevBalance.
 	DevBalance uint64
-	// Force replaces the node homes of an Output folder that is not empty. Only its
-	// node<N> folders are deleted; anything else in it is left alone.
+	// Force replaces the homes of an Output folder that is not empty. Only its
+	// node<N>, full<N> and client folders are deleted; anything else is left alone.
 	Force bool
 }
 
-// TestnetNode is one home Testnet wrote.
+// TestnetNode is one node home Testnet wrote. No node home holds a keyring: the keys
+// that own credits are in the client home.
 type TestnetNode struct {
-	Name string // node<i>, also its moniker and its folder in Output
+	Name string // node<i> or full<j>, also its moniker and its folder in Output
 	Home string // absolute
 	IP   string // its address in the private network
 	// NodeID is the P2P id; peers dial NodeID@IP:TestnetP2PPort.
-	NodeID           string
+	NodeID string
+	// Validator: a genesis validator; otherwise a full node, whose validator key is in
+	// no genesis and which never votes.
+	Validator bool
+	// ValidatorAddress is the address of the node's consensus key, a genesis
+	// validator's only when Validator.
 	ValidatorAddress cmttypes.Address
-	DevAddress       protocol.Address
-	PayoutIdentity   protocol.IdentityID
-	// HostRPCPort and HostPrometheusPort are where docker-compose.yml publishes the
+	// PayoutIdentity is a validator's payout identity, keyed by the client home's
+	// PayoutKeyName(Name); zero for a full node.
+	PayoutIdentity protocol.IdentityID
+	// HostRPCPort and HostPrometheusPort are where the compose files publish the
 	// node's RPC and metrics on 127.0.0.1.
 	HostRPCPort        int
 	HostPrometheusPort int
@@ -98,10 +130,15 @@ type TestnetNode struct {
 
 // TestnetResult is what Testnet wrote.
 type TestnetResult struct {
-	Output     string // absolute
-	ChainID    string
+	Output         string // absolute
+	ChainID        string
+	HostPortPrefix int
+	// ClientHome holds the keyring (the dev key, funded with DevBalance, and the
+	// validators' payout keys) and a copy of the genesis, for the CLI's --home.
+	ClientHome string // absolute
+	DevAddress protocol.Address
 	DevBalance uint64
-	Nodes      []TestnetNode
+	Nodes      []TestnetNode // the validators, then the full nodes
 }
 
 // ErrOutputExists: Testnet's output folder holds something and Force is off.
@@ -111,17 +148,29 @@ func (e ErrOutputExists) Error() string {
 	return fmt.Sprintf("%s exists and is not empty", e.Dir)
 }
 
-var nodeDirName = regexp.MustCompile(`^node[0-9]+$`)
+var testnetDirName = regexp.MustCompile(`^(node[0-9]+|full[0-9]+|` + TestnetClientDir + `)$`)
 
-// Testnet writes the homes of a network of validators for docker-compose.yml: one
-// genesis shared by all, with every node's validator at ValidatorPower, every node's
-// dev key funded and a payout identity per validator (PayoutIdentityID, its one key the
-// node's dev key, balance 0). Each node listens on every interface of its container
-// and dials the others by IP, as hostnames that do not resolve when CometBFT starts
-// are dropped from persistent_peers for good.
+// Testnet writes the homes of a network for docker-compose.yml: one genesis shared by
+// all, with every validator at ValidatorPower, a payout identity per validator
+// (PayoutIdentityID, balance 0), and one funded address, the client home's dev key.
+// The keys that own credits (the dev key, the payout identities' keys) are written to
+// the client home only, never to a node home, which a container mounts. Each node
+// listens on every interface of its container and dials the validators by IP, as
+// hostnames that do not resolve when CometBFT starts are dropped from persistent_peers
+// for good.
 func Testnet(opts TestnetOptions) (TestnetResult, error) {
 	if opts.Validators < 1 || opts.Validators > MaxTestnetValidators {
 		return TestnetResult{}, fmt.Errorf("validators must be 1 to %d, not %d", MaxTestnetValidators, opts.Validators)
+	}
+	if opts.FullNodes < 0 || opts.FullNodes > MaxTestnetFullNodes {
+		return TestnetResult{}, fmt.Errorf("full nodes must be 0 to %d, not %d", MaxTestnetFullNodes, opts.FullNodes)
+	}
+	prefix := opts.HostPortPrefix
+	if prefix == 0 {
+		prefix = DefaultTestnetHostPortPrefix
+	}
+	if err := checkHostPorts(prefix, opts.Validators, opts.FullNodes); err != nil {
+		return TestnetResult{}, err
 	}
 	chainID := opts.ChainID
 	if chainID == "" {
@@ -134,7 +183,7 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 	if base == "" {
 		base = DefaultSubnetBase
 	}
-	ips, err := testnetIPs(base, opts.Validators)
+	ips, err := testnetIPs(base, opts.Validators+opts.FullNodes)
 	if err != nil {
 		return TestnetResult{}, err
 	}
@@ -150,40 +199,54 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 		return TestnetResult{}, err
 	}
 
-	res := TestnetResult{Output: out, ChainID: chainID, DevBalance: balance}
+	res := TestnetResult{Output: out, ChainID: chainID, HostPortPrefix: prefix, DevBalance: balance,
+		ClientHome: filepath.Join(out, TestnetClientDir)}
+	client := keyring.Open(res.ClientHome)
+	dev, err := client.Add(DevKeyName)
+	if err != nil {
+		return TestnetResult{}, fmt.Errorf("client home: %w", err)
+	}
+	res.DevAddress = dev.Address()
 	var vals []cmttypes.GenesisValidator
-	state := genesis.AppState{ProtocolVersion: protocol.Latest, Addresses: []genesis.Address{}, Identities: []genesis.Identity{}}
-	for i := range opts.Validators {
-		name := fmt.Sprintf("node%d", i)
-		cfg := testnetConfig(filepath.Join(out, name), name, ips[i])
+	state := genesis.AppState{
+		ProtocolVersion: protocol.Latest,
+		Addresses:       []genesis.Address{{Address: dev.Address().String(), Balance: balance}},
+		Identities:      []genesis.Identity{},
+	}
+	for i := range opts.Validators + opts.FullNodes {
+		n := TestnetNode{Name: fmt.Sprintf("node%d", i), IP: ips[i], Validator: i < opts.Validators}
+		port := prefix*1000 + TestnetHostPortStep*i
+		if !n.Validator {
+			j := i - opts.Validators
+			n.Name = fmt.Sprintf("full%d", j)
+			port = prefix*1000 - TestnetHostPortStep*(j+1)
+		}
+		n.HostRPCPort, n.HostPrometheusPort = port+TestnetHostRPCPort, port+TestnetHostPrometheusPort
+		cfg := testnetConfig(filepath.Join(out, n.Name), n.Name, n.IP)
 		keys, err := writeHome(cfg)
 		if err != nil {
-			return TestnetResult{}, fmt.Errorf("%s: %w", name, err)
+			return TestnetResult{}, fmt.Errorf("%s: %w", n.Name, err)
 		}
-		val := keys.genesisValidator(name)
-		vals = append(vals, val)
-		payout := PayoutIdentityID(val.Address)
-		state.Addresses = append(state.Addresses, genesis.Address{Address: keys.Dev.Address().String(), Balance: balance})
-		state.Identities = append(state.Identities, genesis.Identity{ID: payout.String(), Keys: []string{hex.EncodeToString(keys.Dev.Pub)}})
-		res.Nodes = append(res.Nodes, TestnetNode{
-			Name:               name,
-			Home:               cfg.RootDir,
-			IP:                 ips[i],
-			NodeID:             string(keys.NodeID),
-			ValidatorAddress:   val.Address,
-			DevAddress:         keys.Dev.Address(),
-			PayoutIdentity:     payout,
-			HostRPCPort:        TestnetHostRPCPort + i*TestnetHostPortStep,
-			HostPrometheusPort: TestnetHostPrometheusPort + i*TestnetHostPortStep,
-		})
+		n.Home, n.NodeID, n.ValidatorAddress = cfg.RootDir, string(keys.NodeID), keys.ValidatorPub.Address()
+		if n.Validator {
+			vals = append(vals, keys.genesisValidator(n.Name))
+			payoutKey, err := client.Add(PayoutKeyName(n.Name))
+			if err != nil {
+				return TestnetResult{}, fmt.Errorf("client home: %w", err)
+			}
+			n.PayoutIdentity = PayoutIdentityID(n.ValidatorAddress)
+			state.Identities = append(state.Identities, genesis.Identity{ID: n.PayoutIdentity.String(), Keys: []string{hex.EncodeToString(payoutKey.Pub)}})
+		}
+		res.Nodes = append(res.Nodes, n)
 	}
 	gen, err := newGenesisDoc(chainID, vals, state)
 	if err != nil {
 		return TestnetResult{}, err
 	}
+	validators := res.Nodes[:opts.Validators]
 	for i, n := range res.Nodes {
 		cfg := testnetConfig(n.Home, n.Name, n.IP)
-		cfg.P2P.PersistentPeers = testnetPeers(res.Nodes, i)
+		cfg.P2P.PersistentPeers = testnetPeers(validators, i)
 		if err := cfg.ValidateBasic(); err != nil {
 			return TestnetResult{}, fmt.Errorf("%s config: %w", n.Name, err)
 		}
@@ -194,7 +257,29 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 			return TestnetResult{}, fmt.Errorf("%s genesis: %w", n.Name, err)
 		}
 	}
+	// The client home's genesis names the chain and its validators, the trusted set
+	// of query --prove.
+	if err := os.MkdirAll(filepath.Dir(GenesisFile(res.ClientHome)), 0o700); err != nil {
+		return TestnetResult{}, err
+	}
+	if err := gen.SaveAs(GenesisFile(res.ClientHome)); err != nil {
+		return TestnetResult{}, fmt.Errorf("client genesis: %w", err)
+	}
 	return res, nil
+}
+
+// checkHostPorts: every host port of the network, with prefix P, keeps P's digits and
+// is a port a user may bind (1024 to 65535).
+func checkHostPorts(prefix, validators, fullNodes int) error {
+	low := prefix*1000 - TestnetHostPortStep*fullNodes + TestnetHostRPCPort
+	high := prefix*1000 + TestnetHostPortStep*(validators-1) + TestnetHostPrometheusPort
+	if fullNodes == 0 {
+		low = prefix*1000 + TestnetHostRPCPort
+	}
+	if prefix < 1 || low < 1024 || high > 65535 {
+		return fmt.Errorf("host port prefix %d gives ports %d to %d, outside 1024..65535", prefix, low, high)
+	}
+	return nil
 }
 
 // testnetConfig is DefaultConfig with the listeners on every interface of the node's
@@ -213,10 +298,12 @@ func testnetConfig(home, name, ip string) *config.Config {
 	return cfg
 }
 
-// testnetPeers is persistent_peers for node self: every other node by id and IP.
-func testnetPeers(nodes []TestnetNode, self int) string {
+// testnetPeers is persistent_peers for node self (an index in the network's nodes):
+// every validator but itself, by id and IP. Full nodes dial the validators; nobody
+// dials a full node.
+func testnetPeers(validators []TestnetNode, self int) string {
 	var peers []string
-	for i, n := range nodes {
+	for i, n := range validators {
 		if i != self {
 			peers = append(peers, n.NodeID+"@"+net.JoinHostPort(n.IP, strconv.Itoa(TestnetP2PPort)))
 		}
@@ -246,7 +333,8 @@ func testnetIPs(base string, n int) ([]string, error) {
 }
 
 // clearOutput makes dir ready for new homes: it creates it when missing, and refuses
-// a folder with anything in it unless force, which deletes its node<N> folders.
+// a folder with anything in it unless force, which deletes its node<N>, full<N> and
+// client folders.
 func clearOutput(dir string, force bool) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -262,7 +350,7 @@ func clearOutput(dir string, force bool) error {
 		return ErrOutputExists{dir}
 	}
 	for _, e := range entries {
-		if e.IsDir() && nodeDirName.MatchString(e.Name()) {
+		if e.IsDir() && testnetDirName.MatchString(e.Name()) {
 			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 				return fmt.Errorf("remove old %s: %w", e.Name(), err)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/keyring"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 func TestTestnetWritesHomesSharingOneGenesis(t *testing.T) {
@@ -40,8 +41,23 @@ func TestTestnetWritesHomesSharingOneGenesis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(state.Addresses) != 4 || len(state.Identities) != 4 {
+	if len(state.Identities) != 4 {
 		t.Fatalf("app state = %+v", state)
+	}
+
+	// The one funded address is the client home's dev key; the client home has the
+	// same genesis, and the payout keys.
+	client := keyring.Open(res.ClientHome)
+	dev, err := client.Get(DevKeyName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ClientHome != filepath.Join(out, "client") || dev.Address() != res.DevAddress ||
+		len(state.Addresses) != 1 || state.Addresses[0] != (genesis.Address{Address: dev.Address().String(), Balance: 777}) {
+		t.Fatalf("client home %s, dev %s, result %s, genesis addresses %+v", res.ClientHome, dev.Address(), res.DevAddress, state.Addresses)
+	}
+	if clientGen, err := os.ReadFile(GenesisFile(res.ClientHome)); err != nil || !bytes.Equal(clientGen, genFile) {
+		t.Fatalf("client home's genesis differs: %v", err)
 	}
 
 	for i, n := range res.Nodes {
@@ -69,22 +85,20 @@ func TestTestnetWritesHomesSharingOneGenesis(t *testing.T) {
 			t.Errorf("%s's validator key is not genesis validator %s: %v", n.Name, v.Address, err)
 		}
 
-		// Its dev key funded, and its payout identity keyed by the dev key.
-		dev, err := keyring.Open(n.Home).Get(DevKeyName)
+		// No keyring in a node home; its payout identity keyed by the client's
+		// node<i>-payout key.
+		if _, err := os.Stat(keyring.Open(n.Home).Dir()); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s has a keyring: %v", n.Name, err)
+		}
+		payout, err := client.Get(n.Name + "-payout")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if dev.Address() != n.DevAddress {
-			t.Errorf("%s: dev key %s, result %s", n.Name, dev.Address(), n.DevAddress)
-		}
-		if state.Addresses[i] != (genesis.Address{Address: dev.Address().String(), Balance: 777}) {
-			t.Errorf("%s: genesis address %+v", n.Name, state.Addresses[i])
-		}
 		sum := sha256.Sum256(append([]byte("ttld/validator-payout"), v.Address...))
 		idn := state.Identities[i]
-		if n.PayoutIdentity != PayoutIdentityID(v.Address) || idn.ID != hex.EncodeToString(sum[:]) ||
-			idn.Balance != 0 || len(idn.Keys) != 1 || idn.Keys[0] != hex.EncodeToString(dev.Pub) {
-			t.Errorf("%s: payout identity %+v, result %s", n.Name, idn, n.PayoutIdentity)
+		if !n.Validator || n.PayoutIdentity != PayoutIdentityID(v.Address) || idn.ID != hex.EncodeToString(sum[:]) ||
+			idn.Balance != 0 || len(idn.Keys) != 1 || idn.Keys[0] != hex.EncodeToString(payout.Pub) {
+			t.Errorf("%s: payout identity %+v, result %+v", n.Name, idn, n)
 		}
 
 		// Listeners on every interface, peers by IP, a private network's P2P rules.
@@ -158,21 +172,25 @@ func TestTestnetRefusesToOverwrite(t *testing.T) {
 	if err := os.WriteFile(keep, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(out, "node2", "data"), 0o700); err != nil {
-		t.Fatal(err)
+	for _, stale := range []string{"node2", "full3"} {
+		if err := os.MkdirAll(filepath.Join(out, stale, "data"), 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 	second, err := Testnet(TestnetOptions{Output: out, Validators: 2, ChainID: "other", Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second.Nodes[0].NodeID == first.Nodes[0].NodeID || second.Nodes[0].DevAddress == first.Nodes[0].DevAddress {
+	if second.Nodes[0].NodeID == first.Nodes[0].NodeID || second.DevAddress == first.DevAddress {
 		t.Fatal("--force kept the old keys")
 	}
 	if gen, err := LoadGenesis(second.Nodes[1].Home); err != nil || gen.ChainID != "other" {
 		t.Fatalf("forced genesis: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(out, "node2")); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("--force kept a stale node2: %v", err)
+	for _, stale := range []string{"node2", "full3"} {
+		if _, err := os.Stat(filepath.Join(out, stale)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("--force kept a stale %s: %v", stale, err)
+		}
 	}
 	if _, err := os.Stat(keep); err != nil {
 		t.Fatalf("--force deleted a file that is not a node home: %v", err)
@@ -190,6 +208,11 @@ func TestTestnetRejectsBadOptions(t *testing.T) {
 		"network address":    {Validators: 1, SubnetBase: "172.28.0.0"},
 		"chain id too long":  {Validators: 1, ChainID: strings.Repeat("c", 51)},
 		"just fits, invalid": {Validators: 2, SubnetBase: "10.0.0.254"},
+		"full nodes leave":   {Validators: 2, FullNodes: 1, SubnetBase: "10.0.0.253"},
+		"too many full":      {Validators: 1, FullNodes: MaxTestnetFullNodes + 1},
+		"negative full":      {Validators: 1, FullNodes: -1},
+		"ports over 65535":   {Validators: 4, HostPortPrefix: 65},
+		"negative prefix":    {Validators: 1, HostPortPrefix: -1},
 	} {
 		out := filepath.Join(t.TempDir(), "net")
 		opts.Output = out
@@ -203,4 +226,88 @@ func TestTestnetRejectsBadOptions(t *testing.T) {
 	if _, err := Testnet(TestnetOptions{Output: t.TempDir(), Validators: 2, SubnetBase: "10.0.0.253"}); err != nil {
 		t.Errorf("the last two addresses of a /24: %v", err)
 	}
+}
+
+// Full nodes follow the chain without a vote: in no genesis validator set, peered with
+// every validator, at the addresses and host ports after the validators'.
+func TestTestnetFullNodes(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "net")
+	res, err := Testnet(TestnetOptions{Output: out, Validators: 2, FullNodes: 2, SubnetBase: "10.1.2.10", HostPortPrefix: 27})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := LoadGenesis(res.Nodes[0].Home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inGenesis := map[string]bool{}
+	for _, v := range gen.Validators {
+		inGenesis[v.Address.String()] = true
+	}
+	want := []struct {
+		name, ip   string
+		validator  bool
+		rpc, proms int
+	}{
+		{"node0", "10.1.2.10", true, 27657, 27660},
+		{"node1", "10.1.2.11", true, 27757, 27760},
+		{"full0", "10.1.2.12", false, 27557, 27560},
+		{"full1", "10.1.2.13", false, 27457, 27460},
+	}
+	if len(res.Nodes) != len(want) || len(gen.Validators) != 2 || res.HostPortPrefix != 27 {
+		t.Fatalf("%d nodes, %d genesis validators, prefix %d", len(res.Nodes), len(gen.Validators), res.HostPortPrefix)
+	}
+	for i, n := range res.Nodes {
+		w := want[i]
+		if n.Name != w.name || n.IP != w.ip || n.Validator != w.validator || n.HostRPCPort != w.rpc || n.HostPrometheusPort != w.proms ||
+			n.Home != filepath.Join(out, w.name) || inGenesis[n.ValidatorAddress.String()] != w.validator {
+			t.Errorf("node %d = %+v, want %+v (in genesis: %t)", i, n, w, inGenesis[n.ValidatorAddress.String()])
+		}
+		if !w.validator && n.PayoutIdentity != (protocol.IdentityID{}) {
+			t.Errorf("%s: a full node with a payout identity", n.Name)
+		}
+		if other, err := os.ReadFile(GenesisFile(n.Home)); err != nil || !bytes.Equal(other, mustRead(t, GenesisFile(res.Nodes[0].Home))) {
+			t.Errorf("%s has another genesis: %v", n.Name, err)
+		}
+		cfg, err := LoadConfig(n.Home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var peers []string
+		for j, v := range res.Nodes[:2] {
+			if j != i {
+				peers = append(peers, v.NodeID+"@"+v.IP+":26656")
+			}
+		}
+		got := strings.Split(cfg.P2P.PersistentPeers, ",")
+		sort.Strings(got)
+		sort.Strings(peers)
+		if strings.Join(got, ",") != strings.Join(peers, ",") {
+			t.Errorf("%s persistent_peers = %s, want the validators %s", n.Name, cfg.P2P.PersistentPeers, peers)
+		}
+		if _, err := os.Stat(keyring.Open(n.Home).Dir()); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s has a keyring: %v", n.Name, err)
+		}
+	}
+	keys, err := keyring.Open(res.ClientHome).List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, k := range keys {
+		names = append(names, k.Name)
+	}
+	sort.Strings(names)
+	if strings.Join(names, ",") != "dev,node0-payout,node1-payout" {
+		t.Fatalf("client keyring = %v", names)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -1,6 +1,9 @@
 package protocol
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Version is a protocol version. Versions are declared once and never renumbered or
 // reused; a retired one keeps its number. The numbering follows the platform the seeds
@@ -64,4 +67,15 @@ func LimitsFor(v Version) (Limits, error) {
 func Known(v Version) bool {
 	_, ok := limits[v]
 	return ok
+}
+
+// Supported returns the versions this build implements (every v that Known reports),
+// oldest first.
+func Supported() []Version {
+	vs := make([]Version, 0, len(limits))
+	for v := range limits {
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	return vs
 }

@@ -284,13 +284,24 @@ func TestDevnetRunsAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	banner := out.String()
-	for _, want := range []string{"devnet-test", "http://" + rpc, dev.Address().String(), "Try next", "/metrics"} {
+	for _, want := range []string{"devnet-test", "http://" + rpc, dev.Address().String(), "Try next", "/metrics", "\n  ./bin/ttld --home "} {
 		if !strings.Contains(banner, want) {
 			t.Errorf("banner lacks %q:\n%s", want, banner)
 		}
 	}
 	if !strings.Contains(errOut.String(), `"message":"node started"`) {
 		t.Errorf("--log-format json did not give JSON logs:\n%.500s", errOut.String())
+	}
+
+	// status reads the running node: a validator alone, caught up, at a height made.
+	stOut, err := runCLI(t, "status", "--node", "http://"+rpc, "-o", "json", "--fail-catching-up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := decodeJSON[statusOutput](t, stOut)
+	if st.ChainID != "devnet-test" || st.Height < 2 || len(st.AppHash) != 64 || st.CatchingUp ||
+		st.VotingPower != node.ValidatorPower || len(st.Peers) != 0 || len(st.NodeID) != 40 {
+		t.Errorf("status -o json = %+v", st)
 	}
 
 	cancel()
@@ -305,8 +316,18 @@ func TestDevnetRunsAndStops(t *testing.T) {
 	if !strings.Contains(errOut.String(), `"message":"stopped"`) {
 		t.Errorf("no clean stop logged:\n%s", errOut.String()[max(0, len(errOut.String())-500):])
 	}
+	// A clean run and stop logs no error (CometBFT's listeners closing included).
+	for _, line := range strings.Split(errOut.String(), "\n") {
+		if strings.Contains(line, `"level":"error"`) {
+			t.Errorf("error logged in a clean run: %s", line)
+		}
+	}
 	if _, err := client.Status(context.Background()); err == nil {
 		t.Fatal("RPC still answers after devnet stopped")
+	}
+	// A node that does not answer: status fails and prints nothing.
+	if stOut, err := runCLI(t, "status", "--node", "http://"+rpc, "--timeout", "2s"); err == nil || stOut != "" {
+		t.Fatalf("status of a stopped node: %q, err %v", stOut, err)
 	}
 }
 

@@ -51,9 +51,14 @@ func printBanner(cmd *cobra.Command, n *node.Node) error {
 	}
 	fmt.Fprintf(w, "  dev address:  %s (key %q in the unencrypted test keyring)\n", dev.Address(), node.DevKeyName)
 	fmt.Fprintf(w, "Try next:\n")
-	fmt.Fprintf(w, "  ttld --home %s --node %s query address %s --prove\n", home, n.RPCAddress(), dev.Address())
-	fmt.Fprintf(w, "  ttld --home %s --node %s tx --help\n", home, n.RPCAddress())
+	fmt.Fprintf(w, "  %s --home %s --node %s query address %s --prove\n", repoBinary, home, n.RPCAddress(), dev.Address())
+	fmt.Fprintf(w, "  %s --home %s --node %s tx --help\n", repoBinary, home, n.RPCAddress())
+	fmt.Fprintf(w, "  %s --node %s status\n", repoBinary, n.RPCAddress())
 	fmt.Fprintf(w, "  curl -s %s/status\n", n.RPCAddress())
 	fmt.Fprintf(w, "Stop with Ctrl-C.\n")
 	return nil
 }
+
+// repoBinary is the binary as the lines people paste name it: make devnet, make build
+// and make devnet-up put it there, and their banners are read at the repository root.
+const repoBinary = "./bin/ttld"

@@ -79,7 +79,9 @@ func newRootCmd() *cobra.Command {
   ttld keys add NAME          a key in the home's (unencrypted, test) keyring
   ttld tx ... / ttld query    transitions and reads through the node's RPC
   ttld replay                 re-execute the block store and compare every app hash
-  ttld testnet                homes for a multi-validator network (make devnet-up)`,
+  ttld testnet                homes for a multi-validator network (make devnet-up)
+  ttld status                 a node's height, app hash, sync state and peers
+  ttld version                version, commit, Go and protocol versions`,
 		SilenceUsage:      true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return checkGlobals(globalFlags(cmd)) },
 	}
@@ -89,7 +91,7 @@ func newRootCmd() *cobra.Command {
 	f.StringP(flagOutput, "o", outputText, "output format: text or json (-o json for scripts)")
 	f.String(flagLogFormat, "", "node log format: console or json (default: app.toml's log_format)")
 	f.String(flagLogLevel, "", "node log level: trace, debug, info, warn or error (default: app.toml's log_level)")
-	root.AddCommand(newInitCmd(), newStartCmd(), newDevnetCmd(), newKeysCmd(), newTxCmd(), newQueryCmd(), newReplayCmd(), newTestnetCmd())
+	root.AddCommand(newInitCmd(), newStartCmd(), newDevnetCmd(), newKeysCmd(), newTxCmd(), newQueryCmd(), newReplayCmd(), newTestnetCmd(), newVersionCmd(), newStatusCmd())
 	refuseBareParents(root)
 	return root
 }

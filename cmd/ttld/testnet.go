@@ -4,95 +4,169 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ttld-dev/ttld/node"
 )
 
+// hostPortsEnv is the compose files' variable for the leading digits of the host
+// ports; testnet's --host-ports defaults to it.
+const hostPortsEnv = "TTLD_DEVNET_PORTS"
+
 // testnetOutput is what testnet prints (-o json: this object).
 type testnetOutput struct {
-	Output     string              `json:"output"`
-	ChainID    string              `json:"chain_id"`
-	DevKey     string              `json:"dev_key"`
-	DevBalance uint64              `json:"dev_balance"`
+	Output     string `json:"output"`
+	ChainID    string `json:"chain_id"`
+	HostPorts  int    `json:"host_ports"` // TTLD_DEVNET_PORTS the ports are for
+	ClientHome string `json:"client_home"`
+	DevKey     string `json:"dev_key"`
+	DevAddress string `json:"dev_address"`
+	DevBalance uint64 `json:"dev_balance"`
+	// PayoutKeys are the client keyring's names of the validators' payout keys.
+	PayoutKeys []string            `json:"payout_keys"`
 	Nodes      []testnetNodeOutput `json:"nodes"`
 }
 
 type testnetNodeOutput struct {
 	Name             string `json:"name"`
+	Role             string `json:"role"` // roleValidator or roleFullNode
 	Home             string `json:"home"`
 	IP               string `json:"ip"`
 	NodeID           string `json:"node_id"`
-	ValidatorAddress string `json:"validator_address"`
-	DevAddress       string `json:"dev_address"`
-	PayoutIdentity   string `json:"payout_identity"`
-	// HostRPC and HostMetrics are where docker-compose.yml publishes the node.
+	ValidatorAddress string `json:"validator_address,omitempty"`
+	PayoutIdentity   string `json:"payout_identity,omitempty"`
+	// HostRPC and HostMetrics are where the compose files publish the node.
 	HostRPC     string `json:"host_rpc"`
 	HostMetrics string `json:"host_metrics"`
 }
 
+// Values of testnetNodeOutput.Role.
+const (
+	roleValidator = "validator"
+	roleFullNode  = "full node"
+)
+
 func newTestnetOutput(r node.TestnetResult) testnetOutput {
-	out := testnetOutput{Output: r.Output, ChainID: r.ChainID, DevKey: node.DevKeyName, DevBalance: r.DevBalance}
+	out := testnetOutput{Output: r.Output, ChainID: r.ChainID, HostPorts: r.HostPortPrefix, ClientHome: r.ClientHome,
+		DevKey: node.DevKeyName, DevAddress: r.DevAddress.String(), DevBalance: r.DevBalance, PayoutKeys: []string{}}
 	for _, n := range r.Nodes {
-		out.Nodes = append(out.Nodes, testnetNodeOutput{
-			Name:             n.Name,
-			Home:             n.Home,
-			IP:               n.IP,
-			NodeID:           n.NodeID,
-			ValidatorAddress: n.ValidatorAddress.String(),
-			DevAddress:       n.DevAddress.String(),
-			PayoutIdentity:   n.PayoutIdentity.String(),
-			HostRPC:          fmt.Sprintf("http://127.0.0.1:%d", n.HostRPCPort),
-			HostMetrics:      fmt.Sprintf("http://127.0.0.1:%d/metrics", n.HostPrometheusPort),
-		})
+		o := testnetNodeOutput{
+			Name:        n.Name,
+			Role:        roleFullNode,
+			Home:        n.Home,
+			IP:          n.IP,
+			NodeID:      n.NodeID,
+			HostRPC:     fmt.Sprintf("http://127.0.0.1:%d", n.HostRPCPort),
+			HostMetrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", n.HostPrometheusPort),
+		}
+		if n.Validator {
+			o.Role, o.ValidatorAddress, o.PayoutIdentity = roleValidator, n.ValidatorAddress.String(), n.PayoutIdentity.String()
+			out.PayoutKeys = append(out.PayoutKeys, node.PayoutKeyName(n.Name))
+		}
+		out.Nodes = append(out.Nodes, o)
 	}
 	return out
 }
 
-func (o testnetOutput) text(w io.Writer) {
-	fmt.Fprintf(w, "Wrote %d validator homes of chain %q in %s\n", len(o.Nodes), o.ChainID, o.Output)
-	fmt.Fprintf(w, "%-7s %-15s %-23s %s\n", "node", "ip", "host rpc", "dev address (key \""+o.DevKey+"\")")
-	for _, n := range o.Nodes {
-		fmt.Fprintf(w, "%-7s %-15s %-23s %s\n", n.Name, n.IP, n.HostRPC, n.DevAddress)
+// relative is path relative to the working directory when it lies under it, for the
+// lines people paste; path otherwise.
+func relative(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
 	}
-	fmt.Fprintf(w, "Each dev address holds %d credits in genesis; each validator has a payout identity.\n", o.DevBalance)
-	fmt.Fprintf(w, "The host ports are docker-compose.yml's; start the network with: make devnet-up\n")
+	rel, err := filepath.Rel(wd, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return rel
+}
+
+func (o testnetOutput) text(w io.Writer) {
+	validators := 0
+	for _, n := range o.Nodes {
+		if n.Role == roleValidator {
+			validators++
+		}
+	}
+	fmt.Fprintf(w, "Wrote %d validator and %d full node homes of chain %q in %s\n", validators, len(o.Nodes)-validators, o.ChainID, o.Output)
+	fmt.Fprintf(w, "%-7s %-10s %-15s %-23s %s\n", "node", "role", "ip", "host rpc", "host metrics")
+	for _, n := range o.Nodes {
+		fmt.Fprintf(w, "%-7s %-10s %-15s %-23s %s\n", n.Name, n.Role, n.IP, n.HostRPC, n.HostMetrics)
+	}
+	client := relative(o.ClientHome)
+	fmt.Fprintf(w, "The host ports are the compose files' with %s=%d.\n", hostPortsEnv, o.HostPorts)
+	fmt.Fprintf(w, "Client home %s (the CLI's --home); no node home holds a key that owns credits:\n", client)
+	fmt.Fprintf(w, "  key %q, address %s, holds %d credits in genesis\n", o.DevKey, o.DevAddress, o.DevBalance)
+	fmt.Fprintf(w, "  keys %s own the validators' payout identities\n", strings.Join(o.PayoutKeys, ", "))
+	fmt.Fprintf(w, "Start the network with: make devnet-up (full nodes: make devnet-up FULL_NODES=1); then try:\n")
+	if len(o.Nodes) > 0 {
+		last := o.Nodes[len(o.Nodes)-1]
+		fmt.Fprintf(w, "  %s --node %s status\n", repoBinary, o.Nodes[0].HostRPC)
+		fmt.Fprintf(w, "  %s --home %s --node %s tx address transfer --from %s --to 0000000000000000000000000000000000000002 --amount 5 --commit\n", repoBinary, client, o.Nodes[0].HostRPC, o.DevKey)
+		fmt.Fprintf(w, "  %s --home %s --node %s query address 0000000000000000000000000000000000000002 --prove\n", repoBinary, client, last.HostRPC)
+	}
 }
 
 func newTestnetCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "testnet --validators N --output DIR [--chain-id ID] [--subnet-base IP] [--force]",
+		Use:   "testnet --validators N [--full-nodes M] --output DIR [--chain-id ID] [--subnet-base IP] [--host-ports P] [--force]",
 		Short: "Write the homes of a validator network for docker-compose",
-		Long: `testnet writes DIR/node0 .. DIR/node{N-1}: one home per validator, all sharing one
-genesis in which every node's validator has equal power, every node's "dev" key is
-funded, and every validator has a payout identity (its key: that node's dev key).
+		Long: `testnet writes DIR/node0 .. DIR/node{N-1}, one home per validator, DIR/full0 ..
+DIR/full{M-1}, one home per full node, and DIR/client, the client home. All share one
+genesis in which every validator has equal power and a payout identity; the full
+nodes' keys are in no genesis, so they follow the chain without voting.
 
-The homes are made for docker-compose.yml's private network: node i has the address
---subnet-base + i, dials the others by IP (persistent_peers), and listens on every
-interface of its container (RPC 26657, P2P 26656, Prometheus 26660). The compose file
-publishes node i's RPC on 127.0.0.1:26657+100i and its metrics on 127.0.0.1:26660+100i.
+The keys that own credits live in the client home only: its keyring holds the "dev"
+key, funded in genesis, and node<i>-payout, the key of validator i's payout identity.
+No node home (which a container mounts) holds one. Use the client home with the CLI:
+  ./bin/ttld --home DIR/client --node http://127.0.0.1:26657 tx address transfer --from dev ...
 
-testnet refuses a DIR that exists and is not empty; --force deletes the node<N>
-folders in it (chains, keys and all) and writes new ones.`,
+The homes are made for docker-compose.yml's private network: validator i has the
+address --subnet-base + i, the full nodes the addresses after the validators; every
+node dials the validators by IP (persistent_peers), and listens on every interface of
+its container (RPC 26657, P2P 26656, Prometheus 26660). With --host-ports P (the
+compose files' TTLD_DEVNET_PORTS), validator i's RPC is published on 127.0.0.1 at
+P*1000+657+100i and its metrics at P*1000+660+100i; full node j's at P*1000+557-100j
+and P*1000+560-100j (P=26: 26657, 26757, ...; full0 26557).
+
+testnet refuses a DIR that exists and is not empty; --force deletes the node<N>,
+full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := cmd.Flags()
 			validators, _ := f.GetInt("validators")
+			fullNodes, _ := f.GetInt("full-nodes")
 			output, _ := f.GetString("output")
 			chainID, _ := f.GetString("chain-id")
 			base, _ := f.GetString("subnet-base")
+			ports, _ := f.GetInt("host-ports")
 			balance, _ := f.GetUint64("dev-balance")
 			force, _ := f.GetBool("force")
 			if output == "" {
 				return errUsage{"output", output, "a directory"}
 			}
+			if env := os.Getenv(hostPortsEnv); env != "" && !f.Changed("host-ports") {
+				p, err := strconv.Atoi(env)
+				if err != nil {
+					return errUsage{"host-ports", hostPortsEnv + "=" + env, "a number such as 26"}
+				}
+				ports = p
+			}
+			if ports <= 0 {
+				return errUsage{"host-ports", strconv.Itoa(ports), "a positive number such as 26"}
+			}
 			res, err := node.Testnet(node.TestnetOptions{
-				Output: output, Validators: validators, ChainID: chainID,
-				SubnetBase: base, DevBalance: balance, Force: force,
+				Output: output, Validators: validators, FullNodes: fullNodes, ChainID: chainID,
+				SubnetBase: base, HostPortPrefix: ports, DevBalance: balance, Force: force,
 			})
 			if errors.As(err, new(node.ErrOutputExists)) {
-				return fmt.Errorf("%w; --force replaces the node homes in it", err)
+				return fmt.Errorf("%w; --force replaces the homes in it", err)
 			}
 			if err != nil {
 				return err
@@ -103,11 +177,13 @@ folders in it (chains, keys and all) and writes new ones.`,
 	}
 	f := cmd.Flags()
 	f.Int("validators", 4, "number of validators")
+	f.Int("full-nodes", 0, fmt.Sprintf("number of full nodes, which follow the chain without voting (0 to %d)", node.MaxTestnetFullNodes))
 	// NB: not --output, which every command takes as the output format (-o json).
-	f.String("output", "", "folder that receives the node homes (required)")
+	f.String("output", "", "folder that receives the homes (required)")
 	f.String("chain-id", node.DefaultTestnetChainID, "chain id")
 	f.String("subnet-base", node.DefaultSubnetBase, "node0's address in the private network; node i has the i-th after it")
-	f.Uint64("dev-balance", node.DefaultDevBalance, "credits of each node's dev key in genesis")
-	f.Bool("force", false, "replace the node homes of a DIR that is not empty")
+	f.Int("host-ports", node.DefaultTestnetHostPortPrefix, "leading digits of the host ports the compose files publish (default $"+hostPortsEnv+" when set)")
+	f.Uint64("dev-balance", node.DefaultDevBalance, "credits of the client home's dev key in genesis")
+	f.Bool("force", false, "replace the homes of a DIR that is not empty")
 	return cmd
 }

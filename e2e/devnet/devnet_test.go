@@ -50,18 +50,21 @@ const (
 	catchUp       = 90 * time.Second // a faulted node must be back at the others' height within this
 )
 
-// The load: perKey transfers from each node's dev key, batch at a time, each batch to
-// the next node in turn.
+// The load: perKey transfers from each of the load keys (one per node, funded by the
+// client home's dev key first), batch at a time, each batch to the next node in turn.
 const (
 	perKey = 50
 	batch  = 2
+	// loadFunds is what the dev key sends each load key: far more than perKey
+	// transfers and their fees.
+	loadFunds = 1_000_000_000_000
 )
 
 // member is one node of the network as the host sees it.
 type member struct {
 	name, home, ip string
-	rpc            string // http://127.0.0.1:<published port>
-	dev            keyring.Key
+	rpc            string      // http://127.0.0.1:<published port>
+	load           keyring.Key // the load key this node's turn starts with
 	client         *client.Client
 	raw            *rpchttp.HTTP
 }
@@ -72,6 +75,10 @@ type network struct {
 	dir     string   // TTLD_DEVNET_DIR: the node homes
 	compose []string // docker-compose, or docker compose
 	env     []string
+	uid     int // TTLD_UID:TTLD_GID, the user the nodes run as
+	gid     int
+	client  string // the client home: the funded dev key
+	dev     keyring.Key
 	nodes   []*member
 	trusted *cmttypes.ValidatorSet
 
@@ -88,6 +95,8 @@ func TestDevnetFaults(t *testing.T) {
 
 	start := n.waitAll(ctx, 3, startTimeout)
 	t.Logf("network up: every node at height >= %d", start)
+	n.healthy(ctx, startTimeout)
+	n.fund(ctx)
 	h0, t0 := n.height(ctx), time.Now()
 
 	// Load and faults at the same time.
@@ -149,12 +158,18 @@ func newNetwork(t *testing.T) *network {
 		compose = []string{p}
 	}
 	n := &network{t: t, root: root, dir: t.TempDir(), compose: compose, containers: map[string]string{}}
+	// The nodes run as this user, as make devnet-up runs them; as 1000:1000 when the
+	// test runs as root, as the nodes never run as root (generate hands them their homes).
+	n.uid, n.gid = os.Getuid(), os.Getgid()
+	if n.uid == 0 {
+		n.uid, n.gid = 1000, 1000
+	}
 	n.env = append(os.Environ(),
 		"TTLD_DEVNET_DIR="+n.dir,
 		"TTLD_DEVNET_NET="+subnet,
 		"TTLD_DEVNET_PORTS="+portPrefix,
-		fmt.Sprintf("TTLD_UID=%d", os.Getuid()),
-		fmt.Sprintf("TTLD_GID=%d", os.Getgid()),
+		fmt.Sprintf("TTLD_UID=%d", n.uid),
+		fmt.Sprintf("TTLD_GID=%d", n.gid),
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -166,7 +181,8 @@ func newNetwork(t *testing.T) *network {
 	return n
 }
 
-// generate writes the homes with ttld testnet, as make devnet-up does.
+// generate writes the homes with ttld testnet, as make devnet-up does, and checks that
+// the funded key is in the client home only.
 func (n *network) generate(ctx context.Context) {
 	t := n.t
 	out, err := n.run(ctx, exec.Command(filepath.Join(n.root, "bin", "ttld"), "testnet",
@@ -176,20 +192,31 @@ func (n *network) generate(ctx context.Context) {
 		t.Fatal(err)
 	}
 	var res struct {
-		Nodes []struct {
+		ClientHome string `json:"client_home"`
+		Nodes      []struct {
 			Name, Home, IP string
 		} `json:"nodes"`
 	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Nodes) != validators {
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Nodes) != validators || res.ClientHome == "" {
 		t.Fatalf("ttld testnet -o json: %v\n%s", err, out)
+	}
+	n.client = res.ClientHome
+	if n.dev, err = keyring.Open(n.client).Get(node.DevKeyName); err != nil {
+		t.Fatal(err)
 	}
 	if n.trusted, _, err = node.GenesisValidators(res.Nodes[0].Home); err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range res.Nodes {
 		m := &member{name: r.Name, home: r.Home, ip: r.IP, rpc: fmt.Sprintf("http://127.0.0.1:%s%d", portPrefix, 657+100*i)}
-		if m.dev, err = keyring.Open(r.Home).Get(node.DevKeyName); err != nil {
+		if keys, err := keyring.Open(r.Home).List(); err != nil || len(keys) != 0 {
+			t.Fatalf("%s's home holds keys %v (%v): a container would hold them", r.Name, keys, err)
+		}
+		if m.load, err = keyring.Open(n.client).Add(fmt.Sprintf("load%d", i)); err != nil {
 			t.Fatal(err)
+		}
+		if os.Getuid() == 0 {
+			chownAll(t, r.Home, n.uid, n.gid)
 		}
 		if m.client, err = client.Dial(m.rpc, client.Options{ChainID: chainID, Trusted: n.trusted}); err != nil {
 			t.Fatal(err)
@@ -198,6 +225,71 @@ func (n *network) generate(ctx context.Context) {
 			t.Fatal(err)
 		}
 		n.nodes = append(n.nodes, m)
+	}
+}
+
+// chownAll hands dir and everything in it to uid:gid.
+func chownAll(t *testing.T, dir string, uid, gid int) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, uid, gid)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// healthy waits until docker reports every node's health check (ttld status inside
+// the container) healthy, and checks the user and restart policy the nodes run with.
+func (n *network) healthy(ctx context.Context, within time.Duration) {
+	n.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	want := fmt.Sprintf("%d:%d unless-stopped healthy", n.uid, n.gid)
+	for {
+		var not []string
+		for _, m := range n.nodes {
+			id, err := n.container(ctx, m.name)
+			if err != nil {
+				n.t.Fatal(err)
+			}
+			out, err := n.run(ctx, exec.Command("docker", "inspect", "-f", "{{.Config.User}} {{.HostConfig.RestartPolicy.Name}} {{if .State.Health}}{{.State.Health.Status}}{{end}}", id))
+			if got := strings.TrimSpace(out); err != nil || got != want {
+				not = append(not, fmt.Sprintf("%s: %q %v", m.name, got, err))
+			}
+		}
+		if len(not) == 0 {
+			n.t.Logf("health: every node %s", want)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			n.t.Fatalf("want every node %q: %s", want, strings.Join(not, "; "))
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// fund sends loadFunds from the client home's dev key to every load key and waits
+// until the transfers are committed.
+func (n *network) fund(ctx context.Context) {
+	t := n.t
+	for i, m := range n.nodes {
+		tx := protocol.Sign(chainID, &protocol.AddressFundsTransfer{
+			PubKey: n.dev.Pub, Nonce: uint64(i + 1), Recipient: m.load.Address(), Amount: loadFunds,
+		}, n.dev.Priv)
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		res, err := n.nodes[0].client.Broadcast(cctx, tx, false)
+		cancel()
+		if err != nil || res.Refused() {
+			t.Fatalf("fund %s: %+v, %v", m.load.Name, res, err)
+		}
+	}
+	if nonce, err := n.waitNonce(ctx, n.dev.Address(), uint64(len(n.nodes))); err != nil || nonce < uint64(len(n.nodes)) {
+		t.Fatalf("funding the load keys: dev nonce %d, %v", nonce, err)
 	}
 }
 
@@ -410,13 +502,13 @@ func (n *network) faults(ctx context.Context) error {
 
 // transfer is one address transfer of the load.
 type transfer struct {
-	from      int // index of the node whose dev key signs
+	from      int // index of the node whose load key signs
 	nonce     uint64
 	recipient protocol.Address
 	amount    uint64
 }
 
-// transferOf is the transfer the load makes from node k's dev key with nonce: the
+// transferOf is the transfer the load makes from node k's load key with nonce: the
 // same one every time, so that sending it again after a loss sends the same bytes.
 func transferOf(k int, nonce uint64) transfer {
 	h := sha256.New()
@@ -427,7 +519,7 @@ func transferOf(k int, nonce uint64) transfer {
 	return transfer{from: k, nonce: nonce, recipient: r, amount: 1_000_000 + nonce}
 }
 
-// load sends perKey transfers from each node's dev key, one goroutine per key. A key's
+// load sends perKey transfers from each node's load key, one goroutine per key. A key's
 // transfers go batch by batch, each batch to the next node in turn (another when that
 // one does not answer or refuses), and the next batch waits for the last one's nonce
 // to be committed, so that a node never sees a nonce ahead of its state. A batch lost
@@ -457,7 +549,7 @@ func (n *network) load(ctx context.Context) ([]transfer, error) {
 }
 
 func (n *network) loadKey(ctx context.Context, k int) error {
-	key := n.nodes[k].dev
+	key := n.nodes[k].load
 	confirmed, round, resent := uint64(0), 0, 0
 	for confirmed < perKey {
 		if err := ctx.Err(); err != nil {
@@ -558,7 +650,7 @@ func (n *network) agree(ctx context.Context, h int64) {
 	t.Logf("agreement: 4 nodes, same block hash and app hash at every height 1..%d", h)
 }
 
-// proofs reads every recipient and every dev key at height from every node, each with
+// proofs reads every recipient and every load key at height from every node, each with
 // a proof checked against a header the genesis validators signed.
 func (n *network) proofs(ctx context.Context, sent []transfer, height int64) {
 	t := n.t
@@ -581,13 +673,13 @@ func (n *network) proofs(ctx context.Context, sent []transfer, height int64) {
 				}
 			}
 			for _, d := range n.nodes {
-				st, err := m.client.Address(ctx, d.dev.Address(), height, true)
+				st, err := m.client.Address(ctx, d.load.Address(), height, true)
 				if err != nil {
-					errs[i] = fmt.Errorf("%s: dev key of %s: %w", m.name, d.name, err)
+					errs[i] = fmt.Errorf("%s: load key of %s: %w", m.name, d.name, err)
 					return
 				}
 				if !st.Verified || st.Nonce != perKey {
-					errs[i] = fmt.Errorf("%s: dev key of %s: %+v, want nonce %d", m.name, d.name, st, perKey)
+					errs[i] = fmt.Errorf("%s: load key of %s: %+v, want nonce %d", m.name, d.name, st, perKey)
 					return
 				}
 			}

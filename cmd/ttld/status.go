@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
+	"github.com/spf13/cobra"
+)
+
+// statusOutput is what status prints (-o json: this object), from the node's RPC
+// `status` and `net_info`.
+type statusOutput struct {
+	Node        string       `json:"node"` // the RPC URL asked
+	ChainID     string       `json:"chain_id"`
+	NodeID      string       `json:"node_id"`
+	Moniker     string       `json:"moniker"`
+	Height      int64        `json:"height"`
+	BlockTime   time.Time    `json:"block_time"`
+	AppHash     string       `json:"app_hash"`
+	CatchingUp  bool         `json:"catching_up"`
+	VotingPower int64        `json:"voting_power"` // 0: a full node, not a validator
+	Peers       []peerOutput `json:"peers"`
+}
+
+type peerOutput struct {
+	ID       string `json:"id"`
+	Moniker  string `json:"moniker"`
+	RemoteIP string `json:"remote_ip"`
+	Outbound bool   `json:"outbound"`
+}
+
+// errCatchingUp: --fail-catching-up, and the node is still catching up.
+type errCatchingUp struct{ Height int64 }
+
+func (e errCatchingUp) Error() string {
+	return fmt.Sprintf("the node is catching up (at height %d)", e.Height)
+}
+
+// nodeStatus asks the node at url for its status and its peers.
+func nodeStatus(ctx context.Context, url string) (statusOutput, error) {
+	rpc, err := rpchttp.New(url, "/websocket")
+	if err != nil {
+		return statusOutput{}, err
+	}
+	st, err := rpc.Status(ctx)
+	if err != nil {
+		return statusOutput{}, fmt.Errorf("status of %s: %w", url, err)
+	}
+	ni, err := rpc.NetInfo(ctx)
+	if err != nil {
+		return statusOutput{}, fmt.Errorf("net_info of %s: %w", url, err)
+	}
+	out := statusOutput{
+		Node:        url,
+		ChainID:     st.NodeInfo.Network,
+		NodeID:      string(st.NodeInfo.ID()),
+		Moniker:     st.NodeInfo.Moniker,
+		Height:      st.SyncInfo.LatestBlockHeight,
+		BlockTime:   st.SyncInfo.LatestBlockTime,
+		AppHash:     st.SyncInfo.LatestAppHash.String(),
+		CatchingUp:  st.SyncInfo.CatchingUp,
+		VotingPower: st.ValidatorInfo.VotingPower,
+		Peers:       []peerOutput{},
+	}
+	for _, p := range ni.Peers {
+		out.Peers = append(out.Peers, peerOutput{ID: string(p.NodeInfo.ID()), Moniker: p.NodeInfo.Moniker, RemoteIP: p.RemoteIP, Outbound: p.IsOutbound})
+	}
+	return out, nil
+}
+
+func (o statusOutput) text(w io.Writer) {
+	role := "full node (no voting power)"
+	if o.VotingPower > 0 {
+		role = fmt.Sprintf("validator, power %d", o.VotingPower)
+	}
+	fmt.Fprintf(w, "node:         %s (%s, id %s)\n", o.Node, o.Moniker, o.NodeID)
+	fmt.Fprintf(w, "chain id:     %s\n", o.ChainID)
+	fmt.Fprintf(w, "height:       %d (block time %s)\n", o.Height, o.BlockTime.UTC().Format(time.RFC3339Nano))
+	fmt.Fprintf(w, "app hash:     %s\n", o.AppHash)
+	fmt.Fprintf(w, "catching up:  %t\n", o.CatchingUp)
+	fmt.Fprintf(w, "role:         %s\n", role)
+	fmt.Fprintf(w, "peers:        %d\n", len(o.Peers))
+	for _, p := range o.Peers {
+		dir := "inbound"
+		if p.Outbound {
+			dir = "outbound"
+		}
+		fmt.Fprintf(w, "  %-40s %-15s %-12s %s\n", p.ID, p.RemoteIP, p.Moniker, dir)
+	}
+}
+
+func newStatusCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "status [--node URL] [--timeout D] [--fail-catching-up]",
+		Short: "Print the node's height, app hash, sync state and peers; exit 1 if it does not answer",
+		Long: `status asks the node at --node (CometBFT's RPC status and net_info) for its latest
+height, block time and app hash, whether it is catching up, its voting power and its
+peers. It exits non-zero when the node does not answer within --timeout, and, with
+--fail-catching-up, when the node is still catching up. It needs no home, so it serves
+as the devnet's container health check.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			timeout, _ := cmd.Flags().GetDuration("timeout")
+			failCatchingUp, _ := cmd.Flags().GetBool("fail-catching-up")
+			if timeout <= 0 {
+				return errUsage{"timeout", timeout.String(), "a positive duration"}
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			out, err := nodeStatus(ctx, globalFlags(cmd).Node)
+			if err != nil {
+				return err
+			}
+			if err := printResult(cmd, out.text, out); err != nil {
+				return err
+			}
+			if failCatchingUp && out.CatchingUp {
+				return errCatchingUp{out.Height}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Duration("timeout", 5*time.Second, "how long the node has to answer both calls")
+	cmd.Flags().Bool("fail-catching-up", false, "exit non-zero while the node is catching up")
+	return cmd
+}

@@ -357,7 +357,7 @@ func describe(path string, value []byte) string {
 	}
 	if path == PathAddress {
 		if st, err := drive.DecodeAddressState(value); err == nil {
-			b, _ := json.Marshal(map[string]uint64{"balance": st.Balance, "nonce": st.Nonce})
+			b, _ := json.Marshal(map[string]uint64{"balance": st.Balance, "nonce": st.Nonce.Last, "skipped_nonces": uint64(st.Nonce.Missing)})
 			return string(b)
 		}
 	}

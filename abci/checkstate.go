@@ -101,11 +101,13 @@ func (a *Application) pendingNonce(req *abcitypes.RequestQuery) *abcitypes.Respo
 		copy(addr[:], req.Data)
 		var st drive.AddressState
 		st, _, err = drive.GetAddress(a.check, addr)
-		nonce = st.Nonce
+		nonce = st.Nonce.Last
 	case protocol.IdentityIDLen:
 		var id protocol.IdentityID
 		copy(id[:], req.Data)
-		nonce, err = drive.GetIdentityNonce(a.check, id)
+		var st protocol.NonceState
+		st, err = drive.GetIdentityNonce(a.check, id)
+		nonce = st.Last
 	default:
 		reason := fmt.Sprintf("want a %d-byte address or a %d-byte identity id", protocol.AddressLen, protocol.IdentityIDLen)
 		return &abcitypes.ResponseQuery{Code: QueryCodeBadRequest, Log: ErrBadQuery{req.Path, reason}.Error()}

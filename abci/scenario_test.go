@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // TestScenarios runs the block scenarios in testdata/. Commands:
@@ -126,7 +128,7 @@ func (h *harness) run(d *datadriven.TestData) string {
 				fmt.Fprintf(&out, "address %s: absent\n", n)
 				continue
 			}
-			fmt.Fprintf(&out, "address %s: balance=%d nonce=%d\n", n, st.Balance, st.Nonce)
+			fmt.Fprintf(&out, "address %s: balance=%d nonce=%s\n", n, st.Balance, nonceString(st.Nonce))
 		}
 		for _, n := range splitList(m["identities"]) {
 			id := h.identity(n)
@@ -136,7 +138,7 @@ func (h *harness) run(d *datadriven.TestData) string {
 				continue
 			}
 			nonce, _ := drive.GetIdentityNonce(kv, id)
-			fmt.Fprintf(&out, "identity %s: balance=%d nonce=%d\n", n, bal, nonce)
+			fmt.Fprintf(&out, "identity %s: balance=%d nonce=%s\n", n, bal, nonceString(nonce))
 		}
 		fees, _ := drive.GetProcessingFees(kv)
 		fmt.Fprintf(&out, "fees collected: %d\n", fees)
@@ -250,7 +252,7 @@ func (h *harness) verified(path string, data []byte, res *abcitypes.ResponseQuer
 		if !ok {
 			return fmt.Sprintf("verified absence at height %d\n", res.Height)
 		}
-		return fmt.Sprintf("identity balance=%d nonce=%d keys=%d\nverified presence at height %d\n", idn.Balance, idn.Nonce, len(idn.Keys), res.Height)
+		return fmt.Sprintf("identity balance=%d nonce=%d keys=%d\nverified presence at height %d\n", idn.Balance, idn.Nonce.Last, len(idn.Keys), res.Height)
 	}
 	if len(res.Value) == 0 {
 		if err := proofs.VerifyAbsence(root, target.Key, res.ProofOps); err != nil {
@@ -265,7 +267,7 @@ func (h *harness) verified(path string, data []byte, res *abcitypes.ResponseQuer
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return fmt.Sprintf("balance=%d nonce=%d\nverified presence at height %d\n", st.Balance, st.Nonce, res.Height)
+	return fmt.Sprintf("balance=%d nonce=%d\nverified presence at height %d\n", st.Balance, st.Nonce.Last, res.Height)
 }
 
 func (h *harness) verifyRange(path string, data []byte, res *abcitypes.ResponseQuery) ([]proofs.KV, error) {
@@ -278,4 +280,19 @@ func (h *harness) verifyRange(path string, data []byte, res *abcitypes.ResponseQ
 		return nil, err
 	}
 	return entries, proofs.VerifyRange(h.rootAt(res.Height), target.Start, target.End, entries, res.Info == InfoMore, res.ProofOps)
+}
+
+// nonceString shows a nonce record: the last nonce, and the skipped ones still usable.
+func nonceString(s protocol.NonceState) string {
+	out := strconv.FormatUint(s.Last, 10)
+	var skipped []string
+	for i := uint64(protocol.NonceWindow); i > 0; i-- {
+		if s.Missing&(1<<(i-1)) != 0 {
+			skipped = append(skipped, strconv.FormatUint(s.Last-i, 10))
+		}
+	}
+	if len(skipped) > 0 {
+		out += " skipped=" + strings.Join(skipped, ",")
+	}
+	return out
 }

@@ -85,7 +85,7 @@ func TestFeesIntoPool(t *testing.T) {
 		t.Fatalf("pool %d, block fees %+v, results charged %d", pool, res.Fees, sum)
 	}
 	st, _, _ := drive.GetAddress(kv, addrOf("alice"))
-	if st.Nonce != 2 || st.Balance != 10_000_000-100-sum {
+	if st.Nonce.Last != 2 || st.Balance != 10_000_000-100-sum {
 		t.Fatalf("alice %+v after paying %d", st, sum)
 	}
 	if err := drive.CheckCredits(kv); err != nil {

@@ -15,7 +15,7 @@ type payer struct {
 	address  *protocol.Address // set for an address signer
 	identity *protocol.IdentityID
 	balance  uint64
-	nonce    uint64 // the nonce the transition consumes
+	nonce    protocol.NonceState // the payer's nonce record once the transition's nonce is used
 }
 
 // credit is a balance the transition raises, applied after the payer's debit. The
@@ -221,10 +221,11 @@ func (e *execution) authenticate() error {
 		if err := e.verify(sg.PubKey); err != nil {
 			return err
 		}
-		if reason := protocol.CheckNonce(st.Nonce, e.signed.GetNonce(), e.r.ctx.Limits.MaxNonceGap); reason != 0 {
-			return protocol.ErrInvalidAddressNonce{Address: addr, Last: st.Nonce, Got: e.signed.GetNonce(), Reason: reason}
+		nonce, reason := protocol.UseNonce(st.Nonce, e.signed.GetNonce(), e.r.ctx.Limits.MaxNonceGap)
+		if reason != 0 {
+			return protocol.ErrInvalidAddressNonce{Address: addr, Last: st.Nonce.Last, Got: e.signed.GetNonce(), Reason: reason}
 		}
-		e.payer = payer{address: &addr, balance: st.Balance, nonce: e.signed.GetNonce()}
+		e.payer = payer{address: &addr, balance: st.Balance, nonce: nonce}
 	case protocol.SignerIdentity:
 		id := sg.Identity
 		balance, ok, err := drive.GetIdentityBalance(e.cache, id)
@@ -248,10 +249,11 @@ func (e *execution) authenticate() error {
 		if err != nil {
 			return err
 		}
-		if reason := protocol.CheckNonce(last, e.signed.GetNonce(), e.r.ctx.Limits.MaxNonceGap); reason != 0 {
-			return protocol.ErrInvalidIdentityNonce{ID: id, Last: last, Got: e.signed.GetNonce(), Reason: reason}
+		nonce, reason := protocol.UseNonce(last, e.signed.GetNonce(), e.r.ctx.Limits.MaxNonceGap)
+		if reason != 0 {
+			return protocol.ErrInvalidIdentityNonce{ID: id, Last: last.Last, Got: e.signed.GetNonce(), Reason: reason}
 		}
-		e.payer = payer{identity: &id, balance: balance, nonce: e.signed.GetNonce()}
+		e.payer = payer{identity: &id, balance: balance, nonce: nonce}
 	default:
 		return faultf("transition %s has signer kind %d", e.signed.Type(), sg.Kind)
 	}
@@ -355,7 +357,7 @@ func (e *execution) transitionEvent(charged uint64, err error) Event {
 	return Event{Type: "transition", Attrs: []Attr{
 		{"type", e.signed.Type().String()},
 		{"signer", e.payerName()},
-		{"nonce", u64(e.payer.nonce)},
+		{"nonce", u64(e.signed.GetNonce())},
 		{"fee", u64(charged)},
 		{"code", strconv.FormatUint(uint64(code), 10)},
 	}}

@@ -95,7 +95,7 @@ func TestIdentityCreateAndRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !idn.Present || idn.ID != id || idn.Balance != 50_000_000 || idn.Nonce != 0 || len(idn.Keys) != 2 ||
+	if !idn.Present || idn.ID != id || idn.Balance != 50_000_000 || idn.Nonce.Last != 0 || len(idn.Keys) != 2 ||
 		!idn.Keys[0].Equal(pubOf(k1)) || !idn.Keys[1].Equal(pubOf(alice)) || idn.Height != res.Height {
 		t.Fatalf("identity: %+v", idn)
 	}
@@ -119,7 +119,7 @@ func TestIdentityCreateAndRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.Balance != 50_000_000-10_000-res.Fee || after.Nonce != 1 {
+	if after.Balance != 50_000_000-10_000-res.Fee || after.Nonce.Last != 1 {
 		t.Fatalf("identity after transfer: %+v, fee %d", after, res.Fee)
 	}
 

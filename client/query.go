@@ -185,7 +185,7 @@ func (c *Client) Address(ctx context.Context, a protocol.Address, height int64, 
 	if err != nil {
 		return AddressState{}, ErrCorruptValue{Key: drive.AddressKey(a), Err: err}
 	}
-	out.Balance, out.Nonce, out.Present = st.Balance, st.Nonce, true
+	out.Balance, out.Nonce, out.Present = st.Balance, st.Nonce.Last, true
 	return out, nil
 }
 

@@ -44,7 +44,7 @@ func (c *Client) NextIdentityNonce(ctx context.Context, id protocol.IdentityID) 
 	if err != nil {
 		return 0, err
 	}
-	return max(idn.Nonce, pending) + 1, nil
+	return max(idn.Nonce.Last, pending) + 1, nil
 }
 
 // PendingAddressNonce returns the last nonce address a used in the node's check state:

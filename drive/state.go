@@ -52,7 +52,7 @@ func putU64(kv KV, key []byte, n uint64) error {
 type Identity struct {
 	ID      protocol.IdentityID
 	Balance uint64
-	Nonce   uint64 // last nonce used, 0 before the first
+	Nonce   protocol.NonceState
 	Keys    []ed25519.PublicKey
 }
 
@@ -75,15 +75,15 @@ func SetIdentityBalance(kv KV, id protocol.IdentityID, balance uint64) error {
 	return putU64(kv, IdentityBalanceKey(id), balance)
 }
 
-// GetIdentityNonce returns the last nonce id used.
-func GetIdentityNonce(kv KV, id protocol.IdentityID) (uint64, error) {
+// GetIdentityNonce returns the nonce record of id (NonceState.Encode in a u64).
+func GetIdentityNonce(kv KV, id protocol.IdentityID) (protocol.NonceState, error) {
 	n, _, err := getU64(kv, IdentityNonceKey(id))
-	return n, err
+	return protocol.DecodeNonceState(n), err
 }
 
-// SetIdentityNonce writes the last nonce id used.
-func SetIdentityNonce(kv KV, id protocol.IdentityID, nonce uint64) error {
-	return putU64(kv, IdentityNonceKey(id), nonce)
+// SetIdentityNonce writes the nonce record of id.
+func SetIdentityNonce(kv KV, id protocol.IdentityID, nonce protocol.NonceState) error {
+	return putU64(kv, IdentityNonceKey(id), nonce.Encode())
 }
 
 // GetIdentityKey returns the public key at index, or nil.
@@ -129,7 +129,7 @@ func DecodeIdentity(id protocol.IdentityID, entries [][2][]byte) (idn Identity, 
 			idn.Balance = binary.BigEndian.Uint64(v)
 			ok = true
 		case entry == IdentityEntryNonce && len(v) == U64Len:
-			idn.Nonce = binary.BigEndian.Uint64(v)
+			idn.Nonce = protocol.DecodeNonceState(binary.BigEndian.Uint64(v))
 		case entry == IdentityEntryKey && len(v) == 1+ed25519.PublicKeySize && v[0] == keyTypeEd25519:
 			idn.Keys = append(idn.Keys, ed25519.PublicKey(v[1:]))
 		default:
@@ -139,17 +139,18 @@ func DecodeIdentity(id protocol.IdentityID, entries [][2][]byte) (idn Identity, 
 	return idn, ok, nil
 }
 
-// AddressState is a platform address as stored: 56 | address -> balance ++ nonce.
+// AddressState is a platform address as stored: 56 | address -> balance ++ nonce record.
 type AddressState struct {
 	Balance uint64
-	Nonce   uint64 // last nonce used
+	Nonce   protocol.NonceState
 }
 
 // EncodeAddressState is the AddressStateLen-byte value of an address: balance u64 ++
-// nonce u64.
+// nonce record u64 (NonceState.Encode: skipped-nonce bits in the top 24, the last nonce
+// used in the low 40).
 func EncodeAddressState(s AddressState) []byte {
 	b := binary.BigEndian.AppendUint64(nil, s.Balance)
-	return binary.BigEndian.AppendUint64(b, s.Nonce)
+	return binary.BigEndian.AppendUint64(b, s.Nonce.Encode())
 }
 
 // DecodeAddressState reads the value of an address.
@@ -157,7 +158,7 @@ func DecodeAddressState(v []byte) (AddressState, error) {
 	if len(v) != AddressStateLen {
 		return AddressState{}, fmt.Errorf("address value of %d bytes, want %d", len(v), AddressStateLen)
 	}
-	return AddressState{Balance: binary.BigEndian.Uint64(v), Nonce: binary.BigEndian.Uint64(v[8:])}, nil
+	return AddressState{Balance: binary.BigEndian.Uint64(v), Nonce: protocol.DecodeNonceState(binary.BigEndian.Uint64(v[8:]))}, nil
 }
 
 // GetAddress returns the state of a, and whether it exists.

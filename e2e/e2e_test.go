@@ -125,7 +125,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("dev after create (nonce %d, fee %d): %+v", create.Nonce, res.Fee, devNow)
 	}
 	idn := s.identity(id1, res.Height)
-	if !idn.Present || idn.Balance != amount1 || idn.Nonce != 0 || len(idn.Keys) != 1 || !idn.Keys[0].Equal(dev.Pub) {
+	if !idn.Present || idn.Balance != amount1 || idn.Nonce.Last != 0 || len(idn.Keys) != 1 || !idn.Keys[0].Equal(dev.Pub) {
 		t.Fatalf("identity 1: %+v", idn)
 	}
 
@@ -137,7 +137,7 @@ func TestEndToEnd(t *testing.T) {
 	if devNow.Balance != before.Balance-topUp-res.Fee || devNow.Nonce != 2 {
 		t.Fatalf("dev after top-up (fee %d): %+v", res.Fee, devNow)
 	}
-	if got := s.identity(id1, res.Height); got.Balance != amount1+topUp || got.Nonce != 0 {
+	if got := s.identity(id1, res.Height); got.Balance != amount1+topUp || got.Nonce.Last != 0 {
 		t.Fatalf("identity 1 after top-up: %+v", got)
 	}
 
@@ -176,10 +176,10 @@ func TestEndToEnd(t *testing.T) {
 	id1Before := s.identity(id1, 0)
 	res = s.commit(&protocol.IdentityCreditTransfer{Identity: id1, Recipient: id2, Amount: transfer}, dev.Priv)
 	id1Now := s.identity(id1, res.Height)
-	if id1Now.Balance != id1Before.Balance-transfer-res.Fee || id1Now.Nonce != 1 {
+	if id1Now.Balance != id1Before.Balance-transfer-res.Fee || id1Now.Nonce.Last != 1 {
 		t.Fatalf("identity 1 after transfer (fee %d): %+v, before %+v", res.Fee, id1Now, id1Before)
 	}
-	if got := s.identity(id2, res.Height); got.Balance != amount2+transfer || got.Nonce != 0 {
+	if got := s.identity(id2, res.Height); got.Balance != amount2+transfer || got.Nonce.Last != 0 {
 		t.Fatalf("identity 2 after transfer: %+v", got)
 	}
 
@@ -187,7 +187,7 @@ func TestEndToEnd(t *testing.T) {
 	carol := protocol.AddressOf(pubOf(keyFrom("carol")))
 	const toCarol = 3_000_000
 	res = s.commit(&protocol.IdentityCreditTransferToAddress{Identity: id1, Recipient: carol, Amount: toCarol}, dev.Priv)
-	if got := s.identity(id1, res.Height); got.Balance != id1Now.Balance-toCarol-res.Fee || got.Nonce != 2 {
+	if got := s.identity(id1, res.Height); got.Balance != id1Now.Balance-toCarol-res.Fee || got.Nonce.Last != 2 {
 		t.Fatalf("identity 1 after transfer to carol (fee %d): %+v", res.Fee, got)
 	}
 	if got := s.address(carol, res.Height); !got.Present || got.Balance != toCarol || got.Nonce != 0 {
@@ -259,7 +259,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatalf("carol before she was paid: %+v %v", past, err)
 		}
 		idProven, err := s.c.Identity(ctx, id1, 0, true)
-		if err != nil || !idProven.Verified || !idProven.Present || idProven.Nonce != 2 || len(idProven.Keys) != 1 {
+		if err != nil || !idProven.Verified || !idProven.Present || idProven.Nonce.Last != 2 || len(idProven.Keys) != 1 {
 			t.Fatalf("proven identity 1: %+v %v", idProven, err)
 		}
 		noID, err := s.c.Identity(ctx, protocol.IdentityID(sha256.Sum256([]byte("absent"))), 0, true)

@@ -61,7 +61,7 @@ func TestInitChain(t *testing.T) {
 			t.Fatalf("params %+v", p)
 		}
 		a, _ := protocol.ParseAddress(strings.Repeat("ab", 20))
-		if st, ok, _ := drive.GetAddress(kv, a); !ok || st.Balance != 700 || st.Nonce != 0 {
+		if st, ok, _ := drive.GetAddress(kv, a); !ok || st.Balance != 700 || st.Nonce.Last != 0 {
 			t.Fatalf("address %+v %v", st, ok)
 		}
 		id, _ := protocol.ParseIdentityID(strings.Repeat("cd", 32))

@@ -61,10 +61,10 @@ var codeTable = []CodeInfo{
 	{CodeInvalidSignature, "InvalidSignature", false, "the signature does not verify over the sign bytes (wrong key, chain or type)"},
 	{CodeAddressNotFound, "AddressNotFound", false, "the signing address holds nothing"},
 	{CodeBalanceIsNotEnough, "BalanceIsNotEnough", false, "the payer cannot pay the processing fee"},
-	{CodeInvalidIdentityNonce, "InvalidIdentityNonce", false, "the identity's nonce is replayed (stale) or more than 24 ahead"},
+	{CodeInvalidIdentityNonce, "InvalidIdentityNonce", false, "the identity's nonce is used already, more than 24 below its highest, or more than 24 above it"},
 	{CodeIdentityInsufficientBalance, "IdentityInsufficientBalance", true, "the identity can pay the fee but not the amount as well"},
 	{CodeRecipientIdentityNotFound, "RecipientIdentityNotFound", true, "a top-up or credit transfer names an identity that does not exist"},
-	{CodeInvalidAddressNonce, "InvalidAddressNonce", false, "the address's nonce is replayed (stale) or more than 24 ahead"},
+	{CodeInvalidAddressNonce, "InvalidAddressNonce", false, "the address's nonce is used already, more than 24 below its highest, or more than 24 above it"},
 	{CodeAddressInsufficientBalance, "AddressInsufficientBalance", true, "the address can pay the fee but not the amount as well"},
 	{CodeCreditOverflow, "CreditOverflow", false, "a credit would take a balance or a fee sum past 2^64-1; impossible while credits are conserved, refused so that no state can make a block fail"},
 }

@@ -67,14 +67,57 @@ func ParseAddress(s string) (Address, error) {
 	return a, nil
 }
 
-// CheckNonce applies the nonce rule shared by identities and addresses: a nonce n is
-// accepted when last < n <= last+gap. It returns the reason of a refusal, or 0.
-func CheckNonce(last, n, gap uint64) NonceReason {
-	if n <= last {
-		return NonceStale
+// MaxNonce is the largest nonce a signer can use: its record keeps the nonce in 40
+// bits (NonceState).
+const MaxNonce = 1<<40 - 1
+
+// NonceWindow is how many nonces below a signer's highest used one its record keeps
+// track of (the bits of NonceState.Missing).
+const NonceWindow = 24
+
+// NonceState is a signer's nonce record: the highest nonce it used, and which of the
+// NonceWindow nonces below it it skipped. A skipped nonce may still be used once, so a
+// transition that reaches a block after a later one of the same signer (two nodes'
+// mempools may order them so) is accepted rather than lost.
+type NonceState struct {
+	// Last is the highest nonce used, 0 before the first (<= MaxNonce).
+	Last uint64
+	// Missing: bit i set means nonce Last-1-i was skipped and is still usable.
+	Missing uint32
+}
+
+// UseNonce applies the nonce rule shared by identities and addresses. A nonce n is
+// accepted when Last < n <= Last+gap (the nonces skipped on the way are remembered), or
+// when it is one of the skipped nonces of the window. It returns the record after n is
+// used, or the reason n is refused. gap is at most NonceWindow.
+func UseNonce(s NonceState, n, gap uint64) (NonceState, NonceReason) {
+	switch {
+	case n > s.Last:
+		if n-s.Last > gap || n > MaxNonce {
+			return s, NonceTooFarInFuture
+		}
+		shift := n - s.Last
+		// The old Last becomes bit shift-1, not missing (used, or 0, which is never a
+		// nonce); the nonces between it and n are skipped (bits 0..shift-2).
+		missing := uint64(s.Missing) << shift
+		skipped := uint64(1)<<(shift-1) - 1
+		return NonceState{Last: n, Missing: uint32((missing | skipped) & (1<<NonceWindow - 1))}, 0
+	case n == s.Last || n == 0 || s.Last-1-n >= NonceWindow:
+		return s, NonceStale
 	}
-	if n-last > gap {
-		return NonceTooFarInFuture
+	bit := uint32(1) << (s.Last - 1 - n)
+	if s.Missing&bit == 0 {
+		return s, NonceStale
 	}
-	return 0
+	s.Missing &^= bit
+	return s, 0
+}
+
+// Encode packs the record into the 8 bytes of a state value: Missing in the top 24
+// bits, Last in the low 40.
+func (s NonceState) Encode() uint64 { return uint64(s.Missing)<<40 | s.Last }
+
+// DecodeNonceState reads a record packed by Encode.
+func DecodeNonceState(v uint64) NonceState {
+	return NonceState{Last: v & MaxNonce, Missing: uint32(v >> 40)}
 }

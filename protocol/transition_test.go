@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"errors"
+	"math/rand"
 	"testing"
 )
 
@@ -189,22 +190,67 @@ func TestDecodeRefusals(t *testing.T) {
 	}
 }
 
-func TestCheckNonce(t *testing.T) {
+func TestUseNonce(t *testing.T) {
 	cases := []struct {
-		last, n, gap uint64
-		want         NonceReason
+		s    NonceState
+		n    uint64
+		want NonceReason
+		out  NonceState
 	}{
-		{0, 1, 24, 0},
-		{0, 24, 24, 0},
-		{0, 25, 24, NonceTooFarInFuture},
-		{5, 5, 24, NonceStale},
-		{5, 4, 24, NonceStale},
-		{5, 6, 24, 0},
-		{^uint64(0) - 1, ^uint64(0), 24, 0},
+		{NonceState{}, 1, 0, NonceState{Last: 1}},
+		{NonceState{}, 24, 0, NonceState{Last: 24, Missing: 1<<23 - 1}}, // 1..23 skipped
+		{NonceState{}, 25, NonceTooFarInFuture, NonceState{}},
+		{NonceState{}, 0, NonceStale, NonceState{}},
+		{NonceState{Last: 5}, 5, NonceStale, NonceState{Last: 5}},
+		{NonceState{Last: 5}, 4, NonceStale, NonceState{Last: 5}},    // used (not marked missing)
+		{NonceState{Last: 5, Missing: 1}, 4, 0, NonceState{Last: 5}}, // skipped: usable once
+		{NonceState{Last: 5, Missing: 1}, 6, 0, NonceState{Last: 6, Missing: 2}},
+		{NonceState{Last: 7}, 9, 0, NonceState{Last: 9, Missing: 1}}, // 8 skipped
+		{NonceState{Last: 100, Missing: 1 << 23}, 76, 0, NonceState{Last: 100}},
+		{NonceState{Last: 100, Missing: 1 << 23}, 75, NonceStale, NonceState{Last: 100, Missing: 1 << 23}}, // out of the window
+		{NonceState{Last: MaxNonce - 1}, MaxNonce, 0, NonceState{Last: MaxNonce}},
+		{NonceState{Last: MaxNonce}, MaxNonce + 1, NonceTooFarInFuture, NonceState{Last: MaxNonce}},
 	}
 	for _, c := range cases {
-		if got := CheckNonce(c.last, c.n, c.gap); got != c.want {
-			t.Errorf("CheckNonce(%d, %d, %d) = %v, want %v", c.last, c.n, c.gap, got, c.want)
+		out, got := UseNonce(c.s, c.n, 24)
+		if got != c.want || out != c.out {
+			t.Errorf("UseNonce(%+v, %d) = %+v, %v; want %+v, %v", c.s, c.n, out, got, c.out, c.want)
+		}
+		if DecodeNonceState(out.Encode()) != out {
+			t.Errorf("%+v does not survive its encoding", out)
+		}
+	}
+}
+
+// TestUseNonceAgainstReference checks UseNonce against a plain model over random
+// sequences: the set of nonces used; n is accepted when it is positive, unused, at most
+// gap past the highest used, and not more than NonceWindow below it.
+func TestUseNonceAgainstReference(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for run := 0; run < 300; run++ {
+		used := map[uint64]bool{}
+		var last uint64
+		var s NonceState
+		for step := 0; step < 200; step++ {
+			n := last + uint64(rng.Intn(60)) - 30
+			if rng.Intn(10) == 0 {
+				n = uint64(rng.Intn(5))
+			}
+			accept := n >= 1 && !used[n] && n <= last+24 && (n > last || last-n <= NonceWindow)
+			out, reason := UseNonce(s, n, 24)
+			if (reason == 0) != accept {
+				t.Fatalf("run %d step %d: last %d, n %d: UseNonce says %v, the model %v", run, step, last, n, reason, accept)
+			}
+			if accept {
+				used[n] = true
+				last = max(last, n)
+				s = out
+			} else if out != s {
+				t.Fatalf("a refused nonce changed the record: %+v -> %+v", s, out)
+			}
+			if s.Last != last {
+				t.Fatalf("record's last %d, model's %d", s.Last, last)
+			}
 		}
 	}
 }

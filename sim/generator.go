@@ -95,8 +95,8 @@ func (g *Generator) addressNonce(kv drive.KV, a protocol.Address, used map[strin
 		return 0, 0, err
 	}
 	k := string(a[:])
-	if used[k] < st.Nonce {
-		used[k] = st.Nonce
+	if used[k] < st.Nonce.Last {
+		used[k] = st.Nonce.Last
 	}
 	used[k]++
 	return used[k], st.Balance, nil
@@ -112,8 +112,8 @@ func (g *Generator) identityNonce(kv drive.KV, id protocol.IdentityID, used map[
 		return 0, 0, err
 	}
 	k := string(id[:])
-	if used[k] < last {
-		used[k] = last
+	if used[k] < last.Last {
+		used[k] = last.Last
 	}
 	used[k]++
 	return used[k], bal, nil

@@ -205,7 +205,7 @@ func identityOutput(idn client.IdentityState) identityJSON {
 	for i, k := range idn.Keys {
 		keys[i] = hex.EncodeToString(k)
 	}
-	return identityJSON{ID: idn.ID.String(), Present: idn.Present, Balance: idn.Balance, Nonce: idn.Nonce, Keys: keys, Height: idn.Height}
+	return identityJSON{ID: idn.ID.String(), Present: idn.Present, Balance: idn.Balance, Nonce: idn.Nonce.Last, Keys: keys, Height: idn.Height}
 }
 
 func (o identityJSON) verdict() (bool, int64) { return o.Present, o.Height }

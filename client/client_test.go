@@ -9,7 +9,6 @@ import (
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 
-	"github.com/ttld-dev/ttld/abci"
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
@@ -230,12 +229,12 @@ func TestAnswersThatDoNotMatchTheQuestion(t *testing.T) {
 
 	_, err := c.Address(ctx, alice, 999, false)
 	var q ErrQuery
-	if !errors.As(err, &q) || q.Code != abci.QueryCodeVersionMissing {
+	if !errors.As(err, &q) || q.Code != proofs.QueryCodeVersionMissing {
 		t.Fatalf("height not kept: %v", err)
 	}
 
 	chain.queryHook = func(path string, resp *abcitypes.ResponseQuery) {
-		if path == abci.PathAddress {
+		if path == proofs.PathAddress {
 			resp.Key = append([]byte(nil), resp.Key...)
 			resp.Key[len(resp.Key)-1] ^= 1
 		}
@@ -246,7 +245,7 @@ func TestAnswersThatDoNotMatchTheQuestion(t *testing.T) {
 	}
 
 	chain.queryHook = func(path string, resp *abcitypes.ResponseQuery) {
-		if path == abci.PathAddressChangesBlocks {
+		if path == proofs.PathAddressChangesBlocks {
 			resp.Height--
 		}
 	}

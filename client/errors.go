@@ -7,7 +7,7 @@ import (
 )
 
 // ErrQuery is returned when the node answers an abci_query with a non-zero code (see
-// abci's QueryCode constants): Log is the node's reason.
+// proofs' QueryCode constants): Log is the node's reason.
 type ErrQuery struct {
 	Path   string
 	Code   uint32
@@ -89,7 +89,7 @@ func (e ErrCommitTimeout) Error() string {
 func (e ErrCommitTimeout) Unwrap() error { return e.Err }
 
 // ErrFutureHeight is returned by a read at a height the node has not reached. It
-// wraps the node's answer (an ErrQuery with abci.QueryCodeVersionMissing).
+// wraps the node's answer (an ErrQuery with proofs.QueryCodeVersionMissing).
 type ErrFutureHeight struct {
 	Height, Latest int64
 	Query          ErrQuery

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
+	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
@@ -54,23 +54,44 @@ type AddressChanges struct {
 	Verified bool
 }
 
-// query runs one abci_query and fails on a non-zero code.
+// query runs one abci_query and fails on a non-zero code, and on an answer at another
+// height than height when height is not 0 (the latest).
 func (c *Client) query(ctx context.Context, path string, data []byte, height int64, prove bool) (abcitypes.ResponseQuery, error) {
 	res, err := c.rpc.ABCIQueryWithOptions(ctx, path, data, rpcclient.ABCIQueryOptions{Height: height, Prove: prove})
 	if err != nil {
 		return abcitypes.ResponseQuery{}, err
 	}
 	resp := res.Response
-	if resp.Code == 0 {
-		return resp, nil
-	}
-	qerr := ErrQuery{Path: path, Code: resp.Code, Log: resp.Log, Height: height}
-	if resp.Code == proofs.QueryCodeVersionMissing && height > 0 {
-		if latest, err := c.LatestHeight(ctx); err == nil && height > latest {
-			return resp, ErrFutureHeight{Height: height, Latest: latest, Query: qerr}
+	if resp.Code != 0 {
+		qerr := ErrQuery{Path: path, Code: resp.Code, Log: resp.Log, Height: height}
+		if resp.Code == proofs.QueryCodeVersionMissing && height > 0 {
+			if latest, err := c.LatestHeight(ctx); err == nil && height > latest {
+				return resp, ErrFutureHeight{Height: height, Latest: latest, Query: qerr}
+			}
 		}
+		return resp, qerr
 	}
-	return resp, qerr
+	if height != 0 && resp.Height != height {
+		return resp, ErrWrongHeight{Path: path, Want: height, Got: resp.Height}
+	}
+	return resp, nil
+}
+
+// fresh checks the freshness bound (Options.MaxAge) of a verified answer to a query
+// asked at height asked: an answer for the latest state (asked 0) whose proving header
+// has time headerTime.
+func (c *Client) fresh(path string, asked, answered int64, headerTime time.Time) error {
+	maxAge := c.opts.MaxAge
+	if maxAge == 0 {
+		maxAge = DefaultMaxAge
+	}
+	if asked != 0 || maxAge < 0 {
+		return nil
+	}
+	if age := time.Since(headerTime); age > maxAge {
+		return ErrStale{Path: path, Height: answered, HeaderTime: headerTime, Age: age, MaxAge: maxAge}
+	}
+	return nil
 }
 
 // queryTarget runs one abci_query and checks that the answer is keyed by what path
@@ -115,6 +136,9 @@ func (c *Client) single(ctx context.Context, path string, data []byte, height in
 	if err != nil {
 		return nil, 0, err
 	}
+	if err := c.fresh(path, height, r.Height, r.Time); err != nil {
+		return nil, 0, err
+	}
 	if !r.Present {
 		return nil, r.Height, nil
 	}
@@ -134,31 +158,33 @@ func (c *Client) rangeRead(ctx context.Context, path string, data []byte, height
 			return nil, 0, err
 		}
 	}
-	answered := int64(0)
 	for {
 		target, resp, err := c.queryTarget(ctx, path, data, height, prove)
 		if err != nil {
 			return nil, 0, err
 		}
-		if answered != 0 && resp.Height != answered {
-			return nil, 0, ErrInconsistentAnswer{Path: path, Reason: fmt.Sprintf("page at height %d, pinned to %d", resp.Height, answered)}
-		}
-		answered, height = resp.Height, resp.Height
 		var entries []proofs.KV
 		var more bool
 		if prove {
-			if entries, more, _, err = v.VerifyRangeQuery(ctx, resp, target.Start, target.End); err != nil {
+			r, err := v.VerifyRangeQuery(ctx, resp, target.Start, target.End)
+			if err != nil {
 				return nil, 0, err
 			}
+			if err := c.fresh(path, height, r.Height, r.Time); err != nil {
+				return nil, 0, err
+			}
+			entries, more = r.Entries, r.More
 		} else {
 			if entries, err = proofs.DecodeEntries(resp.Value); err != nil {
 				return nil, 0, err
 			}
 			more = resp.Info == proofs.InfoMore
 		}
+		// later pages are pinned to the height the first page answered at
+		height = resp.Height
 		all = append(all, entries...)
 		if !more {
-			return all, answered, nil
+			return all, height, nil
 		}
 		if len(entries) == 0 {
 			return nil, 0, ErrInconsistentAnswer{Path: path, Reason: "a cut page without entries"}
@@ -243,7 +269,7 @@ func (c *Client) AddressChanges(ctx context.Context, a protocol.Address, since u
 		}
 	}
 
-	blocks, h2, err := c.rangeRead(ctx, proofs.PathAddressChangesBlocks, sinceData, h, prove, func(last proofs.KV) ([]byte, error) {
+	blocks, _, err := c.rangeRead(ctx, proofs.PathAddressChangesBlocks, sinceData, h, prove, func(last proofs.KV) ([]byte, error) {
 		at, ok := drive.ParseBlockChangesKey(last.Key)
 		if !ok {
 			return nil, ErrCorruptValue{Key: last.Key, Err: errNotBlockKey}
@@ -252,9 +278,6 @@ func (c *Client) AddressChanges(ctx context.Context, a protocol.Address, since u
 	})
 	if err != nil {
 		return AddressChanges{}, err
-	}
-	if h2 != h {
-		return AddressChanges{}, ErrInconsistentAnswer{Path: proofs.PathAddressChangesBlocks, Reason: fmt.Sprintf("answered at height %d, pinned to %d", h2, h)}
 	}
 	for _, e := range blocks {
 		at, ok := drive.ParseBlockChangesKey(e.Key)

@@ -213,7 +213,7 @@ func TestNonCanonicalEncodings(t *testing.T) {
 	}
 	padded := append([]byte{data[0], data[1], data[2] | 0x80, 0x00}, data[3:]...)
 	for name, variant := range map[string][]byte{
-		"unknown field appended": append(bytes.Clone(data), 0x78, 0x01), // field 15, varint 1
+		"unknown field appended":    append(bytes.Clone(data), 0x78, 0x01), // field 15, varint 1
 		"length as a padded varint": padded,
 		"field repeated":            append(bytes.Clone(data), data...),
 	} {

@@ -93,6 +93,9 @@ func TestTxDocVector(t *testing.T) {
 	kinds := map[TransitionType]bool{}
 	for _, v := range txDocVectors() {
 		kinds[v.tr.Type()] = true
+		if v.name != v.tr.Type().String() {
+			t.Errorf("vector %s is of kind %s", v.name, v.tr.Type())
+		}
 		unsigned := EncodeUnsigned(v.tr)
 		tx := Sign("ttld-local", v.tr, v.key)
 		want := map[string]string{
@@ -112,17 +115,17 @@ func TestTxDocVector(t *testing.T) {
 				t.Errorf("docs/TX.md vector %s: %s = %q, the code gives %q", v.name, k, got[k], w)
 			}
 		}
-		limits, err := LimitsFor(Latest)
+		ctx, err := ContextFor(Latest, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if back, err := Decode(tx, limits); err != nil || back.Transition.Type() != v.tr.Type() {
+		if back, err := Decode(tx, ctx); err != nil || back.Transition.Type() != v.tr.Type() {
 			t.Errorf("vector %s does not decode: %v", v.name, err)
 		}
 	}
-	for typ := range typeNames {
-		if !kinds[typ] {
-			t.Errorf("docs/TX.md has no vector for transition kind %s", typ)
+	for _, k := range Kinds() {
+		if !kinds[k.Type] {
+			t.Errorf("docs/TX.md has no vector for transition kind %s", k.Name)
 		}
 	}
 }

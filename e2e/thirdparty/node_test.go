@@ -4,11 +4,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/binary"
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -99,37 +94,5 @@ func TestThirdPartyVerifier(t *testing.T) {
 				t.Fatalf("%s %X: the answer without its first entry verifies", q.path, q.data)
 			}
 		}
-	}
-}
-
-// TestImportsNothingOfOurs: the verifier is written from docs/PROOFS.md alone.
-func TestImportsNothingOfOurs(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checked := 0
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, src, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checked++
-		for _, imp := range f.Imports {
-			path := strings.Trim(imp.Path.Value, `"`)
-			if strings.HasPrefix(path, "github.com/ttld-dev/") {
-				t.Errorf("%s imports %s", name, path)
-			}
-		}
-	}
-	if checked == 0 {
-		t.Fatal("no source files checked")
 	}
 }

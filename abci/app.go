@@ -30,14 +30,6 @@ const CodespaceInternal = "ttld-internal"
 // could not check.
 const CheckCodeInternal uint32 = 1
 
-// Query result codes. They are not consensus data (queries are not replicated) but are
-// stable all the same: docs/ERRORS.md lists them.
-const (
-	QueryCodeBadRequest     uint32 = 1
-	QueryCodeVersionMissing uint32 = 2
-	QueryCodeInternal       uint32 = 3
-)
-
 // Application is the ttld ABCI application.
 type Application struct {
 	abcitypes.BaseApplication
@@ -291,17 +283,17 @@ func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcity
 }
 
 // Query answers a path at a saved version, with proofs when asked, or one of the
-// check-state paths (checkstate.go), unproven.
+// check-state paths (checkstate.go; proofs/paths.go lists them), unproven.
 func (a *Application) Query(_ context.Context, req *abcitypes.RequestQuery) (*abcitypes.ResponseQuery, error) {
 	switch req.Path {
-	case PathPendingNonce:
+	case proofs.PathPendingNonce:
 		return a.pendingNonce(req), nil
-	case PathDryRun:
+	case proofs.PathDryRun:
 		return a.dryRun(req), nil
 	}
-	target, err := TargetOf(req.Path, req.Data)
+	target, err := proofs.TargetOf(req.Path, req.Data)
 	if err != nil {
-		return &abcitypes.ResponseQuery{Code: QueryCodeBadRequest, Log: err.Error()}, nil
+		return &abcitypes.ResponseQuery{Code: proofs.QueryCodeBadRequest, Log: err.Error()}, nil
 	}
 	var res *abcitypes.ResponseQuery
 	err = a.store.View(req.Height, func(tree *iavl.ImmutableTree) error {
@@ -311,15 +303,15 @@ func (a *Application) Query(_ context.Context, req *abcitypes.RequestQuery) (*ab
 	if err != nil {
 		var nk drive.ErrVersionNotKept
 		if errors.As(err, &nk) {
-			return &abcitypes.ResponseQuery{Code: QueryCodeVersionMissing, Log: err.Error(), Height: req.Height}, nil
+			return &abcitypes.ResponseQuery{Code: proofs.QueryCodeVersionMissing, Log: err.Error(), Height: req.Height}, nil
 		}
-		return &abcitypes.ResponseQuery{Code: QueryCodeInternal, Log: err.Error()}, nil
+		return &abcitypes.ResponseQuery{Code: proofs.QueryCodeInternal, Log: err.Error()}, nil
 	}
 	return res, nil
 }
 
 // answer reads target from a saved version, with its proof when asked.
-func answer(tree *iavl.ImmutableTree, req *abcitypes.RequestQuery, target Target) (*abcitypes.ResponseQuery, error) {
+func answer(tree *iavl.ImmutableTree, req *abcitypes.RequestQuery, target proofs.Target) (*abcitypes.ResponseQuery, error) {
 	res := &abcitypes.ResponseQuery{Height: tree.Version()}
 	if !target.Range() {
 		res.Key = target.Key
@@ -335,13 +327,13 @@ func answer(tree *iavl.ImmutableTree, req *abcitypes.RequestQuery, target Target
 		return res, nil
 	}
 	res.Key = target.Start
-	entries, more, ops, err := proofs.ProveRange(tree, target.Start, target.End, MaxRangeEntries)
+	entries, more, ops, err := proofs.ProveRange(tree, target.Start, target.End, proofs.MaxRangeEntries)
 	if err != nil {
 		return nil, err
 	}
 	res.Value = proofs.EncodeEntries(entries)
 	if more {
-		res.Info = InfoMore
+		res.Info = proofs.InfoMore
 	}
 	if req.Prove {
 		res.ProofOps = ops
@@ -355,7 +347,7 @@ func describe(path string, value []byte) string {
 	if value == nil {
 		return "absent"
 	}
-	if path == PathAddress {
+	if path == proofs.PathAddress {
 		if st, err := drive.DecodeAddressState(value); err == nil {
 			b, _ := json.Marshal(map[string]uint64{"balance": st.Balance, "nonce": st.Nonce.Last, "skipped_nonces": uint64(st.Nonce.Missing)})
 			return string(b)

@@ -12,6 +12,7 @@ import (
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 	dbm "github.com/cosmos/cosmos-db"
 
+	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
@@ -92,7 +93,7 @@ func BenchmarkProofGenerate(b *testing.B) {
 	start := time.Now()
 	for n := 0; n < b.N; n++ {
 		id := ids[n%len(ids)].id
-		res, err := h.app.Query(context.Background(), &abcitypes.RequestQuery{Path: PathKey, Data: append([]byte{32}, append(id[:], 'b')...), Prove: true})
+		res, err := h.app.Query(context.Background(), &abcitypes.RequestQuery{Path: proofs.PathKey, Data: drive.IdentityBalanceKey(id), Prove: true})
 		if err != nil || res.Code != 0 || res.ProofOps == nil {
 			b.Fatalf("query: %v %d", err, res.Code)
 		}
@@ -112,7 +113,7 @@ func BenchmarkProofVerify(b *testing.B) {
 	for i := range answers {
 		id := ids[i].id
 		key := append([]byte{32}, append(id[:], 'b')...)
-		res, _ := h.app.Query(context.Background(), &abcitypes.RequestQuery{Path: PathKey, Data: key, Prove: true})
+		res, _ := h.app.Query(context.Background(), &abcitypes.RequestQuery{Path: proofs.PathKey, Data: key, Prove: true})
 		answers[i] = answer{key, res.Value, res}
 	}
 	b.ResetTimer()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/genesis"
+	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
@@ -166,7 +167,7 @@ func TestQueryHeights(t *testing.T) {
 		balance uint64
 		present bool
 	}{{0, 5, true}, {2, 5, true}, {1, 0, false}} {
-		res := h.query(PathAddress, bob[:], c.height)
+		res := h.query(proofs.PathAddress, bob[:], c.height)
 		if res.Code != 0 {
 			t.Fatalf("height %d: code %d", c.height, res.Code)
 		}
@@ -180,10 +181,10 @@ func TestQueryHeights(t *testing.T) {
 			}
 		}
 	}
-	if res := h.query(PathAddress, bob[:], 3); res.Code != QueryCodeVersionMissing {
+	if res := h.query(proofs.PathAddress, bob[:], 3); res.Code != proofs.QueryCodeVersionMissing {
 		t.Fatalf("the uncommitted height answered with code %d", res.Code)
 	}
-	if res := h.query("/nope", nil, 0); res.Code != QueryCodeBadRequest {
+	if res := h.query("/nope", nil, 0); res.Code != proofs.QueryCodeBadRequest {
 		t.Fatalf("unknown path: code %d", res.Code)
 	}
 }
@@ -275,7 +276,7 @@ func TestConcurrentConnections(t *testing.T) {
 				return
 			default:
 			}
-			res, err := h.app.Query(context.Background(), &abcitypes.RequestQuery{Path: PathAddress, Data: bob[:], Prove: true})
+			res, err := h.app.Query(context.Background(), &abcitypes.RequestQuery{Path: proofs.PathAddress, Data: bob[:], Prove: true})
 			if err != nil || res.Code != 0 {
 				errs <- fmt.Errorf("query: %v %d", err, res.Code)
 				return

@@ -10,12 +10,13 @@ import (
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 
 	"github.com/ttld-dev/ttld/genesis"
+	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
 func (h *harness) pendingNonce(data []byte) uint64 {
 	h.t.Helper()
-	res, err := h.app.Query(context.Background(), &abcitypes.RequestQuery{Path: PathPendingNonce, Data: data})
+	res, err := h.app.Query(context.Background(), &abcitypes.RequestQuery{Path: proofs.PathPendingNonce, Data: data})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestPendingNonce(t *testing.T) {
 	if n := h.pendingNonce(carol[:]); n != 1 {
 		t.Fatalf("carol's pending nonce: %d", n)
 	}
-	committed := h.query(PathAddress, alice[:], 0)
+	committed := h.query(proofs.PathAddress, alice[:], 0)
 	if st := committed.Value; len(st) != 16 || binary.BigEndian.Uint64(st[8:]) != 0 {
 		t.Fatalf("the committed state moved before a block: %x", st)
 	}
@@ -92,8 +93,8 @@ func TestPendingNonce(t *testing.T) {
 		{"a proof", alice[:], 0, true},
 		{"a height", alice[:], 1, false},
 	} {
-		res, err := h.app.Query(context.Background(), &abcitypes.RequestQuery{Path: PathPendingNonce, Data: c.data, Height: c.height, Prove: c.prove})
-		if err != nil || res.Code != QueryCodeBadRequest {
+		res, err := h.app.Query(context.Background(), &abcitypes.RequestQuery{Path: proofs.PathPendingNonce, Data: c.data, Height: c.height, Prove: c.prove})
+		if err != nil || res.Code != proofs.QueryCodeBadRequest {
 			t.Errorf("%s: code %d, err %v", c.name, res.Code, err)
 		}
 	}

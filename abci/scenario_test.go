@@ -153,10 +153,10 @@ func (h *harness) run(d *datadriven.TestData) string {
 		switch m["path"] {
 		case "address":
 			a := addr(m["name"])
-			path, data = PathAddress, a[:]
+			path, data = proofs.PathAddress, a[:]
 		case "identity":
 			id := h.identity(m["name"])
-			path, data = PathIdentity, id[:]
+			path, data = proofs.PathIdentity, id[:]
 		default:
 			h.t.Fatalf("unknown query path %q", m["path"])
 		}
@@ -173,7 +173,7 @@ func (h *harness) run(d *datadriven.TestData) string {
 	case "changes":
 		a := addr(m["name"])
 		since := binary.BigEndian.AppendUint64(nil, h.u64(m, "since"))
-		for _, path := range []string{PathAddressChangesCompacted, PathAddressChangesBlocks} {
+		for _, path := range []string{proofs.PathAddressChangesCompacted, proofs.PathAddressChangesBlocks} {
 			res := h.query(path, since, 0)
 			entries, err := h.verifyRange(path, since, res)
 			if err != nil {
@@ -230,7 +230,7 @@ func (h *harness) rootAt(v int64) []byte {
 // renders it.
 func (h *harness) verified(path string, data []byte, res *abcitypes.ResponseQuery) string {
 	root := h.rootAt(res.Height)
-	target, err := TargetOf(path, data)
+	target, err := proofs.TargetOf(path, data)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func (h *harness) verified(path string, data []byte, res *abcitypes.ResponseQuer
 }
 
 func (h *harness) verifyRange(path string, data []byte, res *abcitypes.ResponseQuery) ([]proofs.KV, error) {
-	target, err := TargetOf(path, data)
+	target, err := proofs.TargetOf(path, data)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +279,7 @@ func (h *harness) verifyRange(path string, data []byte, res *abcitypes.ResponseQ
 	if err != nil {
 		return nil, err
 	}
-	return entries, proofs.VerifyRange(h.rootAt(res.Height), target.Start, target.End, entries, res.Info == InfoMore, res.ProofOps)
+	return entries, proofs.VerifyRange(h.rootAt(res.Height), target.Start, target.End, entries, res.Info == proofs.InfoMore, res.ProofOps)
 }
 
 // nonceString shows a nonce record: the last nonce, and the skipped ones still usable.

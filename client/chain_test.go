@@ -41,6 +41,9 @@ type memChain struct {
 	queryHook func(path string, resp *abcitypes.ResponseQuery)
 	// broadcastErr, when set, is the error every broadcast returns instead of running.
 	broadcastErr error
+	// heightHook, when set, rewrites the height of every query request, as a
+	// tampering proxy between client and node could.
+	heightHook func(path string, height int64) int64
 }
 
 func seedKey(name string) ed25519.PrivateKey {
@@ -94,7 +97,11 @@ func (c *memChain) Status(context.Context) (*coretypes.ResultStatus, error) {
 func (c *memChain) ABCIQueryWithOptions(ctx context.Context, path string, data cmtbytes.HexBytes, opts rpcclient.ABCIQueryOptions) (*coretypes.ResultABCIQuery, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	resp, err := c.app.Query(ctx, &abcitypes.RequestQuery{Path: path, Data: data, Height: opts.Height, Prove: opts.Prove})
+	height := opts.Height
+	if c.heightHook != nil {
+		height = c.heightHook(path, height)
+	}
+	resp, err := c.app.Query(ctx, &abcitypes.RequestQuery{Path: path, Data: data, Height: height, Prove: opts.Prove})
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 
-	"github.com/ttld-dev/ttld/abci"
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
@@ -230,12 +229,12 @@ func TestAnswersThatDoNotMatchTheQuestion(t *testing.T) {
 
 	_, err := c.Address(ctx, alice, 999, false)
 	var q ErrQuery
-	if !errors.As(err, &q) || q.Code != abci.QueryCodeVersionMissing {
+	if !errors.As(err, &q) || q.Code != proofs.QueryCodeVersionMissing {
 		t.Fatalf("height not kept: %v", err)
 	}
 
 	chain.queryHook = func(path string, resp *abcitypes.ResponseQuery) {
-		if path == abci.PathAddress {
+		if path == proofs.PathAddress {
 			resp.Key = append([]byte(nil), resp.Key...)
 			resp.Key[len(resp.Key)-1] ^= 1
 		}
@@ -246,12 +245,12 @@ func TestAnswersThatDoNotMatchTheQuestion(t *testing.T) {
 	}
 
 	chain.queryHook = func(path string, resp *abcitypes.ResponseQuery) {
-		if path == abci.PathAddressChangesBlocks {
+		if path == proofs.PathAddressChangesBlocks {
 			resp.Height--
 		}
 	}
-	var inc ErrInconsistentAnswer
-	if _, err := c.AddressChanges(ctx, alice, 0, 0, false); !errors.As(err, &inc) {
+	var wh ErrWrongHeight
+	if _, err := c.AddressChanges(ctx, alice, 0, 0, false); !errors.As(err, &wh) || wh.Path != proofs.PathAddressChangesBlocks || wh.Want != chain.height || wh.Got != chain.height-1 {
 		t.Fatalf("second answer at another height: %v", err)
 	}
 
@@ -260,6 +259,55 @@ func TestAnswersThatDoNotMatchTheQuestion(t *testing.T) {
 	var hu proofs.ErrHeaderUnavailable
 	if _, err := c.Address(ctx, alice, 0, true); !errors.As(err, &hu) {
 		t.Fatalf("proven read without headers: %v", err)
+	}
+}
+
+// TestAnswerForAnotherHeight: a proxy rewrites the height of the request to an older
+// one and forwards the node's honest answer for that height. The answer, and its
+// proof, are about another state than the one asked: every read refuses it, proven or
+// not, before it looks at the proof.
+func TestAnswerForAnotherHeight(t *testing.T) {
+	c, chain := newTestClient(t)
+	ctx := context.Background()
+	alice := seedKey("alice")
+	aliceAddr, bob := protocol.AddressOf(pubOf(alice)), protocol.AddressOf(pubOf(seedKey("bob")))
+	for i := 0; i < 3; i++ {
+		tx, err := c.Sign(ctx, &protocol.AddressFundsTransfer{PubKey: pubOf(alice), Recipient: bob, Amount: 1}, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := c.Broadcast(ctx, tx, true); err != nil || res.Refused() {
+			t.Fatalf("transfer %d: %+v %v", i, res, err)
+		}
+	}
+	asked := chain.height
+	honest, err := c.Address(ctx, aliceAddr, asked, false)
+	if err != nil || honest.Height != asked || honest.Nonce != 3 {
+		t.Fatalf("honest read at %d: %+v %v", asked, honest, err)
+	}
+	const older = 2
+	chain.heightHook = func(_ string, h int64) int64 {
+		if h == asked {
+			return older
+		}
+		return h
+	}
+	var id protocol.IdentityID
+	for _, prove := range []bool{false, true} {
+		reads := map[string]func() error{
+			proofs.PathAddress:  func() error { _, err := c.Address(ctx, aliceAddr, asked, prove); return err },
+			proofs.PathIdentity: func() error { _, err := c.Identity(ctx, id, asked, prove); return err },
+			proofs.PathAddressChangesCompacted: func() error {
+				_, err := c.AddressChanges(ctx, bob, 0, asked, prove)
+				return err
+			},
+		}
+		for path, read := range reads {
+			var wh ErrWrongHeight
+			if err := read(); !errors.As(err, &wh) || wh.Path != path || wh.Want != asked || wh.Got != older {
+				t.Fatalf("%s at %d answered at %d (prove %t): %v, want ErrWrongHeight{%d, %d}", path, asked, older, prove, err, asked, older)
+			}
+		}
 	}
 }
 

@@ -2,12 +2,13 @@ package client
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ttld-dev/ttld/protocol"
 )
 
 // ErrQuery is returned when the node answers an abci_query with a non-zero code (see
-// abci's QueryCode constants): Log is the node's reason.
+// proofs' QueryCode constants): Log is the node's reason.
 type ErrQuery struct {
 	Path   string
 	Code   uint32
@@ -30,9 +31,38 @@ func (e ErrWrongKey) Error() string {
 	return fmt.Sprintf("client: query %s answered for key %X, want %X", e.Path, e.Got, e.Want)
 }
 
+// ErrWrongHeight is returned when an answer is about another state than the one asked
+// for: the query asked for height Want, the answer is at height Got. Its proof, however
+// valid, is about the state Got (a proxy can rewrite the request's height and forward
+// an honest answer for an older state).
+type ErrWrongHeight struct {
+	Path      string
+	Want, Got int64
+}
+
+func (e ErrWrongHeight) Error() string {
+	return fmt.Sprintf("client: query %s asked for height %d, answered at height %d", e.Path, e.Want, e.Got)
+}
+
+// ErrStale is returned when a verified answer for the latest state is older than
+// Options.MaxAge: the signed header after its state (header Height+1) has time
+// HeaderTime, Age before the client's clock. A node, or anyone between it and the
+// client, can serve an old state as the latest one; only its age gives it away.
+type ErrStale struct {
+	Path       string
+	Height     int64
+	HeaderTime time.Time
+	Age        time.Duration
+	MaxAge     time.Duration
+}
+
+func (e ErrStale) Error() string {
+	return fmt.Sprintf("client: query %s answered with the state at height %d, whose header %d is %s old (at %s), over the %s allowed",
+		e.Path, e.Height, e.Height+1, e.Age.Round(time.Millisecond), e.HeaderTime.UTC().Format(time.RFC3339), e.MaxAge)
+}
+
 // ErrInconsistentAnswer is returned when an answer decodes to something other than
-// what was asked, for instance a range answer of another height than the one it was
-// pinned to.
+// what was asked, for instance a range answer cut short where it cannot be.
 type ErrInconsistentAnswer struct {
 	Path   string
 	Reason string
@@ -89,7 +119,7 @@ func (e ErrCommitTimeout) Error() string {
 func (e ErrCommitTimeout) Unwrap() error { return e.Err }
 
 // ErrFutureHeight is returned by a read at a height the node has not reached. It
-// wraps the node's answer (an ErrQuery with abci.QueryCodeVersionMissing).
+// wraps the node's answer (an ErrQuery with proofs.QueryCodeVersionMissing).
 type ErrFutureHeight struct {
 	Height, Latest int64
 	Query          ErrQuery

@@ -3,13 +3,12 @@ package client
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
-	"fmt"
+	"errors"
+	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
 
-	"github.com/ttld-dev/ttld/abci"
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
@@ -55,29 +54,50 @@ type AddressChanges struct {
 	Verified bool
 }
 
-// query runs one abci_query and fails on a non-zero code.
+// query runs one abci_query and fails on a non-zero code, and on an answer at another
+// height than height when height is not 0 (the latest).
 func (c *Client) query(ctx context.Context, path string, data []byte, height int64, prove bool) (abcitypes.ResponseQuery, error) {
 	res, err := c.rpc.ABCIQueryWithOptions(ctx, path, data, rpcclient.ABCIQueryOptions{Height: height, Prove: prove})
 	if err != nil {
 		return abcitypes.ResponseQuery{}, err
 	}
 	resp := res.Response
-	if resp.Code == 0 {
-		return resp, nil
-	}
-	qerr := ErrQuery{Path: path, Code: resp.Code, Log: resp.Log, Height: height}
-	if resp.Code == abci.QueryCodeVersionMissing && height > 0 {
-		if latest, err := c.LatestHeight(ctx); err == nil && height > latest {
-			return resp, ErrFutureHeight{Height: height, Latest: latest, Query: qerr}
+	if resp.Code != 0 {
+		qerr := ErrQuery{Path: path, Code: resp.Code, Log: resp.Log, Height: height}
+		if resp.Code == proofs.QueryCodeVersionMissing && height > 0 {
+			if latest, err := c.LatestHeight(ctx); err == nil && height > latest {
+				return resp, ErrFutureHeight{Height: height, Latest: latest, Query: qerr}
+			}
 		}
+		return resp, qerr
 	}
-	return resp, qerr
+	if height != 0 && resp.Height != height {
+		return resp, ErrWrongHeight{Path: path, Want: height, Got: resp.Height}
+	}
+	return resp, nil
+}
+
+// fresh checks the freshness bound (Options.MaxAge) of a verified answer to a query
+// asked at height asked: an answer for the latest state (asked 0) whose proving header
+// has time headerTime.
+func (c *Client) fresh(path string, asked, answered int64, headerTime time.Time) error {
+	maxAge := c.opts.MaxAge
+	if maxAge == 0 {
+		maxAge = DefaultMaxAge
+	}
+	if asked != 0 || maxAge < 0 {
+		return nil
+	}
+	if age := time.Since(headerTime); age > maxAge {
+		return ErrStale{Path: path, Height: answered, HeaderTime: headerTime, Age: age, MaxAge: maxAge}
+	}
+	return nil
 }
 
 // queryTarget runs one abci_query and checks that the answer is keyed by what path
 // and data target: the key, or the start of the range.
-func (c *Client) queryTarget(ctx context.Context, path string, data []byte, height int64, prove bool) (abci.Target, abcitypes.ResponseQuery, error) {
-	target, err := abci.TargetOf(path, data)
+func (c *Client) queryTarget(ctx context.Context, path string, data []byte, height int64, prove bool) (proofs.Target, abcitypes.ResponseQuery, error) {
+	target, err := proofs.TargetOf(path, data)
 	if err != nil {
 		return target, abcitypes.ResponseQuery{}, err
 	}
@@ -116,6 +136,9 @@ func (c *Client) single(ctx context.Context, path string, data []byte, height in
 	if err != nil {
 		return nil, 0, err
 	}
+	if err := c.fresh(path, height, r.Height, r.Time); err != nil {
+		return nil, 0, err
+	}
 	if !r.Present {
 		return nil, r.Height, nil
 	}
@@ -135,31 +158,33 @@ func (c *Client) rangeRead(ctx context.Context, path string, data []byte, height
 			return nil, 0, err
 		}
 	}
-	answered := int64(0)
 	for {
 		target, resp, err := c.queryTarget(ctx, path, data, height, prove)
 		if err != nil {
 			return nil, 0, err
 		}
-		if answered != 0 && resp.Height != answered {
-			return nil, 0, ErrInconsistentAnswer{Path: path, Reason: fmt.Sprintf("page at height %d, pinned to %d", resp.Height, answered)}
-		}
-		answered, height = resp.Height, resp.Height
 		var entries []proofs.KV
 		var more bool
 		if prove {
-			if entries, more, _, err = v.VerifyRangeQuery(ctx, resp, target.Start, target.End); err != nil {
+			r, err := v.VerifyRangeQuery(ctx, resp, target.Start, target.End)
+			if err != nil {
 				return nil, 0, err
 			}
+			if err := c.fresh(path, height, r.Height, r.Time); err != nil {
+				return nil, 0, err
+			}
+			entries, more = r.Entries, r.More
 		} else {
 			if entries, err = proofs.DecodeEntries(resp.Value); err != nil {
 				return nil, 0, err
 			}
-			more = resp.Info == abci.InfoMore
+			more = resp.Info == proofs.InfoMore
 		}
+		// later pages are pinned to the height the first page answered at
+		height = resp.Height
 		all = append(all, entries...)
 		if !more {
-			return all, answered, nil
+			return all, height, nil
 		}
 		if len(entries) == 0 {
 			return nil, 0, ErrInconsistentAnswer{Path: path, Reason: "a cut page without entries"}
@@ -173,7 +198,7 @@ func (c *Client) rangeRead(ctx context.Context, path string, data []byte, height
 // Address reads address a at height (0: the latest saved state); with prove, the
 // answer (presence or absence) is checked against the signed header after it.
 func (c *Client) Address(ctx context.Context, a protocol.Address, height int64, prove bool) (AddressState, error) {
-	value, h, err := c.single(ctx, abci.PathAddress, a[:], height, prove)
+	value, h, err := c.single(ctx, proofs.PathAddress, a[:], height, prove)
 	if err != nil {
 		return AddressState{}, err
 	}
@@ -193,8 +218,8 @@ func (c *Client) Address(ctx context.Context, a protocol.Address, height int64, 
 // answer is checked complete against the signed header after it, so an absent
 // identity is proven absent.
 func (c *Client) Identity(ctx context.Context, id protocol.IdentityID, height int64, prove bool) (IdentityState, error) {
-	entries, h, err := c.rangeRead(ctx, abci.PathIdentity, id[:], height, prove, func(proofs.KV) ([]byte, error) {
-		return nil, ErrInconsistentAnswer{Path: abci.PathIdentity, Reason: "an identity answer cut short"}
+	entries, h, err := c.rangeRead(ctx, proofs.PathIdentity, id[:], height, prove, func(proofs.KV) ([]byte, error) {
+		return nil, ErrInconsistentAnswer{Path: proofs.PathIdentity, Reason: "an identity answer cut short"}
 	})
 	if err != nil {
 		return IdentityState{}, err
@@ -210,53 +235,54 @@ func (c *Client) Identity(ctx context.Context, id protocol.IdentityID, height in
 	return IdentityState{Identity: idn, Present: ok, Height: h, Verified: prove}, nil
 }
 
+// Reasons of an ErrCorruptValue for a range entry whose key is not of its range's kind.
+var (
+	errNotCompactedKey = errors.New("not a compacted record key")
+	errNotBlockKey     = errors.New("not a block record key")
+)
+
 // AddressChanges reads the recorded balance changes of address a since height since:
 // the compacted records that end at or after it, then the per-block records at or
 // after it, both read at the same height (the first answer's). With prove, both
 // answers are checked complete.
 func (c *Client) AddressChanges(ctx context.Context, a protocol.Address, since uint64, height int64, prove bool) (AddressChanges, error) {
 	out := AddressChanges{Address: a, Since: since, Verified: prove}
-	sinceData := binary.BigEndian.AppendUint64(nil, since)
+	sinceData := proofs.SinceData(since)
 
-	compactedPrefix := drive.CompactedChangesPrefix()
-	compacted, h, err := c.rangeRead(ctx, abci.PathAddressChangesCompacted, sinceData, height, prove, func(last proofs.KV) ([]byte, error) {
-		_, to, err := compactedSpan(last.Key, compactedPrefix)
-		if err != nil {
-			return nil, err
+	compacted, h, err := c.rangeRead(ctx, proofs.PathAddressChangesCompacted, sinceData, height, prove, func(last proofs.KV) ([]byte, error) {
+		_, to, ok := drive.ParseCompactedChangesKey(last.Key)
+		if !ok {
+			return nil, ErrCorruptValue{Key: last.Key, Err: errNotCompactedKey}
 		}
-		return binary.BigEndian.AppendUint64(nil, to+1), nil
+		return proofs.SinceData(to + 1), nil
 	})
 	if err != nil {
 		return AddressChanges{}, err
 	}
 	for _, e := range compacted {
-		from, to, err := compactedSpan(e.Key, compactedPrefix)
-		if err != nil {
-			return AddressChanges{}, err
+		from, to, ok := drive.ParseCompactedChangesKey(e.Key)
+		if !ok {
+			return AddressChanges{}, ErrCorruptValue{Key: e.Key, Err: errNotCompactedKey}
 		}
 		if err := out.add(e, from, to); err != nil {
 			return AddressChanges{}, err
 		}
 	}
 
-	blockPrefix := drive.BlockChangesPrefix()
-	blocks, h2, err := c.rangeRead(ctx, abci.PathAddressChangesBlocks, sinceData, h, prove, func(last proofs.KV) ([]byte, error) {
-		at, err := blockHeight(last.Key, blockPrefix)
-		if err != nil {
-			return nil, err
+	blocks, _, err := c.rangeRead(ctx, proofs.PathAddressChangesBlocks, sinceData, h, prove, func(last proofs.KV) ([]byte, error) {
+		at, ok := drive.ParseBlockChangesKey(last.Key)
+		if !ok {
+			return nil, ErrCorruptValue{Key: last.Key, Err: errNotBlockKey}
 		}
-		return binary.BigEndian.AppendUint64(nil, at+1), nil
+		return proofs.SinceData(at + 1), nil
 	})
 	if err != nil {
 		return AddressChanges{}, err
 	}
-	if h2 != h {
-		return AddressChanges{}, ErrInconsistentAnswer{Path: abci.PathAddressChangesBlocks, Reason: fmt.Sprintf("answered at height %d, pinned to %d", h2, h)}
-	}
 	for _, e := range blocks {
-		at, err := blockHeight(e.Key, blockPrefix)
-		if err != nil {
-			return AddressChanges{}, err
+		at, ok := drive.ParseBlockChangesKey(e.Key)
+		if !ok {
+			return AddressChanges{}, ErrCorruptValue{Key: e.Key, Err: errNotBlockKey}
 		}
 		if err := out.add(e, at, at); err != nil {
 			return AddressChanges{}, err
@@ -278,22 +304,4 @@ func (out *AddressChanges) add(e proofs.KV, from, to uint64) error {
 		}
 	}
 	return nil
-}
-
-// compactedSpan reads the heights of a compacted record's key (prefix | end | start).
-func compactedSpan(key, prefix []byte) (from, to uint64, err error) {
-	if len(key) != len(prefix)+16 || !bytes.HasPrefix(key, prefix) {
-		return 0, 0, ErrCorruptValue{Key: key, Err: fmt.Errorf("not a compacted record key")}
-	}
-	to = binary.BigEndian.Uint64(key[len(prefix):])
-	from = binary.BigEndian.Uint64(key[len(prefix)+8:])
-	return from, to, nil
-}
-
-// blockHeight reads the height of a per-block record's key (prefix | height).
-func blockHeight(key, prefix []byte) (uint64, error) {
-	if len(key) != len(prefix)+8 || !bytes.HasPrefix(key, prefix) {
-		return 0, ErrCorruptValue{Key: key, Err: fmt.Errorf("not a block record key")}
-	}
-	return binary.BigEndian.Uint64(key[len(prefix):]), nil
 }

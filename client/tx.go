@@ -12,7 +12,7 @@ import (
 	rpctypes "github.com/cometbft/cometbft/rpc/jsonrpc/types"
 	cmttypes "github.com/cometbft/cometbft/types"
 
-	"github.com/ttld-dev/ttld/abci"
+	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
@@ -60,7 +60,7 @@ func (c *Client) PendingIdentityNonce(ctx context.Context, id protocol.IdentityI
 }
 
 func (c *Client) pendingNonce(ctx context.Context, data []byte) (uint64, error) {
-	resp, err := c.query(ctx, abci.PathPendingNonce, data, 0, false)
+	resp, err := c.query(ctx, proofs.PathPendingNonce, data, 0, false)
 	if err != nil {
 		return 0, err
 	}
@@ -192,7 +192,7 @@ func broadcastError(err error, hash []byte, commit bool) error {
 }
 
 // DryRunResult is what a transaction would do if a block ran it on the node's check
-// state now (abci.PathDryRun): unproven, since the check state is never committed.
+// state now (proofs.PathDryRun): unproven, since the check state is never committed.
 type DryRunResult struct {
 	Code protocol.Code
 	Log  string
@@ -203,16 +203,16 @@ type DryRunResult struct {
 
 // DryRun asks the node what tx would do, without sending it.
 func (c *Client) DryRun(ctx context.Context, tx []byte) (DryRunResult, error) {
-	resp, err := c.query(ctx, abci.PathDryRun, tx, 0, false)
+	resp, err := c.query(ctx, proofs.PathDryRun, tx, 0, false)
 	if err != nil {
 		return DryRunResult{}, err
 	}
-	var ans abci.DryRunAnswer
+	var ans proofs.DryRunAnswer
 	if err := json.Unmarshal(resp.Value, &ans); err != nil {
 		return DryRunResult{}, ErrCorruptValue{Key: nil, Err: err}
 	}
 	if ans.Codespace != "" {
-		return DryRunResult{}, ErrQuery{Path: abci.PathDryRun, Code: ans.Code, Log: ans.Log}
+		return DryRunResult{}, ErrQuery{Path: proofs.PathDryRun, Code: ans.Code, Log: ans.Log}
 	}
 	return DryRunResult{Code: protocol.Code(ans.Code), Log: ans.Log, Fee: ans.Fee, MaxFee: ans.MaxFee}, nil
 }

@@ -134,6 +134,12 @@ func ParseCompactedChangesKey(k []byte) (start, end uint64, ok bool) {
 	return binary.BigEndian.Uint64(rest[8:]), binary.BigEndian.Uint64(rest), true
 }
 
+// CompactedChangesEndingFrom: 58 | 'c' | end u64, the smallest key of every compacted
+// record that ends at or after end (a key prefix, not a record's key).
+func CompactedChangesEndingFrom(end uint64) []byte {
+	return binary.BigEndian.AppendUint64(CompactedChangesPrefix(), end)
+}
+
 // CompactedChangesPrefix is the prefix of every compacted record.
 func CompactedChangesPrefix() []byte {
 	return []byte{RootAddressBalanceChanges, changesCompacted}

@@ -2,6 +2,7 @@ package drive
 
 import (
 	"bytes"
+	"math"
 	"testing"
 
 	"github.com/ttld-dev/ttld/protocol"
@@ -56,5 +57,23 @@ func TestKeysRoundTrip(t *testing.T) {
 	}
 	if bytes.Compare(ChangesExpiryKey(255, 0, 0), ChangesExpiryKey(256, 0, 0)) >= 0 {
 		t.Error("expiry keys do not sort by expiry time")
+	}
+}
+
+// TestCompactedChangesEndingFrom: every record ending at end sorts at or after
+// CompactedChangesEndingFrom(end), and before the records ending later.
+func TestCompactedChangesEndingFrom(t *testing.T) {
+	for _, c := range []struct{ start, end uint64 }{{0, 0}, {2, 65}, {1, math.MaxUint64 - 1}, {5, math.MaxUint64}} {
+		k := CompactedChangesKey(c.start, c.end)
+		from := CompactedChangesEndingFrom(c.end)
+		if !bytes.HasPrefix(k, from) {
+			t.Fatalf("CompactedChangesEndingFrom(%d) = %X is not a prefix of %X", c.end, from, k)
+		}
+		if c.end > 0 && bytes.Compare(CompactedChangesEndingFrom(c.end-1), k) >= 0 {
+			t.Fatalf("the record ending at %d sorts before CompactedChangesEndingFrom(%d)", c.end, c.end-1)
+		}
+		if c.end < math.MaxUint64 && bytes.Compare(k, CompactedChangesEndingFrom(c.end+1)) >= 0 {
+			t.Fatalf("the record ending at %d sorts after CompactedChangesEndingFrom(%d)", c.end, c.end+1)
+		}
 	}
 }

@@ -14,7 +14,6 @@ import (
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
 	cmttypes "github.com/cometbft/cometbft/types"
 
-	"github.com/ttld-dev/ttld/abci"
 	"github.com/ttld-dev/ttld/client"
 	"github.com/ttld-dev/ttld/keyring"
 	"github.com/ttld-dev/ttld/proofs"
@@ -279,7 +278,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("tampered answers fail", func(t *testing.T) {
 		v := &proofs.Verifier{Client: s.c.RPC(), ChainID: ChainID, Trusted: env.Trusted}
 		query := func(a protocol.Address) *rpcQuery {
-			res, err := s.c.RPC().ABCIQueryWithOptions(ctx, abci.PathAddress, a[:], rpcclient.ABCIQueryOptions{Prove: true})
+			res, err := s.c.RPC().ABCIQueryWithOptions(ctx, proofs.PathAddress, a[:], rpcclient.ABCIQueryOptions{Prove: true})
 			if err != nil {
 				t.Fatal(err)
 			}

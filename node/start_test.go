@@ -14,8 +14,8 @@ import (
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 	"github.com/rs/zerolog"
 
-	"github.com/ttld-dev/ttld/abci"
 	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/proofs"
 )
 
 // freeAddr picks a free loopback port.
@@ -95,7 +95,7 @@ func (n testNode) appHashes(t *testing.T, heights ...int64) map[int64]string {
 // devBalance reads the dev address' balance through abci_query at the latest version.
 func (n testNode) devBalance(t *testing.T, res InitResult) uint64 {
 	t.Helper()
-	q, err := n.rpc.ABCIQuery(context.Background(), abci.PathAddress, res.DevAddress[:])
+	q, err := n.rpc.ABCIQuery(context.Background(), proofs.PathAddress, res.DevAddress[:])
 	if err != nil {
 		t.Fatal(err)
 	}

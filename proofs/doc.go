@@ -11,17 +11,20 @@
 // This package owns that rule (Verifier.AppHashAfter); no other package
 // re-implements it. A query answered at version H is therefore checked in two steps:
 //
-//  1. the ICS23 proof in the answer (ProofOps of type ProofOpType) computes a root
-//     from the key and value (or from the absence of the key), see VerifyPresence,
+//  1. the ICS23 proof in the answer computes a root from the key and value (or from
+//     the absence of the key): one ProofOpType operation for a single key, one
+//     RangeOpType operation (an ICS23 batch) for a range, see VerifyPresence,
 //     VerifyAbsence and VerifyRange;
 //  2. that root must equal the AppHash of header H+1, and header H+1 must be signed
 //     by more than 2/3 of the voting power of the validator set it names, see
 //     Verifier.
 //
 // Range answers (every key in [start, end)) are proven complete by a chain of
-// proofs: the first proof locates the first key at or after start, and for each
-// returned key k one proof shows which key immediately follows k (the absence of
-// k++0x00, whose left neighbour is k and whose right neighbour is k's successor;
-// ICS23 checks the two neighbours are adjacent leaves). No key in the covered
-// range can be left out without breaking a link.
+// proofs, carried as the entries of one ICS23 batch: the first proof locates the
+// first key at or after start, and for each returned key k one proof shows which key
+// immediately follows k (the absence of k++0x00, whose left neighbour is k and whose
+// right neighbour is k's successor; ICS23 checks the two neighbours are adjacent
+// leaves). No key in the covered range can be left out without breaking a link.
+// docs/PROOFS.md describes every query path and both proof layouts for clients
+// written without this package.
 package proofs

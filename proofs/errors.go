@@ -10,7 +10,8 @@ var ErrNotProven = errors.New("proofs: the answer carries no proof")
 
 // ErrMalformedProof is returned when a proof operation cannot be decoded or does not
 // prove what an IAVL proof of its kind must prove. Index is the position of the
-// operation in ProofOps (0 when there is a single one).
+// operation in ProofOps, or of the proof in a range operation's batch (0 when there is
+// a single one).
 type ErrMalformedProof struct {
 	Index  int
 	Reason string
@@ -20,8 +21,8 @@ func (e ErrMalformedProof) Error() string {
 	return fmt.Sprintf("proofs: malformed proof operation %d: %s", e.Index, e.Reason)
 }
 
-// ErrKeyMismatch is returned when proof operation Index proves key Got where key Want
-// was expected.
+// ErrKeyMismatch is returned when proof operation Index (for a range answer: batch
+// entry Index, or the operation's own key) proves key Got where key Want was expected.
 type ErrKeyMismatch struct {
 	Index     int
 	Want, Got []byte

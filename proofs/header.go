@@ -44,13 +44,26 @@ type Verifier struct {
 
 // Result is a checked single-key answer: at state Height (after block Height), Key is
 // present with Value (Present) or absent; AppHash is the signed app hash it was
-// checked against, from header Height+1.
+// checked against, from header Height+1, and Time that header's time.
 type Result struct {
 	Height  int64
 	Key     []byte
 	Value   []byte
 	Present bool
 	AppHash []byte
+	Time    time.Time
+}
+
+// RangeResult is a checked range answer: at state Height, Entries are every key of the
+// range in order, complete up to and including the last one; More tells whether the
+// range holds keys after it (continue at NextStart(Entries)). AppHash and Time are
+// those of the signed header Height+1.
+type RangeResult struct {
+	Height  int64
+	Entries []KV
+	More    bool
+	AppHash []byte
+	Time    time.Time
 }
 
 // AppHashAfter returns the app hash of the state after block h: the AppHash of header
@@ -59,6 +72,15 @@ type Result struct {
 // of that set's voting power to have signed the commit. It waits up to Wait for header
 // h+1 to exist.
 func (v *Verifier) AppHashAfter(ctx context.Context, h int64) ([]byte, error) {
+	header, err := v.headerAfter(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	return header.AppHash, nil
+}
+
+// headerAfter returns header h+1 once checked as AppHashAfter describes.
+func (v *Verifier) headerAfter(ctx context.Context, h int64) (*cmttypes.Header, error) {
 	if h < 0 {
 		return nil, ErrInvalidHeight{Height: h}
 	}
@@ -92,7 +114,7 @@ func (v *Verifier) AppHashAfter(ctx context.Context, h int64) ([]byte, error) {
 	if err := vals.VerifyCommitLight(v.ChainID, sh.Commit.BlockID, height, sh.Commit); err != nil {
 		return nil, ErrCommitNotSigned{Height: height, Err: err}
 	}
-	return sh.AppHash, nil
+	return sh.Header, nil
 }
 
 // VerifyQuery checks a single-key abci_query answer (prove=true) end to end: its proof
@@ -116,11 +138,11 @@ func (v *Verifier) VerifyQuery(ctx context.Context, resp abci.ResponseQuery) (Re
 	case !p.present && len(resp.Value) != 0:
 		return Result{}, ErrPresenceMismatch{Key: resp.Key, Present: false}
 	}
-	appHash, err := v.checkedAppHash(ctx, resp.Height, p.root)
+	header, err := v.checkedHeader(ctx, resp.Height, p.root)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Height: resp.Height, Key: resp.Key, Present: p.present, AppHash: appHash}
+	res := Result{Height: resp.Height, Key: resp.Key, Present: p.present, AppHash: header.AppHash, Time: header.Time}
 	if p.present {
 		res.Value = nonNil(resp.Value)
 	}
@@ -129,37 +151,37 @@ func (v *Verifier) VerifyQuery(ctx context.Context, resp abci.ResponseQuery) (Re
 
 // VerifyRangeQuery checks a range abci_query answer end to end: resp.Value is
 // EncodeEntries of the entries, resp.ProofOps the proof of ProveRange for the range
-// [start, end) the caller asked for, resp.Height the state height. more tells whether
-// the range holds keys after the last entry (continue at NextStart(entries)).
-func (v *Verifier) VerifyRangeQuery(ctx context.Context, resp abci.ResponseQuery, start, end []byte) (entries []KV, more bool, height int64, err error) {
+// [start, end) the caller asked for, resp.Height the state height.
+func (v *Verifier) VerifyRangeQuery(ctx context.Context, resp abci.ResponseQuery, start, end []byte) (RangeResult, error) {
 	if resp.Code != 0 {
-		return nil, false, 0, ErrQueryFailed{Code: resp.Code, Codespace: resp.Codespace, Log: resp.Log}
+		return RangeResult{}, ErrQueryFailed{Code: resp.Code, Codespace: resp.Codespace, Log: resp.Log}
 	}
-	entries, err = DecodeEntries(resp.Value)
+	entries, err := DecodeEntries(resp.Value)
 	if err != nil {
-		return nil, false, 0, err
+		return RangeResult{}, err
 	}
 	r, err := rangeRoot(start, end, entries, resp.ProofOps)
 	if err != nil {
-		return nil, false, 0, err
+		return RangeResult{}, err
 	}
-	if _, err := v.checkedAppHash(ctx, resp.Height, r.root); err != nil {
-		return nil, false, 0, err
+	header, err := v.checkedHeader(ctx, resp.Height, r.root)
+	if err != nil {
+		return RangeResult{}, err
 	}
-	return entries, r.more, resp.Height, nil
+	return RangeResult{Height: resp.Height, Entries: entries, More: r.more, AppHash: header.AppHash, Time: header.Time}, nil
 }
 
-// checkedAppHash returns the signed app hash of state h once it equals root, the root a
-// proof of that state computes.
-func (v *Verifier) checkedAppHash(ctx context.Context, h int64, root []byte) ([]byte, error) {
-	appHash, err := v.AppHashAfter(ctx, h)
+// checkedHeader returns the signed header after state h once its app hash equals
+// root, the root a proof of that state computes.
+func (v *Verifier) checkedHeader(ctx context.Context, h int64, root []byte) (*cmttypes.Header, error) {
+	header, err := v.headerAfter(ctx, h)
 	if err != nil {
 		return nil, err
 	}
-	if !bytes.Equal(appHash, root) {
-		return nil, ErrAppHashMismatch{Height: h, Want: appHash, Got: root}
+	if !bytes.Equal(header.AppHash, root) {
+		return nil, ErrAppHashMismatch{Height: h, Want: header.AppHash, Got: root}
 	}
-	return appHash, nil
+	return header, nil
 }
 
 // signedHeader fetches the commit of height, polling while it does not exist yet.

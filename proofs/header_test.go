@@ -391,8 +391,8 @@ func TestVerifyQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Result{Height: 1, Key: []byte("d"), Value: []byte("4"), Present: true, AppHash: c.v1.root}
-	if res.Height != want.Height || !bytes.Equal(res.Key, want.Key) || !bytes.Equal(res.Value, want.Value) || !res.Present || !bytes.Equal(res.AppHash, want.AppHash) {
+	want := Result{Height: 1, Key: []byte("d"), Value: []byte("4"), Present: true, AppHash: c.v1.root, Time: blockTime.Add(2 * time.Second)}
+	if res.Height != want.Height || !bytes.Equal(res.Key, want.Key) || !bytes.Equal(res.Value, want.Value) || !res.Present || !bytes.Equal(res.AppHash, want.AppHash) || !res.Time.Equal(want.Time) {
 		t.Fatalf("VerifyQuery = %+v, want %+v", res, want)
 	}
 	res, err = v.VerifyQuery(ctx, query(t, c.v2, "f"))
@@ -504,13 +504,17 @@ func TestVerifyRangeQuery(t *testing.T) {
 	}
 
 	for _, limit := range []int{0, 2} {
-		entries, more, height, err := v.VerifyRangeQuery(ctx, rangeQuery(c.v1, []byte("c"), nil, limit), []byte("c"), nil)
+		r, err := v.VerifyRangeQuery(ctx, rangeQuery(c.v1, []byte("c"), nil, limit), []byte("c"), nil)
+		entries, more, height := r.Entries, r.More, r.Height
 		if err != nil {
 			t.Fatalf("limit %d: %v", limit, err)
 		}
 		wantEntries, wantMore := c.v1.refRange([]byte("c"), nil, limit)
 		if height != 1 || more != wantMore || !sameEntries(entries, wantEntries) {
 			t.Fatalf("limit %d: VerifyRangeQuery = %q more=%t height %d, want %q more=%t height 1", limit, entries, more, height, wantEntries, wantMore)
+		}
+		if header := c.node.headers[2].Header; !bytes.Equal(r.AppHash, header.AppHash) || !r.Time.Equal(header.Time) {
+			t.Fatalf("limit %d: checked against app hash %X at %v, want header 2's %X at %v", limit, r.AppHash, r.Time, header.AppHash, header.Time)
 		}
 	}
 
@@ -521,7 +525,7 @@ func TestVerifyRangeQuery(t *testing.T) {
 	}
 	entries[1].Value = []byte("changed")
 	tampered.Value = EncodeEntries(entries)
-	if _, _, _, err := v.VerifyRangeQuery(ctx, tampered, []byte("c"), nil); err == nil {
+	if _, err := v.VerifyRangeQuery(ctx, tampered, []byte("c"), nil); err == nil {
 		t.Fatal("a range answer with a changed value verifies")
 	} else {
 		expectAs[ErrValueMismatch](t, err)
@@ -529,13 +533,13 @@ func TestVerifyRangeQuery(t *testing.T) {
 
 	garbled := rangeQuery(c.v1, []byte("c"), nil, 0)
 	garbled.Value = append(garbled.Value, 0)
-	if _, _, _, err := v.VerifyRangeQuery(ctx, garbled, []byte("c"), nil); err == nil {
+	if _, err := v.VerifyRangeQuery(ctx, garbled, []byte("c"), nil); err == nil {
 		t.Fatal("a range answer with trailing bytes verifies")
 	} else {
 		expectAs[ErrDecodeEntries](t, err)
 	}
 
-	if _, _, _, err := v.VerifyRangeQuery(ctx, rangeQuery(c.v1, []byte("c"), nil, 0), []byte("a"), nil); err == nil {
+	if _, err := v.VerifyRangeQuery(ctx, rangeQuery(c.v1, []byte("c"), nil, 0), []byte("a"), nil); err == nil {
 		t.Fatal("an answer for start c verifies as the answer for start a")
 	} else {
 		expectAs[ErrKeyMismatch](t, err)
@@ -543,7 +547,7 @@ func TestVerifyRangeQuery(t *testing.T) {
 
 	stale := rangeQuery(c.v2, []byte("c"), nil, 0)
 	stale.Height = 1
-	if _, _, _, err := v.VerifyRangeQuery(ctx, stale, []byte("c"), nil); err == nil {
+	if _, err := v.VerifyRangeQuery(ctx, stale, []byte("c"), nil); err == nil {
 		t.Fatal("a range answer of version 2 verifies as version 1")
 	} else {
 		expectAs[ErrAppHashMismatch](t, err)

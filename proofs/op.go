@@ -9,9 +9,20 @@ import (
 	ics23 "github.com/cosmos/ics23/go"
 )
 
-// ProofOpType is the type of every proof operation this package writes and reads: one
-// ICS23 commitment proof (existence or non-existence) against an IAVL root.
+// ProofOpType is the type of the one proof operation of a single-key answer: one ICS23
+// commitment proof (existence or non-existence) against an IAVL root, in the form
+// CometBFT's ProofOps convention and the Cosmos SDK use, so it also verifies through a
+// merkle.ProofRuntime (NewProofRuntime).
 const ProofOpType = "ics23:iavl"
+
+// RangeOpType is the type of the one proof operation of a range answer: its Key is the
+// range start and its Data one ICS23 CommitmentProof holding an uncompressed BatchProof
+// whose entries, in order, prove the range start and then the successor of each
+// returned key (see ProveRange). It is a distinct type on purpose: under CometBFT's
+// ProofOps convention several ProofOpType operations are a chain, each proving the
+// root of the next, which a range answer's proofs are not; a ProofRuntime that does not
+// know this type refuses it instead of misreading it.
+const RangeOpType = "ttld:ics23-range"
 
 // Op is one proof operation: Proof shows that Key is present in an IAVL tree (an
 // existence proof, which carries the value) or absent from it (a non-existence proof,
@@ -82,11 +93,88 @@ func decodeOp(index int, pop cmtcrypto.ProofOp) (Op, error) {
 	if pop.Type != ProofOpType {
 		return Op{}, ErrMalformedProof{Index: index, Reason: fmt.Sprintf("type %q, want %q", pop.Type, ProofOpType)}
 	}
-	proof := &ics23.CommitmentProof{}
-	if err := proof.Unmarshal(pop.Data); err != nil {
-		return Op{}, ErrMalformedProof{Index: index, Reason: fmt.Sprintf("decoding the commitment proof: %v", err)}
+	proof, err := decodeCommitmentProof(index, pop.Data)
+	if err != nil {
+		return Op{}, err
 	}
 	return Op{Key: pop.Key, Proof: proof}, nil
+}
+
+// decodeCommitmentProof decodes data and requires it to be the canonical encoding of
+// what it decodes to.
+//
+// NB: protobuf decoding accepts many encodings of one message (unknown fields, a field
+// repeated with the last one winning, varints padded with 0x80 bytes, fields out of
+// order). None of them changes what a proof proves, but each would let one answer
+// travel as several byte strings. Re-encoding and comparing makes a proof's bytes
+// unique, so "which bytes can change and still verify" has the answer none (see
+// docs/PROOFS.md, malleability).
+func decodeCommitmentProof(index int, data []byte) (*ics23.CommitmentProof, error) {
+	proof := &ics23.CommitmentProof{}
+	if err := proof.Unmarshal(data); err != nil {
+		return nil, ErrMalformedProof{Index: index, Reason: fmt.Sprintf("decoding the commitment proof: %v", err)}
+	}
+	canonical, err := proof.Marshal()
+	if err != nil || !bytes.Equal(canonical, data) {
+		return nil, ErrMalformedProof{Index: index, Reason: "the commitment proof is not in its canonical encoding"}
+	}
+	return proof, nil
+}
+
+// rangeOp builds the RangeOpType operation for the range starting at start from the
+// single-key proofs of the range's links, in order.
+func rangeOp(start []byte, links []Op) cmtcrypto.ProofOp {
+	batch := &ics23.BatchProof{Entries: make([]*ics23.BatchEntry, len(links))}
+	for i, l := range links {
+		switch p := l.Proof.Proof.(type) {
+		case *ics23.CommitmentProof_Exist:
+			batch.Entries[i] = &ics23.BatchEntry{Proof: &ics23.BatchEntry_Exist{Exist: p.Exist}}
+		case *ics23.CommitmentProof_Nonexist:
+			batch.Entries[i] = &ics23.BatchEntry{Proof: &ics23.BatchEntry_Nonexist{Nonexist: p.Nonexist}}
+		default:
+			panic(fmt.Sprintf("proofs: a range link of kind %T", p))
+		}
+	}
+	data, err := (&ics23.CommitmentProof{Proof: &ics23.CommitmentProof_Batch{Batch: batch}}).Marshal()
+	if err != nil {
+		panic(fmt.Sprintf("proofs: marshalling a batch proof: %v", err))
+	}
+	return cmtcrypto.ProofOp{Type: RangeOpType, Key: bytes.Clone(start), Data: data}
+}
+
+// decodeRangeOp decodes a RangeOpType operation into its links, each an Op for the key
+// its proof is about (the existence proof's key, or the key a non-existence proof
+// names), in the batch's order.
+func decodeRangeOp(pop cmtcrypto.ProofOp) ([]Op, error) {
+	if pop.Type != RangeOpType {
+		return nil, ErrMalformedProof{Reason: fmt.Sprintf("type %q, want %q", pop.Type, RangeOpType)}
+	}
+	proof, err := decodeCommitmentProof(0, pop.Data)
+	if err != nil {
+		return nil, err
+	}
+	batch := proof.GetBatch()
+	if batch == nil {
+		return nil, ErrMalformedProof{Reason: fmt.Sprintf("a range proof holds an uncompressed batch, got %T", proof.Proof)}
+	}
+	links := make([]Op, len(batch.Entries))
+	for i, e := range batch.Entries {
+		switch p := e.GetProof().(type) {
+		case *ics23.BatchEntry_Exist:
+			if p.Exist == nil {
+				return nil, ErrMalformedProof{Index: i, Reason: "empty existence proof"}
+			}
+			links[i] = Op{Key: p.Exist.Key, Proof: &ics23.CommitmentProof{Proof: &ics23.CommitmentProof_Exist{Exist: p.Exist}}}
+		case *ics23.BatchEntry_Nonexist:
+			if p.Nonexist == nil {
+				return nil, ErrMalformedProof{Index: i, Reason: "empty non-existence proof"}
+			}
+			links[i] = Op{Key: p.Nonexist.Key, Proof: &ics23.CommitmentProof{Proof: &ics23.CommitmentProof_Nonexist{Nonexist: p.Nonexist}}}
+		default:
+			return nil, ErrMalformedProof{Index: i, Reason: fmt.Sprintf("batch entry %d is neither an existence nor a non-existence proof", i)}
+		}
+	}
+	return links, nil
 }
 
 // proven is what one operation shows about its key, once checked.

@@ -30,11 +30,11 @@ func Prove(tree *iavl.ImmutableTree, key []byte) (value []byte, ops *cmtcrypto.P
 // when limit > 0, whether the range holds more keys after the last returned one, and
 // the proof that no key of the covered part of the range is missing.
 //
-// The proof has len(entries)+1 operations: operation 0 proves start present or
-// absent (locating the first key at or after it); operation i+1 proves
-// successor(entries[i].Key) = entries[i].Key ++ 0x00 present or absent (locating the
-// key right after entries[i]). When more is true the answer is complete up to and
-// including its last key and the caller continues at NextStart(entries).
+// The proof is one RangeOpType operation whose batch has len(entries)+1 entries: entry
+// 0 proves start present or absent (locating the first key at or after it); entry i+1
+// proves successor(entries[i].Key) = entries[i].Key ++ 0x00 present or absent
+// (locating the key right after entries[i]). When more is true the answer is complete
+// up to and including its last key and the caller continues at NextStart(entries).
 func ProveRange(tree *iavl.ImmutableTree, start, end []byte, limit int) (entries []KV, more bool, ops *cmtcrypto.ProofOps, err error) {
 	if end != nil && bytes.Compare(start, end) >= 0 {
 		return nil, false, nil, ErrInvalidRange{Start: start, End: end}
@@ -46,7 +46,7 @@ func ProveRange(tree *iavl.ImmutableTree, start, end []byte, limit int) (entries
 	if err != nil {
 		return nil, false, nil, err
 	}
-	ops = &cmtcrypto.ProofOps{Ops: []cmtcrypto.ProofOp{first.ProofOp()}}
+	links := []Op{first}
 
 	it, err := tree.Iterator(start, end, true)
 	if err != nil {
@@ -72,9 +72,9 @@ func ProveRange(tree *iavl.ImmutableTree, start, end []byte, limit int) (entries
 		if err != nil {
 			return nil, false, nil, err
 		}
-		ops.Ops = append(ops.Ops, op.ProofOp())
+		links = append(links, op)
 	}
-	return entries, more, ops, nil
+	return entries, more, &cmtcrypto.ProofOps{Ops: []cmtcrypto.ProofOp{rangeOp(start, links)}}, nil
 }
 
 // NextStart is where a range query cut by its limit continues: the smallest key after

@@ -245,6 +245,18 @@ func TestProofRuntime(t *testing.T) {
 			t.Fatalf("runtime VerifyValue(%q) of an absent key verifies", key)
 		}
 	}
+	// a range answer's operation is not a single-key operation: the runtime, which
+	// knows ProofOpType only, refuses it whatever it is asked
+	entries, _, rangeOps, err := ProveRange(v1.tree, []byte("b"), []byte("e"), 0)
+	if err != nil || len(entries) != 3 {
+		t.Fatalf("ProveRange = %q, %v", entries, err)
+	}
+	if err := rt.VerifyValue(rangeOps, v1.root, KeyPath([]byte("b")), entries[0].Value); err == nil {
+		t.Fatal("runtime VerifyValue of a range answer's operation verifies")
+	}
+	if err := rt.VerifyAbsence(rangeOps, v1.root, KeyPath([]byte("b"))); err == nil {
+		t.Fatal("runtime VerifyAbsence of a range answer's operation verifies")
+	}
 	if got, want := KeyPath([]byte{0x00, 0xab, '/'}), "/x:00AB2F"; got != want {
 		t.Fatalf("KeyPath = %q, want %q", got, want)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	cmtcrypto "github.com/cometbft/cometbft/proto/tendermint/crypto"
+	ics23 "github.com/cosmos/ics23/go"
 )
 
 // rangeTree holds b d d\x00 f h j: d\x00 is d's successor, so the link after d is an
@@ -65,8 +66,8 @@ func checkRange(t *testing.T, tt testTree, start, end []byte, limit int) ([]KV, 
 	if !sameEntries(entries, wantEntries) || more != wantMore {
 		t.Fatalf("ProveRange(%q, %q, %d) = %q more=%t, want %q more=%t", start, end, limit, entries, more, wantEntries, wantMore)
 	}
-	if len(ops.Ops) != len(entries)+1 {
-		t.Fatalf("ProveRange(%q, %q, %d) has %d operations for %d entries", start, end, limit, len(ops.Ops), len(entries))
+	if len(ops.Ops) != 1 || ops.Ops[0].Type != RangeOpType || len(batchOf(t, ops)) != len(entries)+1 {
+		t.Fatalf("ProveRange(%q, %q, %d) has %d operations (%d proofs in the first) for %d entries", start, end, limit, len(ops.Ops), len(batchOf(t, ops)), len(entries))
 	}
 	if err := VerifyRange(tt.root, start, end, entries, more, ops); err != nil {
 		t.Fatalf("VerifyRange(%q, %q, %d): %v", start, end, limit, err)
@@ -118,18 +119,47 @@ func TestTamperedRangeAnswersFail(t *testing.T) {
 	clone := func(es []KV) []KV { return append([]KV(nil), es...) }
 	without := func(es []KV, i int) []KV { return append(clone(es[:i]), es[i+1:]...) }
 	withoutOp := func(ops *cmtcrypto.ProofOps, i int) *cmtcrypto.ProofOps {
-		out := cloneOps(ops)
-		out.Ops = append(out.Ops[:i], out.Ops[i+1:]...)
-		return out
+		b := batchOf(t, ops)
+		return withBatch(ops, append(b[:i:i], b[i+1:]...))
 	}
 	otherRoot := bytes.Clone(tt.root)
 	otherRoot[3] ^= 0x80
-	fakeOp := cloneOps(ops)
-	fakeOp.Ops = append(fakeOp.Ops, fakeOp.Ops[len(fakeOp.Ops)-1])
-	swapped := cloneOps(ops)
-	swapped.Ops[1], swapped.Ops[2] = swapped.Ops[2], swapped.Ops[1]
-	absentStart := cloneOps(ops)
-	absentStart.Ops[0] = mustProve(t, tt, "a").Ops[0]
+	batch := batchOf(t, ops)
+	fakeOp := withBatch(ops, append(batch[:len(batch):len(batch)], batch[len(batch)-1]))
+	swappedBatch := batchOf(t, ops)
+	swappedBatch[1], swappedBatch[2] = swappedBatch[2], swappedBatch[1]
+	swapped := withBatch(ops, swappedBatch)
+	startBatch := batchOf(t, ops)
+	startBatch[0] = batchOf(t, mustProveRange(t, tt, []byte("a"), end))[0]
+	absentStart := withBatch(ops, startBatch)
+	twoOps := cloneOps(ops)
+	twoOps.Ops = append(twoOps.Ops, twoOps.Ops[0])
+	chained := cloneOps(ops)
+	chained.Ops[0].Type = ProofOpType
+	rekeyed := cloneOps(ops)
+	rekeyed.Ops[0].Key = []byte("b")
+	// the batch's proofs as a chain of single-key operations: what the answer was
+	// before RangeOpType, which a ProofRuntime would read as a chain
+	asChain := &cmtcrypto.ProofOps{}
+	for _, e := range batchOf(t, ops) {
+		var op Op
+		if ex := e.GetExist(); ex != nil {
+			op = Op{Key: ex.Key, Proof: &ics23.CommitmentProof{Proof: &ics23.CommitmentProof_Exist{Exist: ex}}}
+		} else {
+			op = Op{Key: e.GetNonexist().Key, Proof: &ics23.CommitmentProof{Proof: &ics23.CommitmentProof_Nonexist{Nonexist: e.GetNonexist()}}}
+		}
+		asChain.Ops = append(asChain.Ops, op.ProofOp())
+	}
+	compressed := cloneOps(ops)
+	{
+		p := &ics23.CommitmentProof{}
+		if err := p.Unmarshal(ops.Ops[0].Data); err != nil {
+			t.Fatal(err)
+		}
+		if compressed.Ops[0].Data, err = ics23.Compress(p).Marshal(); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	type tamper struct {
 		name       string
@@ -148,7 +178,12 @@ func TestTamperedRangeAnswersFail(t *testing.T) {
 		{name: "entry inserted", entries: append([]KV{kv("c", "3")}, entries[:3]...), ops: ops, want: &ErrRangeGap{}},
 		{name: "value changed", entries: append(clone(entries[:2]), kv("f", "7"), entries[3]), ops: ops, want: &ErrValueMismatch{}},
 		{name: "key changed", entries: append(clone(entries[:2]), kv("f\x01", "6"), entries[3]), ops: ops, want: &ErrRangeGap{}},
-		{name: "operations swapped", entries: entries, ops: swapped, want: &ErrKeyMismatch{}},
+		{name: "proofs swapped", entries: entries, ops: swapped, want: &ErrKeyMismatch{}},
+		{name: "operation repeated", entries: entries, ops: twoOps, want: &ErrMalformedProof{}},
+		{name: "range operation typed as a single-key operation", entries: entries, ops: chained, want: &ErrMalformedProof{}},
+		{name: "range operation keyed by another start", entries: entries, ops: rekeyed, want: &ErrKeyMismatch{}},
+		{name: "proofs as a chain of single-key operations", entries: entries, ops: asChain, want: &ErrMalformedProof{}},
+		{name: "batch compressed", entries: entries, ops: compressed, want: &ErrMalformedProof{}},
 		{name: "start proof replaced", entries: entries, ops: absentStart, want: &ErrKeyMismatch{}},
 		{name: "asked for another start", start: []byte("b"), entries: entries, ops: ops, want: &ErrKeyMismatch{}},
 		{name: "asked for a narrower end", end: []byte("g"), entries: entries, ops: ops, want: &ErrRangeGap{}},
@@ -279,6 +314,36 @@ func TestRandomRanges(t *testing.T) {
 	}
 }
 
+// batchOf returns the batch entries of a range answer's one operation.
+func batchOf(t testing.TB, ops *cmtcrypto.ProofOps) []*ics23.BatchEntry {
+	t.Helper()
+	p := &ics23.CommitmentProof{}
+	if err := p.Unmarshal(ops.Ops[0].Data); err != nil {
+		t.Fatal(err)
+	}
+	return p.GetBatch().GetEntries()
+}
+
+// withBatch returns ops with the batch of its one operation replaced by entries.
+func withBatch(ops *cmtcrypto.ProofOps, entries []*ics23.BatchEntry) *cmtcrypto.ProofOps {
+	out := cloneOps(ops)
+	data, err := (&ics23.CommitmentProof{Proof: &ics23.CommitmentProof_Batch{Batch: &ics23.BatchProof{Entries: entries}}}).Marshal()
+	if err != nil {
+		panic(err)
+	}
+	out.Ops[0].Data = data
+	return out
+}
+
+func mustProveRange(t testing.TB, tt testTree, start, end []byte) *cmtcrypto.ProofOps {
+	t.Helper()
+	_, _, ops, err := ProveRange(tt.tree, start, end, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ops
+}
+
 // mutateAndExpectFailure applies one random change to a verified answer and requires
 // the verification to fail.
 func mutateAndExpectFailure(t *testing.T, rng *rand.Rand, tt testTree, start, end []byte, entries []KV, more bool, ops *cmtcrypto.ProofOps) {
@@ -294,7 +359,8 @@ func mutateAndExpectFailure(t *testing.T, rng *rand.Rand, tt testTree, start, en
 	case m == 1 && len(es) > 0:
 		i := rng.IntN(len(es))
 		es = append(es[:i], es[i+1:]...)
-		o.Ops = append(o.Ops[:i+1], o.Ops[i+2:]...)
+		b := batchOf(t, o)
+		o = withBatch(o, append(b[:i+1], b[i+2:]...))
 		if i == len(es) {
 			// dropping the last entry and its operation leaves an honest shorter
 			// page: it verifies when it announces more, and only then.
@@ -303,11 +369,11 @@ func mutateAndExpectFailure(t *testing.T, rng *rand.Rand, tt testTree, start, en
 			}
 			more = false
 		}
-		what = fmt.Sprintf("entry %d dropped with its operation", i)
+		what = fmt.Sprintf("entry %d dropped with its proof", i)
 	case m == 2:
-		i := rng.IntN(len(o.Ops))
-		o.Ops[i].Data[rng.IntN(len(o.Ops[i].Data))] ^= byte(1 << rng.IntN(8))
-		what = fmt.Sprintf("operation %d flipped", i)
+		i := rng.IntN(len(o.Ops[0].Data))
+		o.Ops[0].Data[i] ^= byte(1 << rng.IntN(8))
+		what = fmt.Sprintf("proof byte %d flipped", i)
 	default:
 		k := append(bytes.Clone(start), 0x01)
 		if _, present := tt.get(k); present {

@@ -95,7 +95,7 @@ type provenRange struct {
 
 // rangeRoot walks the chain described at ProveRange: it keeps the key the proofs show
 // comes next (cursor) and requires each entry to be that key, with that value, inside
-// the range, and every operation to compute the same root.
+// the range, and every proof of the batch to compute the same root.
 func rangeRoot(start, end []byte, entries []KV, ops *cmtcrypto.ProofOps) (provenRange, error) {
 	if end != nil && bytes.Compare(start, end) >= 0 {
 		return provenRange{}, ErrInvalidRange{Start: start, End: end}
@@ -103,24 +103,31 @@ func rangeRoot(start, end []byte, entries []KV, ops *cmtcrypto.ProofOps) (proven
 	if ops == nil || len(ops.Ops) == 0 {
 		return provenRange{}, ErrNotProven
 	}
-	if len(ops.Ops) != len(entries)+1 {
-		return provenRange{}, ErrMalformedProof{
-			Index:  len(ops.Ops) - 1,
-			Reason: fmt.Sprintf("an answer of %d entries has %d operations, got %d", len(entries), len(entries)+1, len(ops.Ops)),
-		}
-	}
 	if start == nil {
 		start = []byte{}
 	}
+	if len(ops.Ops) != 1 {
+		return provenRange{}, ErrMalformedProof{Index: 1, Reason: fmt.Sprintf("a range answer has one operation, got %d", len(ops.Ops))}
+	}
+	if !bytes.Equal(ops.Ops[0].Key, start) {
+		return provenRange{}, ErrKeyMismatch{Index: 0, Want: start, Got: ops.Ops[0].Key}
+	}
+	links, err := decodeRangeOp(ops.Ops[0])
+	if err != nil {
+		return provenRange{}, err
+	}
+	if len(links) != len(entries)+1 {
+		return provenRange{}, ErrMalformedProof{
+			Index:  len(links),
+			Reason: fmt.Sprintf("an answer of %d entries has %d proofs in its batch, got %d", len(entries), len(entries)+1, len(links)),
+		}
+	}
 
-	// link checks operation i, which must be for key, and returns the key and value it
-	// shows come first at or after key (nil: none).
+	// link checks batch entry i, which must be for key, and returns the key and value
+	// it shows come first at or after key (nil: none).
 	var root []byte
 	link := func(i int, key, after []byte) (*KV, error) {
-		op, err := decodeOp(i, ops.Ops[i])
-		if err != nil {
-			return nil, err
-		}
+		op := links[i]
 		if !bytes.Equal(op.Key, key) {
 			return nil, ErrKeyMismatch{Index: i, Want: key, Got: op.Key}
 		}
@@ -131,7 +138,7 @@ func rangeRoot(start, end []byte, entries []KV, ops *cmtcrypto.ProofOps) (proven
 		if i == 0 {
 			root = p.root
 		} else if !bytes.Equal(p.root, root) {
-			return nil, ErrMalformedProof{Index: i, Reason: fmt.Sprintf("computes root %X, operation 0 computes %X", p.root, root)}
+			return nil, ErrMalformedProof{Index: i, Reason: fmt.Sprintf("computes root %X, batch entry 0 computes %X", p.root, root)}
 		}
 		switch {
 		case p.present:

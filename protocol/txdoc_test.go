@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/ed25519"
 	"encoding/hex"
 	"os"
@@ -9,45 +10,122 @@ import (
 	"testing"
 )
 
-// TestTxDocVector checks the test vector of docs/TX.md against this implementation, so
-// the page a client in another language is written from stays true.
-func TestTxDocVector(t *testing.T) {
+// txDocVector is one test vector of docs/TX.md: a transition and the key that signs it.
+type txDocVector struct {
+	name string
+	key  ed25519.PrivateKey
+	tr   Transition
+	// extra are further lines of the vector, name -> value
+	extra map[string]string
+}
+
+// txDocVectors are the vectors of docs/TX.md, one per transition kind, all on chain
+// ttld-local: the address key has the seed 32 × 0x01 (the first vector's), the
+// identity key the seed 32 × 0x02.
+func txDocVectors() []txDocVector {
+	addrKey := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, ed25519.SeedSize))
+	idKey := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{2}, ed25519.SeedSize))
+	addrPub, idPub := addrKey.Public().(ed25519.PublicKey), idKey.Public().(ed25519.PublicKey)
+	addr := AddressOf(addrPub)
+	id := NewIdentityID(addr, 1)
+	var to Address
+	copy(to[:], bytes.Repeat([]byte{0x22}, AddressLen))
+	var toID IdentityID
+	copy(toID[:], bytes.Repeat([]byte{0x33}, IdentityIDLen))
+	return []txDocVector{
+		{"address_funds_transfer", addrKey, &AddressFundsTransfer{PubKey: addrPub, Nonce: 1, Recipient: to, Amount: 1000}, map[string]string{
+			"pubkey":   hex.EncodeToString(addrPub),
+			"address":  addr.String(),
+			"identity": id.String(),
+		}},
+		{"identity_create", addrKey, &IdentityCreate{PubKey: addrPub, Nonce: 1, Amount: 5_000_000, Keys: []ed25519.PublicKey{idPub}}, map[string]string{
+			"identity_key": hex.EncodeToString(idPub),
+			"identity":     id.String(),
+		}},
+		{"identity_top_up", addrKey, &IdentityTopUp{PubKey: addrPub, Nonce: 2, Identity: id, Amount: 1000}, nil},
+		{"identity_credit_transfer", idKey, &IdentityCreditTransfer{Identity: id, KeyIndex: 0, Nonce: 1, Recipient: toID, Amount: 500}, nil},
+		{"identity_credit_transfer_to_address", idKey, &IdentityCreditTransferToAddress{Identity: id, KeyIndex: 0, Nonce: 2, Recipient: to, Amount: 250}, nil},
+	}
+}
+
+// txDocBlocks reads the vector blocks of docs/TX.md: the "name value" lines between
+// "<!-- vector NAME -->" and the end of the fenced block after it.
+func txDocBlocks(t *testing.T) map[string]map[string]string {
+	t.Helper()
 	f, err := os.Open("../docs/TX.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	vec := map[string]string{}
+	blocks := map[string]map[string]string{}
+	var cur map[string]string
+	fences := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<16), 1<<16)
 	for sc.Scan() {
-		if fs := strings.Fields(sc.Text()); len(fs) >= 2 {
-			vec[fs[0]] = fs[1]
+		line := sc.Text()
+		if name, ok := strings.CutPrefix(line, "<!-- vector "); ok {
+			cur, fences = map[string]string{}, 0
+			blocks[strings.TrimSuffix(name, " -->")] = cur
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		if strings.HasPrefix(line, "```") {
+			if fences++; fences == 2 {
+				cur = nil
+			}
+			continue
+		}
+		if fs := strings.Fields(line); len(fs) >= 2 {
+			cur[fs[0]] = fs[1]
 		}
 	}
-	seed := make([]byte, ed25519.SeedSize)
-	for i := range seed {
-		seed[i] = 1
+	return blocks
+}
+
+// TestTxDocVector checks every test vector of docs/TX.md against this implementation,
+// so the page a client in another language is written from stays true: one vector per
+// transition kind.
+func TestTxDocVector(t *testing.T) {
+	blocks := txDocBlocks(t)
+	kinds := map[TransitionType]bool{}
+	for _, v := range txDocVectors() {
+		kinds[v.tr.Type()] = true
+		if v.name != v.tr.Type().String() {
+			t.Errorf("vector %s is of kind %s", v.name, v.tr.Type())
+		}
+		unsigned := EncodeUnsigned(v.tr)
+		tx := Sign("ttld-local", v.tr, v.key)
+		want := map[string]string{
+			"unsigned":   hex.EncodeToString(unsigned),
+			"sign_bytes": hex.EncodeToString(SignBytes("ttld-local", v.tr.Type(), unsigned)),
+			"tx":         hex.EncodeToString(tx),
+		}
+		for k, x := range v.extra {
+			want[k] = x
+		}
+		got, ok := blocks[v.name]
+		if !ok {
+			t.Errorf("docs/TX.md has no vector %s", v.name)
+		}
+		for k, w := range want {
+			if got[k] != w {
+				t.Errorf("docs/TX.md vector %s: %s = %q, the code gives %q", v.name, k, got[k], w)
+			}
+		}
+		ctx, err := ContextFor(Latest, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back, err := Decode(tx, ctx); err != nil || back.Transition.Type() != v.tr.Type() {
+			t.Errorf("vector %s does not decode: %v", v.name, err)
+		}
 	}
-	key := ed25519.NewKeyFromSeed(seed)
-	pub := key.Public().(ed25519.PublicKey)
-	var to Address
-	for i := range to {
-		to[i] = 0x22
-	}
-	tr := &AddressFundsTransfer{PubKey: pub, Nonce: 1, Recipient: to, Amount: 1000}
-	unsigned := EncodeUnsigned(tr)
-	want := map[string]string{
-		"pubkey":     hex.EncodeToString(pub),
-		"address":    AddressOf(pub).String(),
-		"unsigned":   hex.EncodeToString(unsigned),
-		"sign_bytes": hex.EncodeToString(SignBytes("ttld-local", tr.Type(), unsigned)),
-		"tx":         hex.EncodeToString(Sign("ttld-local", tr, key)),
-		"identity":   NewIdentityID(AddressOf(pub), 1).String(),
-	}
-	for k, w := range want {
-		if vec[k] != w {
-			t.Errorf("docs/TX.md %s = %q, the code gives %q", k, vec[k], w)
+	for _, k := range Kinds() {
+		if !kinds[k.Type] {
+			t.Errorf("docs/TX.md has no vector for transition kind %s", k.Name)
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 	dbm "github.com/cosmos/cosmos-db"
 
-	"github.com/ttld-dev/ttld/abci"
+	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
@@ -34,11 +34,11 @@ func TestDryRunBoundsFees(t *testing.T) {
 		if len(txs) == 0 {
 			continue
 		}
-		q, err := c.App.Query(context.Background(), &abcitypes.RequestQuery{Path: abci.PathDryRun, Data: txs[0]})
+		q, err := c.App.Query(context.Background(), &abcitypes.RequestQuery{Path: proofs.PathDryRun, Data: txs[0]})
 		if err != nil || q.Code != 0 {
 			t.Fatalf("dry run: %v %d %s", err, q.Code, q.Log)
 		}
-		var ans abci.DryRunAnswer
+		var ans proofs.DryRunAnswer
 		if err := json.Unmarshal(q.Value, &ans); err != nil {
 			t.Fatal(err)
 		}
@@ -76,11 +76,11 @@ func TestDryRunBeforeRecipientExists(t *testing.T) {
 	fresh := protocol.Address{0xfe, 0xed}
 	first := protocol.Sign(ChainID, &protocol.AddressFundsTransfer{PubKey: pubOf(a), Nonce: 1, Recipient: fresh, Amount: 5}, a)
 	second := protocol.Sign(ChainID, &protocol.AddressFundsTransfer{PubKey: pubOf(b), Nonce: 1, Recipient: fresh, Amount: 5}, b)
-	q, err := c.App.Query(context.Background(), &abcitypes.RequestQuery{Path: abci.PathDryRun, Data: second})
+	q, err := c.App.Query(context.Background(), &abcitypes.RequestQuery{Path: proofs.PathDryRun, Data: second})
 	if err != nil || q.Code != 0 {
 		t.Fatalf("dry run: %v %d", err, q.Code)
 	}
-	var ans abci.DryRunAnswer
+	var ans proofs.DryRunAnswer
 	if err := json.Unmarshal(q.Value, &ans); err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ func newQueryCmd() *cobra.Command {
 	f := cmd.PersistentFlags()
 	f.Bool("prove", false, "verify the answer's proof against a header signed by the validators")
 	f.Int64("height", 0, "state height to read (0: the latest)")
+	f.Duration("max-age", client.DefaultMaxAge, "with --prove at the latest height: refuse a state whose signed header is older than this (0: no bound)")
 
 	identity := &cobra.Command{
 		Use:   "identity ID",
@@ -106,7 +107,19 @@ type queryOutput interface {
 // genesis, else against the validator sets and chain id the node reports.
 func runQuery(cmd *cobra.Command, read func(ctx context.Context, c *client.Client, height int64, prove bool) (queryOutput, error)) error {
 	prove := flagBool(cmd, "prove")
+	maxAge, err := cmd.Flags().GetDuration("max-age")
+	if err != nil {
+		return err
+	}
 	var opts client.Options
+	switch {
+	case maxAge < 0:
+		return fmt.Errorf("--max-age %s: want a duration of 0 (no bound) or more", maxAge)
+	case maxAge == 0:
+		opts.MaxAge = -1
+	default:
+		opts.MaxAge = maxAge
+	}
 	if home := globalFlags(cmd).Home; prove && home != "" {
 		_, err := os.Stat(node.GenesisFile(home))
 		switch {

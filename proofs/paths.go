@@ -1,0 +1,134 @@
+package proofs
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// Query paths the node serves through abci_query (docs/PROOFS.md documents each). Every
+// answer carries the saved version it was read from as its height; with prove=true a
+// single-key answer carries one ProofOpType operation and a range answer one
+// RangeOpType operation against that version's root, which the header of the next
+// height signs.
+//
+// The path table lives in proofs, not in abci, because it decides what a proof must
+// cover: the node proves, and the client checks, the key or range TargetOf names, so
+// both import it from here. proofs sits below abci and client in DESIGN.md's layout and
+// may use drive's key layout (and only that); keys are built by drive's builders only.
+const (
+	// PathKey: data = a raw tree key; value = its value, or empty when absent.
+	PathKey = "/key"
+	// PathAddress: data = 20-byte address; value = balance u64 ++ nonce u64, or empty.
+	PathAddress = "/address"
+	// PathIdentity: data = 32-byte identity id; value = EncodeEntries of every
+	// key under the identity's prefix (empty list: no such identity), proven complete.
+	PathIdentity = "/identity"
+	// PathAddressChangesBlocks: data = since height u64; value = the per-block address
+	// balance records at or after that height, proven complete.
+	PathAddressChangesBlocks = "/address-changes/blocks"
+	// PathAddressChangesCompacted: data = since height u64; value = the compacted
+	// records that end at or after that height, proven complete.
+	PathAddressChangesCompacted = "/address-changes/compacted"
+)
+
+// PathPendingNonce: data = a 20-byte address or a 32-byte identity id; value = the last
+// nonce the signer used in the check state (the last saved version plus the mempool's
+// accepted transactions), as a big-endian u64; 0 when it has used none. The answer has
+// no height (0): the check state is not a saved version.
+//
+// NB: the check state is never committed, so this answer carries no proof, and a node
+// can answer anything: it is a hint for picking the next nonce, not a verified read. A
+// client takes the larger of it and the committed nonce.
+const PathPendingNonce = "/pending-nonce"
+
+// PathDryRun: data = a signed transaction's bytes; value = a DryRunAnswer in JSON: what
+// the transaction would do if a block ran it on the check state now. Nothing is kept and
+// nothing is sent. Like PathPendingNonce it is read from the check state, so it has no
+// height and no proof.
+const PathDryRun = "/dry-run"
+
+// DryRunAnswer is the value of a PathDryRun answer.
+type DryRunAnswer struct {
+	// Code is the result code the transaction would get (0: accepted).
+	Code uint32 `json:"code"`
+	// Codespace is not empty (abci.CodespaceInternal) when the node could not run it.
+	Codespace string `json:"codespace,omitempty"`
+	Log       string `json:"log,omitempty"`
+	// Fee is what it would be charged on the check state.
+	Fee uint64 `json:"fee"`
+	// MaxFee bounds the fee on any later state, where keys it found absent may hold
+	// values: never below what a block charges it.
+	MaxFee uint64 `json:"max_fee"`
+}
+
+// Query result codes, with the path table because a client reads them as well as the
+// node gives them. They are not consensus data (queries are not replicated) but are
+// stable all the same: docs/ERRORS.md lists them.
+const (
+	QueryCodeBadRequest     uint32 = 1
+	QueryCodeVersionMissing uint32 = 2
+	QueryCodeInternal       uint32 = 3
+)
+
+// SinceData is the request data of the address-changes paths: since as a big-endian u64.
+func SinceData(since uint64) []byte { return binary.BigEndian.AppendUint64(nil, since) }
+
+// MaxRangeEntries bounds one range answer; Info is "more" when it cut the range.
+const MaxRangeEntries = 1000
+
+// InfoMore marks a range answer cut by MaxRangeEntries.
+const InfoMore = "more"
+
+// Target is what a query path reads: one key, or the range [Start, End).
+type Target struct {
+	Key        []byte // a single key; nil for a range
+	Start, End []byte
+}
+
+// Range reports whether the target is a range.
+func (t Target) Range() bool { return t.Key == nil }
+
+// ErrBadQuery: the path or its data is not understood.
+type ErrBadQuery struct{ Path, Reason string }
+
+func (e ErrBadQuery) Error() string { return fmt.Sprintf("query %s: %s", e.Path, e.Reason) }
+
+// TargetOf maps a query path and its data to the key or range it reads. Clients use it
+// too, to know what a proof must cover.
+func TargetOf(path string, data []byte) (Target, error) {
+	switch path {
+	case PathKey:
+		if len(data) == 0 {
+			return Target{}, ErrBadQuery{path, "empty key"}
+		}
+		return Target{Key: data}, nil
+	case PathAddress:
+		if len(data) != protocol.AddressLen {
+			return Target{}, ErrBadQuery{path, fmt.Sprintf("want a %d-byte address", protocol.AddressLen)}
+		}
+		var a protocol.Address
+		copy(a[:], data)
+		return Target{Key: drive.AddressKey(a)}, nil
+	case PathIdentity:
+		if len(data) != protocol.IdentityIDLen {
+			return Target{}, ErrBadQuery{path, fmt.Sprintf("want a %d-byte identity id", protocol.IdentityIDLen)}
+		}
+		var id protocol.IdentityID
+		copy(id[:], data)
+		p := drive.IdentityPrefix(id)
+		return Target{Start: p, End: drive.PrefixEnd(p)}, nil
+	case PathAddressChangesBlocks, PathAddressChangesCompacted:
+		if len(data) != 8 {
+			return Target{}, ErrBadQuery{path, "want a big-endian u64 height"}
+		}
+		since := binary.BigEndian.Uint64(data)
+		if path == PathAddressChangesBlocks {
+			return Target{Start: drive.BlockChangesKey(since), End: drive.PrefixEnd(drive.BlockChangesPrefix())}, nil
+		}
+		return Target{Start: drive.CompactedChangesEndingFrom(since), End: drive.PrefixEnd(drive.CompactedChangesPrefix())}, nil
+	}
+	return Target{}, ErrBadQuery{path, "unknown path"}
+}

@@ -39,8 +39,14 @@ type Env struct {
 // exists). The node stops when the test ends.
 func StartNode(t testing.TB) *Env {
 	t.Helper()
+	return StartNodeFunded(t, DevBalance)
+}
+
+// StartNodeFunded is StartNode with the dev key funded with devBalance at genesis.
+func StartNodeFunded(t testing.TB, devBalance uint64) *Env {
+	t.Helper()
 	home := t.TempDir()
-	res, err := node.Init(node.InitOptions{Home: home, ChainID: ChainID, DevBalance: DevBalance})
+	res, err := node.Init(node.InitOptions{Home: home, ChainID: ChainID, DevBalance: devBalance})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -286,10 +286,8 @@ func (h *harness) verifyRange(path string, data []byte, res *abcitypes.ResponseQ
 func nonceString(s protocol.NonceState) string {
 	out := strconv.FormatUint(s.Last, 10)
 	var skipped []string
-	for i := uint64(protocol.NonceWindow); i > 0; i-- {
-		if s.Missing&(1<<(i-1)) != 0 {
-			skipped = append(skipped, strconv.FormatUint(s.Last-i, 10))
-		}
+	for _, n := range s.Skipped() {
+		skipped = append(skipped, strconv.FormatUint(n, 10))
 	}
 	if len(skipped) > 0 {
 		out += " skipped=" + strings.Join(skipped, ",")

@@ -20,6 +20,8 @@ type AddressState struct {
 	Balance uint64
 	// Nonce is the last nonce the address used; 0 before the first.
 	Nonce uint64
+	// Skipped are the nonces below Nonce it skipped and may still use, lowest first.
+	Skipped []uint64
 	// Present: the address holds a record; when false Balance and Nonce are zero.
 	Present bool
 	Height  int64
@@ -210,7 +212,7 @@ func (c *Client) Address(ctx context.Context, a protocol.Address, height int64, 
 	if err != nil {
 		return AddressState{}, ErrCorruptValue{Key: drive.AddressKey(a), Err: err}
 	}
-	out.Balance, out.Nonce, out.Present = st.Balance, st.Nonce.Last, true
+	out.Balance, out.Nonce, out.Skipped, out.Present = st.Balance, st.Nonce.Last, st.Nonce.Skipped(), true
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -221,10 +222,10 @@ func TestEndToEnd(t *testing.T) {
 		}
 
 		s.nextBlock()
-		if got := s.address(devAddr, 0); got != withHeight(devBefore, got.Height) {
+		if got := s.address(devAddr, 0); !reflect.DeepEqual(got, withHeight(devBefore, got.Height)) {
 			t.Fatalf("dev changed by refusals: %+v, before %+v", got, devBefore)
 		}
-		if got := s.address(bob.Address(), 0); got != withHeight(bobBefore, got.Height) {
+		if got := s.address(bob.Address(), 0); !reflect.DeepEqual(got, withHeight(bobBefore, got.Height)) {
 			t.Fatalf("bob changed by refusals: %+v, before %+v", got, bobBefore)
 		}
 		for _, before := range []client.IdentityState{id1Before, id2Before} {

@@ -113,6 +113,29 @@ func UseNonce(s NonceState, n, gap uint64) (NonceState, NonceReason) {
 	return s, 0
 }
 
+// Skipped lists the skipped nonces still usable, lowest first.
+func (s NonceState) Skipped() []uint64 {
+	var out []uint64
+	for i := uint64(NonceWindow); i > 0; i-- {
+		if s.Missing&(1<<(i-1)) != 0 {
+			out = append(out, s.Last-i)
+		}
+	}
+	return out
+}
+
+// Used reports whether nonce n has been used: at or below Last and not skipped (a nonce
+// more than NonceWindow below Last that was skipped is gone, and counts as used).
+func (s NonceState) Used(n uint64) bool {
+	if n == 0 || n > s.Last {
+		return false
+	}
+	if n == s.Last || s.Last-1-n >= NonceWindow {
+		return true
+	}
+	return s.Missing&(1<<(s.Last-1-n)) == 0
+}
+
 // Encode packs the record into the 8 bytes of a state value: Missing in the top 24
 // bits, Last in the low 40.
 func (s NonceState) Encode() uint64 { return uint64(s.Missing)<<40 | s.Last }

@@ -251,6 +251,16 @@ func TestUseNonceAgainstReference(t *testing.T) {
 			if s.Last != last {
 				t.Fatalf("record's last %d, model's %d", s.Last, last)
 			}
+			for _, k := range s.Skipped() {
+				if used[k] || s.Used(k) {
+					t.Fatalf("nonce %d listed as skipped but used", k)
+				}
+			}
+			for k := range used {
+				if !s.Used(k) {
+					t.Fatalf("nonce %d used but the record says not", k)
+				}
+			}
 		}
 	}
 }

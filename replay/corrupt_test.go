@@ -8,33 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syndtr/goleveldb/leveldb"
-
+	"github.com/ttld-dev/ttld/e2e"
 	"github.com/ttld-dev/ttld/node"
 )
-
-// copyHome copies a stopped node's home, so each case damages its own.
-func copyHome(t *testing.T, home string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), "home")
-	if err := os.CopyFS(dst, os.DirFS(home)); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
-// putRecord overwrites one record of a CometBFT database of home's data directory.
-func putRecord(t *testing.T, home, db, key string, value []byte) {
-	t.Helper()
-	ldb, err := leveldb.OpenFile(filepath.Join(home, "data", db+".db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ldb.Close()
-	if err := ldb.Put([]byte(key), value, nil); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestReplayCorruptStore: a damaged database, or a record CometBFT panics (or exits)
 // on, is an ErrCorruptStore naming the database and, when it is a block's, the height.
@@ -55,10 +31,10 @@ func TestReplayCorruptStore(t *testing.T) {
 				}
 			}
 		}, "blockstore.db", 0},
-		{"block store state", func(home string) { putRecord(t, home, "blockstore", "blockStore", garbage) }, "blockstore.db", 0},
-		{"block meta", func(home string) { putRecord(t, home, "blockstore", "H:2", garbage) }, "blockstore.db", 2},
-		{"block part", func(home string) { putRecord(t, home, "blockstore", "P:3:0", garbage) }, "blockstore.db", 3},
-		{"saved state", func(home string) { putRecord(t, home, "state", "stateKey", garbage) }, "state.db", 0},
+		{"block store state", func(home string) { e2e.PutRecord(t, home, "blockstore", "blockStore", garbage) }, "blockstore.db", 0},
+		{"block meta", func(home string) { e2e.PutRecord(t, home, "blockstore", "H:2", garbage) }, "blockstore.db", 2},
+		{"block part", func(home string) { e2e.PutRecord(t, home, "blockstore", "P:3:0", garbage) }, "blockstore.db", 3},
+		{"saved state", func(home string) { e2e.PutRecord(t, home, "state", "stateKey", garbage) }, "state.db", 0},
 		{"state manifest", func(home string) {
 			ms, _ := filepath.Glob(filepath.Join(home, "data", "state.db", "MANIFEST-*"))
 			for _, m := range ms {
@@ -68,7 +44,7 @@ func TestReplayCorruptStore(t *testing.T) {
 			}
 		}, "state.db", 0},
 	} {
-		home := copyHome(t, base)
+		home := e2e.CopyHome(t, base)
 		tc.damage(home)
 		_, err := Run(context.Background(), Options{Home: home})
 		var corrupt node.ErrCorruptStore

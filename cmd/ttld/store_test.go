@@ -3,12 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/syndtr/goleveldb/leveldb"
 
 	"github.com/ttld-dev/ttld/e2e"
 	"github.com/ttld-dev/ttld/node"
@@ -17,15 +14,7 @@ import (
 // garble overwrites one record of a CometBFT database of home with bytes that do not
 // decode.
 func garble(t *testing.T, home, db, key string) {
-	t.Helper()
-	ldb, err := leveldb.OpenFile(filepath.Join(home, "data", db+".db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ldb.Close()
-	if err := ldb.Put([]byte(key), []byte("\xff\xfenot a record"), nil); err != nil {
-		t.Fatal(err)
-	}
+	e2e.PutRecord(t, home, db, key, []byte("\xff\xfenot a record"))
 }
 
 // TestCorruptStoresFailInOneLine: `ttld replay` and `ttld start` on a damaged store
@@ -35,13 +24,7 @@ func TestCorruptStoresFailInOneLine(t *testing.T) {
 	if err := env.Node.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	copyOf := func() string {
-		home := filepath.Join(t.TempDir(), "home")
-		if err := os.CopyFS(home, os.DirFS(env.Home)); err != nil {
-			t.Fatal(err)
-		}
-		return home
-	}
+	copyOf := func() string { return e2e.CopyHome(t, env.Home) }
 	ports := func() []string {
 		return []string{"--rpc-laddr", "tcp://" + freeAddr(t), "--p2p-laddr", "tcp://" + freeAddr(t), "--prometheus-laddr", freeAddr(t), "--log-level", "error"}
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -288,8 +289,12 @@ func (n *network) fund(ctx context.Context) {
 			t.Fatalf("fund %s: %+v, %v", m.load.Name, res, err)
 		}
 	}
-	if nonce, err := n.waitNonce(ctx, n.dev.Address(), uint64(len(n.nodes))); err != nil || nonce < uint64(len(n.nodes)) {
-		t.Fatalf("funding the load keys: dev nonce %d, %v", nonce, err)
+	var funding []uint64
+	for i := range n.nodes {
+		funding = append(funding, uint64(i+1))
+	}
+	if st, err := n.waitNonces(ctx, n.dev.Address(), funding); err != nil || len(unused(funding, st)) > 0 {
+		t.Fatalf("funding the load keys: dev nonce %d, skipped %v, %v", st.Nonce, st.Skipped, err)
 	}
 }
 
@@ -550,14 +555,21 @@ func (n *network) load(ctx context.Context) ([]transfer, error) {
 
 func (n *network) loadKey(ctx context.Context, k int) error {
 	key := n.nodes[k].load
-	confirmed, round, resent := uint64(0), 0, 0
-	for confirmed < perKey {
+	var todo []uint64 // the batch's nonces not yet seen committed
+	next, round, resent := uint64(1), 0, 0
+	for next <= perKey || len(todo) > 0 {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("load of %s stopped at nonce %d: %w", n.nodes[k].name, confirmed, err)
+			return fmt.Errorf("load of %s stopped before nonce %d: %w", n.nodes[k].name, next, err)
 		}
-		last := min(confirmed+batch, perKey)
+		if len(todo) == 0 {
+			for ; next <= perKey && len(todo) < batch; next++ {
+				todo = append(todo, next)
+			}
+		} else {
+			resent++
+		}
 		var txs [][]byte
-		for nonce := confirmed + 1; nonce <= last; nonce++ {
+		for _, nonce := range todo {
 			tr := transferOf(k, nonce)
 			txs = append(txs, protocol.Sign(chainID, &protocol.AddressFundsTransfer{
 				PubKey: key.Pub, Nonce: nonce, Recipient: tr.recipient, Amount: tr.amount,
@@ -569,17 +581,27 @@ func (n *network) loadKey(ctx context.Context, k int) error {
 			}
 		}
 		round++
-		now, err := n.waitNonce(ctx, key.Address(), last)
+		st, err := n.waitNonces(ctx, key.Address(), todo)
 		if err != nil {
 			return err
 		}
-		if now < last {
-			resent++
-		}
-		confirmed = now
+		todo = unused(todo, st)
 	}
 	n.t.Logf("load: %s sent %d transfers in %d batches, %d sent again", n.nodes[k].name, perKey, round, resent)
 	return nil
+}
+
+// unused keeps the nonces of todo that st has not used: past its last nonce, or
+// skipped (a batch's first transfer lost with a killed node's mempool while its second
+// reached a block: the skipped nonce is still usable, and is sent again).
+func unused(todo []uint64, st client.AddressState) []uint64 {
+	var out []uint64
+	for _, nonce := range todo {
+		if nonce > st.Nonce || slices.Contains(st.Skipped, nonce) {
+			out = append(out, nonce)
+		}
+	}
+	return out
 }
 
 // send broadcasts txs in order to m; false when m did not take the first one.
@@ -595,20 +617,20 @@ func (n *network) send(ctx context.Context, m *member, txs [][]byte) bool {
 	return true
 }
 
-// waitNonce waits up to commitTimeout for a committed state in which a's nonce is at
-// least want, and returns the highest nonce any node reports.
-func (n *network) waitNonce(ctx context.Context, a protocol.Address, want uint64) (uint64, error) {
+// waitNonces waits up to commitTimeout for a committed state of a in which every nonce
+// of todo is used, and returns the state of the node whose last nonce is highest.
+func (n *network) waitNonces(ctx context.Context, a protocol.Address, todo []uint64) (client.AddressState, error) {
 	deadline := time.Now().Add(commitTimeout)
 	for {
-		best := uint64(0)
+		var best client.AddressState
 		for _, m := range n.nodes {
 			cctx, cancel := context.WithTimeout(ctx, callTimeout)
 			st, err := m.client.Address(cctx, a, 0, false)
 			cancel()
-			if err == nil {
-				best = max(best, st.Nonce)
+			if err == nil && st.Nonce >= best.Nonce {
+				best = st
 			}
-			if best >= want {
+			if len(unused(todo, best)) == 0 {
 				return best, nil
 			}
 		}

@@ -313,3 +313,40 @@ func TestConcurrentConnections(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckTxFailureKeepsOthers: when checking one transaction fails inside the node (a
+// record of the check state that does not decode), that transaction is refused in the
+// internal codespace, and the pending transactions of others stay in the check state:
+// the next nonce of a signer whose transaction was accepted before is still its next.
+func TestCheckTxFailureKeepsOthers(t *testing.T) {
+	h := fundedHarness(t, "alice", "carol")
+	check := func(tx []byte) *abcitypes.ResponseCheckTx {
+		res, err := h.app.CheckTx(context.Background(), &abcitypes.RequestCheckTx{Tx: tx})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	transfer := func(from string, nonce uint64) []byte {
+		return protocol.Sign(testChainID, &protocol.AddressFundsTransfer{PubKey: pub(from), Nonce: nonce, Recipient: addr("bob"), Amount: 1}, key(from))
+	}
+	if res := check(transfer("alice", 1)); res.Code != 0 {
+		t.Fatalf("alice 1: code %d", res.Code)
+	}
+	h.app.mu.Lock()
+	err := h.app.check.Set(drive.AddressKey(addr("carol")), []byte("not an address record"))
+	h.app.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := check(transfer("carol", 1)); res.Codespace != CodespaceInternal || res.Code != CheckCodeInternal {
+		t.Fatalf("carol on a corrupt record: codespace %q code %d", res.Codespace, res.Code)
+	}
+	// alice's first transfer is still pending: her nonce 1 is taken, 2 is next.
+	if res := check(transfer("alice", 1)); protocol.Code(res.Code) != protocol.CodeInvalidAddressNonce {
+		t.Fatalf("alice 1 again: %s, want InvalidAddressNonce", protocol.Code(res.Code))
+	}
+	if res := check(transfer("alice", 2)); res.Code != 0 {
+		t.Fatalf("alice 2: code %d", res.Code)
+	}
+}

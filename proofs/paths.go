@@ -21,7 +21,8 @@ import (
 const (
 	// PathKey: data = a raw tree key; value = its value, or empty when absent.
 	PathKey = "/key"
-	// PathAddress: data = 20-byte address; value = balance u64 ++ nonce u64, or empty.
+	// PathAddress: data = 20-byte address; value = balance u64 ++ nonce record u64
+	// (drive.EncodeAddressState), or empty.
 	PathAddress = "/address"
 	// PathIdentity: data = 32-byte identity id; value = EncodeEntries of every
 	// key under the identity's prefix (empty list: no such identity), proven complete.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
+	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
 	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/cosmos/iavl"
 	"github.com/rs/zerolog"
@@ -40,6 +41,9 @@ type Application struct {
 
 	// consensus connection only
 	staged int64 // height FinalizeBlock staged and Commit has not saved; 0: none
+	// checkInvariants: after every block, the running total of credits must equal the
+	// supply, or the node halts (--check-invariants).
+	checkInvariants bool
 
 	mu    sync.Mutex   // guards check
 	check *drive.Cache // the check state: staged over the last saved version
@@ -59,6 +63,11 @@ func New(store *drive.Store, log zerolog.Logger, metrics *Metrics) (*Application
 	}
 	return a, nil
 }
+
+// CheckInvariants makes every block check that the running total of credits equals
+// the genesis supply, and halt the node (FinalizeBlock fails) with both totals and the
+// height when it does not. Call it before the node starts.
+func (a *Application) CheckInvariants() { a.checkInvariants = true }
 
 // resetCheckState stages a fresh check state over the last saved version.
 func (a *Application) resetCheckState() error {
@@ -101,6 +110,13 @@ func (a *Application) Info(_ context.Context, _ *abcitypes.RequestInfo) (*abcity
 func (a *Application) InitChain(_ context.Context, req *abcitypes.RequestInitChain) (*abcitypes.ResponseInitChain, error) {
 	a.store.Rollback()
 	p := genesis.Params{ChainID: req.ChainId, GenesisTimeMs: uint64(req.Time.UnixMilli()), InitialHeight: uint64(req.InitialHeight)}
+	for _, v := range req.Validators {
+		pub, err := cryptoenc.PubKeyFromProto(v.PubKey)
+		if err != nil {
+			return nil, fmt.Errorf("abci: genesis validator key: %w", err)
+		}
+		p.Validators = append(p.Validators, pub.Address())
+	}
 	if err := genesis.InitChain(a.store.Working(), p, req.AppStateBytes); err != nil {
 		return nil, err
 	}
@@ -225,6 +241,9 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 	}
 	blk := app.Block{Height: uint64(req.Height), TimeMs: uint64(req.Time.UnixMilli()), Proposer: req.ProposerAddress, Txs: req.Txs}
 	res, err := app.ExecuteBlock(a.store.Working(), blk)
+	if err == nil && a.checkInvariants {
+		err = res.Credits.Conserved()
+	}
 	if err != nil {
 		a.store.Rollback()
 		a.log.Error().Err(err).Int64("height", req.Height).Msg("block execution failed; halting")

@@ -37,7 +37,7 @@ func benchChain(b *testing.B) (*harness, []benchIdentity) {
 	h := &harness{t: b, db: db, identities: map[string]protocol.IdentityID{}}
 	h.open()
 	ids := make([]benchIdentity, benchIdentities)
-	var st genesis.AppState
+	st := genesis.AppState{EpochTimeLengthS: genesis.DefaultEpochLengthS}
 	for i := range ids {
 		var seed [32]byte
 		binary.BigEndian.PutUint64(seed[:], uint64(i))

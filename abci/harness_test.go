@@ -12,6 +12,7 @@ import (
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
+	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
 	dbm "github.com/cosmos/cosmos-db"
 	"github.com/rs/zerolog"
 
@@ -35,10 +36,15 @@ type harness struct {
 	app        *Application
 	height     int64
 	identities map[string]protocol.IdentityID // scenario name -> id
+	// validators are the genesis validators; proposer proposes the next blocks (nil:
+	// none named), and names maps a validator's consensus address to its name.
+	validators []abcitypes.ValidatorUpdate
+	proposer   []byte
+	names      map[string]string
 }
 
 func newHarness(t testing.TB) *harness {
-	h := &harness{t: t, db: dbm.NewMemDB(), identities: map[string]protocol.IdentityID{}}
+	h := &harness{t: t, db: dbm.NewMemDB(), identities: map[string]protocol.IdentityID{}, names: map[string]string{}}
 	h.open()
 	return h
 }
@@ -54,6 +60,8 @@ func (h *harness) open() {
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	// Tests always check that every block conserves credits.
+	app.CheckInvariants()
 	h.store, h.app = store, app
 	info, err := app.Info(context.Background(), &abcitypes.RequestInfo{})
 	if err != nil {
@@ -72,15 +80,30 @@ func pub(name string) ed25519.PublicKey { return key(name).Public().(ed25519.Pub
 
 func addr(name string) protocol.Address { return protocol.AddressOf(pub(name)) }
 
+// consensusAddress is the CometBFT address of a scenario validator named name.
+func consensusAddress(name string) []byte { return cmted25519.PubKey(pub(name)).Address() }
+
+// addValidator makes name a genesis validator paid to payout.
+func (h *harness) addValidator(name string, payout protocol.IdentityID, st *genesis.AppState) {
+	h.validators = append(h.validators, abcitypes.Ed25519ValidatorUpdate(pub(name), 10))
+	h.names[string(consensusAddress(name))] = name
+	st.Validators = append(st.Validators, genesis.Validator{Address: hex.EncodeToString(consensusAddress(name)), PayoutIdentity: payout.String()})
+}
+
 // genesisIdentityID is the id a scenario gives a genesis identity.
 func genesisIdentityID(name string) protocol.IdentityID {
 	return protocol.IdentityID(sha256.Sum256([]byte("genesis/" + name)))
 }
 
+// initChain starts the chain on state, with genesis.DefaultEpochLengthS unless state
+// names an epoch length.
 func (h *harness) initChain(state genesis.AppState) []byte {
+	if state.EpochTimeLengthS == 0 {
+		state.EpochTimeLengthS = genesis.DefaultEpochLengthS
+	}
 	raw := state.Encode()
 	res, err := h.app.InitChain(context.Background(), &abcitypes.RequestInitChain{
-		ChainId: testChainID, Time: genesisTime, InitialHeight: 1, AppStateBytes: raw,
+		ChainId: testChainID, Time: genesisTime, InitialHeight: 1, AppStateBytes: raw, Validators: h.validators,
 	})
 	if err != nil {
 		h.t.Fatal(err)
@@ -91,7 +114,7 @@ func (h *harness) initChain(state genesis.AppState) []byte {
 // finalize runs FinalizeBlock without committing.
 func (h *harness) finalize(at time.Time, txs [][]byte) *abcitypes.ResponseFinalizeBlock {
 	res, err := h.app.FinalizeBlock(context.Background(), &abcitypes.RequestFinalizeBlock{
-		Height: h.height + 1, Time: at, Txs: txs,
+		Height: h.height + 1, Time: at, Txs: txs, ProposerAddress: h.proposer,
 	})
 	if err != nil {
 		h.t.Fatalf("finalize %d: %v", h.height+1, err)
@@ -112,6 +135,24 @@ func (h *harness) block(at time.Time, txs [][]byte) *abcitypes.ResponseFinalizeB
 		h.t.Fatalf("committed %d %x, FinalizeBlock said %d %x", v, hash, h.height, res.AppHash)
 	}
 	return res
+}
+
+// moveCredits applies fn to the working tree between blocks, through a ledger so the
+// running total follows, and checks that fn moved credits without making or losing
+// any: how scenarios inject storage fees and refunds that no transition makes yet. The
+// next block's app hash covers the change.
+func (h *harness) moveCredits(fn func(drive.KV) error) {
+	led := drive.NewLedger(h.store.Working())
+	if err := fn(led); err != nil {
+		h.t.Fatal(err)
+	}
+	total, err := led.UpdateTotal(uint64(h.height))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := drive.CheckTotal(h.store.Working(), uint64(h.height)); err != nil {
+		h.t.Fatalf("the injected change moved the total to %d: %v", total, err)
+	}
 }
 
 // supplyCheck checks credit conservation on the last saved version.

@@ -14,6 +14,7 @@ import (
 	"github.com/cosmos/iavl"
 
 	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/feeschedule"
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
@@ -21,10 +22,18 @@ import (
 
 // TestScenarios runs the block scenarios in testdata/. Commands:
 //
-//	genesis                      input: "address NAME BALANCE" / "identity NAME BALANCE KEY[,KEY]"
-//	block time=DURATION          input: one transaction per line (see harness.tx); the
-//	                             time is since genesis; prints each result and the events
+//	genesis [epoch=SECONDS]      input: "address NAME BALANCE" / "identity NAME BALANCE
+//	                             KEY[,KEY]" / "validator NAME PAYOUT_IDENTITY"
+//	block time=DURATION [proposer=NAME]   input: one transaction per line (see
+//	                             harness.tx); the time is since genesis; the proposer
+//	                             stays for later blocks; prints each result and the events
 //	check-tx                     input: one transaction; runs CheckTx on the check state
+//	process-proposal             input: transactions; ProcessProposal's verdict
+//	storage-fee from=A amount=N  a synthetic perpetual storage fee, A to the storage pool
+//	refund owner=I fee=N paid-in=E   a synthetic storage refund to identity I, pending
+//	epoch index=E                an epoch's pool, proposers and payout, as the next
+//	                             block finds them (after storage-fee and refund)
+//	pools                        the current epoch, storage pool, pending refunds, totals
 //	state names=A,B identities=I,J   balances and nonces, fees, and the supply check
 //	query path=address name=A [height=H]   a proven read, verified against the root
 //	query path=identity name=I [height=H]
@@ -62,12 +71,21 @@ func (h *harness) run(d *datadriven.TestData) string {
 					keys = append(keys, fmt.Sprintf("%x", []byte(pub(k))))
 				}
 				st.Identities = append(st.Identities, genesis.Identity{ID: genesisIdentityID(f[1]).String(), Balance: h.u64(map[string]string{"b": f[2]}, "b"), Keys: keys})
+			case len(f) == 3 && f[0] == "validator":
+				h.addValidator(f[1], genesisIdentityID(f[2]), &st)
 			default:
 				h.t.Fatalf("bad genesis line %q", line)
 			}
 		}
+		if m["epoch"] != "" {
+			st.EpochTimeLengthS = h.u64(m, "epoch")
+		}
 		h.initChain(st)
-		fmt.Fprintf(&out, "genesis: %d addresses, %d identities\n", len(st.Addresses), len(st.Identities))
+		fmt.Fprintf(&out, "genesis: %d addresses, %d identities", len(st.Addresses), len(st.Identities))
+		if len(st.Validators) > 0 {
+			fmt.Fprintf(&out, ", %d validators", len(st.Validators))
+		}
+		out.WriteString("\n")
 	case "block":
 		at := genesisTime
 		if m["time"] != "" {
@@ -83,6 +101,10 @@ func (h *harness) run(d *datadriven.TestData) string {
 				txs = append(txs, h.tx(line))
 			}
 		}
+		if name, ok := m["proposer"]; ok {
+			h.proposer = consensusAddress(name)
+			h.names[string(h.proposer)] = name
+		}
 		res := h.block(at, txs)
 		fmt.Fprintf(&out, "height %d\n", h.height)
 		for i, tr := range res.TxResults {
@@ -95,6 +117,83 @@ func (h *harness) run(d *datadriven.TestData) string {
 			}
 			out.WriteString("\n")
 		}
+	case "storage-fee":
+		// A synthetic perpetual storage fee (no transition pays one yet): credits move
+		// from an address to the storage distribution pool, between blocks.
+		h.moveCredits(func(kv drive.KV) error {
+			a := addr(m["from"])
+			amount := h.u64(m, "amount")
+			st, _, err := drive.GetAddress(kv, a)
+			if err != nil || st.Balance < amount {
+				return fmt.Errorf("%s cannot pay %d: %+v %v", m["from"], amount, st, err)
+			}
+			st.Balance -= amount
+			if err := drive.SetAddress(kv, a, st); err != nil {
+				return err
+			}
+			pool, err := drive.GetU64(kv, drive.StoragePoolKey())
+			if err != nil {
+				return err
+			}
+			return drive.SetU64(kv, drive.StoragePoolKey(), pool+amount)
+		})
+		fmt.Fprintf(&out, "storage pool +%s\n", m["amount"])
+	case "refund":
+		// A synthetic storage refund (no transition removes storage yet): the owner gets
+		// feeschedule.StorageRefund of the fee paid in epoch paid-in, now, and the
+		// refund waits for the next epoch change to be taken back.
+		var refunded uint64
+		h.moveCredits(func(kv drive.KV) error {
+			epoch, _, err := drive.GetCurrentEpoch(kv)
+			if err != nil {
+				return err
+			}
+			fee, paidIn := h.u64(m, "fee"), uint32(h.u64(m, "paid-in"))
+			refunded = feeschedule.StorageRefund(fee, paidIn, epoch.Index)
+			id := h.identity(m["owner"])
+			bal, _, err := drive.GetIdentityBalance(kv, id)
+			if err != nil {
+				return err
+			}
+			if err := drive.SetIdentityBalance(kv, id, bal+refunded); err != nil {
+				return err
+			}
+			return drive.AddPendingRefund(kv, drive.PendingRefund{PaidIn: paidIn, From: epoch.Index + 1, StorageFee: fee, Refunded: refunded})
+		})
+		fmt.Fprintf(&out, "refunded %d to %s\n", refunded, m["owner"])
+	case "epoch":
+		kv := h.store.Working() // the last block's state and what was injected since
+		e := uint32(h.u64(m, "index"))
+		fees, _ := drive.GetU64(kv, drive.EpochFeesKey(e))
+		share, _ := drive.GetU64(kv, drive.EpochStorageKey(e))
+		fmt.Fprintf(&out, "epoch %d: fees=%d storage=%d", e, fees, share)
+		if paid, _ := kv.Get(drive.EpochPaidKey(e)); paid != nil {
+			fmt.Fprintf(&out, " paid=%d", binary.BigEndian.Uint64(paid))
+		}
+		out.WriteString("\n")
+		proposers, err := drive.EpochProposers(kv, e)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		for _, p := range proposers {
+			fmt.Fprintf(&out, "  proposer %s: %d blocks\n", h.names[string(p.Proposer)], p.Blocks)
+		}
+	case "pools":
+		kv := h.store.Working()
+		cur, _, _ := drive.GetCurrentEpoch(kv)
+		next, _ := drive.GetNextUnpaidEpoch(kv)
+		pool, _ := drive.GetU64(kv, drive.StoragePoolKey())
+		total, _ := drive.GetU64(kv, drive.TotalCreditsKey())
+		supply, _ := drive.GetSupply(kv)
+		fmt.Fprintf(&out, "current epoch %d (from height %d), oldest unpaid %d, storage pool %d\n", cur.Index, cur.FirstHeight, next, pool)
+		refunds, err := drive.PendingRefunds(kv)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		for _, r := range refunds {
+			fmt.Fprintf(&out, "pending refund: paid in %d, from %d: fee %d, refunded %d\n", r.PaidIn, r.From, r.StorageFee, r.Refunded)
+		}
+		fmt.Fprintf(&out, "total credits %d, supply %d\n", total, supply)
 	case "check-tx":
 		res, err := h.app.CheckTx(context.Background(), &abcitypes.RequestCheckTx{Tx: h.tx(strings.TrimSpace(d.Input))})
 		if err != nil {
@@ -140,7 +239,8 @@ func (h *harness) run(d *datadriven.TestData) string {
 			nonce, _ := drive.GetIdentityNonce(kv, id)
 			fmt.Fprintf(&out, "identity %s: balance=%d nonce=%s\n", n, bal, nonceString(nonce))
 		}
-		fees, _ := drive.GetProcessingFees(kv)
+		epoch, _, _ := drive.GetCurrentEpoch(kv)
+		fees, _ := drive.GetU64(kv, drive.EpochFeesKey(epoch.Index))
 		fmt.Fprintf(&out, "fees collected: %d\n", fees)
 		if err := h.supplyCheck(); err != nil {
 			fmt.Fprintf(&out, "supply: BROKEN: %v\n", err)

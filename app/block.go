@@ -61,6 +61,27 @@ type BlockResult struct {
 	// Fees is the sum of the block's transaction fees, by part.
 	Fees     feeschedule.Result
 	Cleanups []Cleanup
+	// Epoch is the block's epoch.
+	Epoch uint32
+	// Credits is the running total of credits in state after the block, which every
+	// write of the block updated, and the genesis supply it must equal.
+	Credits Credits
+}
+
+// Credits is the running total of credits in state and the supply.
+type Credits struct {
+	Height        uint64
+	Total, Supply uint64
+}
+
+// Conserved reports a total that differs from the supply as an
+// drive.ErrCreditsNotConserved: the node halts on it when it checks invariants
+// (--check-invariants), and tests always check.
+func (c Credits) Conserved() error {
+	if c.Total != c.Supply {
+		return drive.ErrCreditsNotConserved{Height: c.Height, What: "running total", Total: u64(c.Total), Want: u64(c.Supply) + " (the supply)"}
+	}
+	return nil
 }
 
 // Fault is an error that is not the transaction's fault: a storage failure or a broken
@@ -74,6 +95,7 @@ func (f Fault) Unwrap() error { return f.Err }
 // rules are the versioned rules in force for one block (or one CheckTx).
 type rules struct {
 	chainID string
+	params  drive.ChainParams
 	ctx     protocol.Context
 	fees    feeschedule.Schedule
 }
@@ -96,7 +118,7 @@ func loadRules(kv drive.KV, atMs uint64) (rules, error) {
 	if err != nil {
 		return rules{}, err
 	}
-	return rules{chainID: params.ChainID, ctx: ctx, fees: f}, nil
+	return rules{chainID: params.ChainID, params: params, ctx: ctx, fees: f}, nil
 }
 
 // ExecuteBlock applies b to kv (the working tree) and returns its results. An error is a
@@ -116,20 +138,30 @@ func asFault(err error) error {
 }
 
 func executeBlock(kv drive.KV, b Block) (BlockResult, error) {
+	// Every write of the block goes through the ledger, which follows the credits it
+	// moves into the running total.
+	led := drive.NewLedger(kv)
+	kv = led
 	r, err := loadRules(kv, b.TimeMs)
 	if err != nil {
 		return BlockResult{}, err
 	}
 	res := BlockResult{TxResults: make([]TxResult, 0, len(b.Txs))}
 
-	// 1. The block's context: what CheckTx and queries judge time against until the
-	// next block. (Epoch bookkeeping joins here.)
+	// 1. The block's context (what CheckTx and queries judge time against until the
+	// next block) and its epoch: on an epoch change, storage fees distributed and
+	// pending refunds taken back.
 	if err := drive.SetLastBlock(kv, drive.LastBlock{Height: b.Height, TimeMs: b.TimeMs}); err != nil {
 		return res, err
 	}
+	var events []Event
+	if res.Epoch, events, err = epochStep(kv, r.params, b); err != nil {
+		return res, err
+	}
+	res.Events = append(res.Events, events...)
 
 	// 2. Transitions, in block order.
-	collected, err := drive.GetProcessingFees(kv)
+	collected, err := drive.GetU64(kv, drive.EpochFeesKey(res.Epoch))
 	if err != nil {
 		return res, err
 	}
@@ -161,8 +193,23 @@ func executeBlock(kv drive.KV, b Block) (BlockResult, error) {
 
 	// 4. expire_documents joins here.
 
-	// 5. Fees into the pools.
-	if err := drive.SetProcessingFees(kv, collected); err != nil {
+	// 5. Fees into the pools, and the proposer's block counted.
+	if err := feesStep(kv, res.Epoch, b, res.Fees); err != nil {
+		return BlockResult{}, err
+	}
+
+	// 6. The oldest finished epoch not yet paid, to its proposers.
+	if events, err = payoutStep(kv, res.Epoch, r.ctx.Limits); err != nil {
+		return BlockResult{}, err
+	}
+	res.Events = append(res.Events, events...)
+
+	// 7. The running total of credits, which the caller checks against the supply.
+	res.Credits.Height = b.Height
+	if res.Credits.Total, err = led.UpdateTotal(b.Height); err != nil {
+		return BlockResult{}, err
+	}
+	if res.Credits.Supply, err = drive.GetSupply(kv); err != nil {
 		return BlockResult{}, err
 	}
 	return res, nil

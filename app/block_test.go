@@ -26,14 +26,14 @@ func genesisState(t *testing.T, balances map[string]uint64) *drive.Cache {
 			t.Fatal(err)
 		}
 	}
-	must(drive.SetChainParams(kv, drive.ChainParams{ChainID: chainID, InitialHeight: 1}))
+	must(drive.SetChainParams(kv, drive.ChainParams{ChainID: chainID, InitialHeight: 1, EpochLengthS: 3600}))
 	must(drive.SetProtocolVersion(kv, protocol.V13))
 	for name, b := range balances {
 		must(drive.SetAddress(kv, protocol.AddressOf(testKey(name).Public().(ed25519.PublicKey)), drive.AddressState{Balance: b}))
 		supply += b
 	}
 	must(drive.SetSupply(kv, supply))
-	must(drive.SetProcessingFees(kv, 0))
+	must(drive.SetU64(kv, drive.TotalCreditsKey(), supply))
 	return kv
 }
 
@@ -80,7 +80,7 @@ func TestFeesIntoPool(t *testing.T) {
 	if res.TxResults[1].Charged == 0 || res.TxResults[2].Charged != 0 {
 		t.Fatalf("fees %d and %d: the paid refusal must pay, the unpaid one not", res.TxResults[1].Charged, res.TxResults[2].Charged)
 	}
-	pool, _ := drive.GetProcessingFees(kv)
+	pool, _ := drive.GetU64(kv, drive.EpochFeesKey(0))
 	if pool != sum || res.Fees.Processing != sum {
 		t.Fatalf("pool %d, block fees %+v, results charged %d", pool, res.Fees, sum)
 	}
@@ -123,7 +123,7 @@ func TestCreditOverflowIsARefusal(t *testing.T) {
 // last block's time (the genesis time before the first block).
 func TestBlockContext(t *testing.T) {
 	kv := genesisState(t, map[string]uint64{"alice": 1_000_000})
-	if err := drive.SetChainParams(kv, drive.ChainParams{ChainID: chainID, GenesisTimeMs: 500, InitialHeight: 1}); err != nil {
+	if err := drive.SetChainParams(kv, drive.ChainParams{ChainID: chainID, GenesisTimeMs: 500, InitialHeight: 1, EpochLengthS: 3600}); err != nil {
 		t.Fatal(err)
 	}
 	if at, err := JudgeTime(kv); err != nil || at != 500 {

@@ -80,8 +80,8 @@ func CheckTx(kv drive.KV, tx []byte, atMs uint64) (TxResult, error) {
 		return TxResult{}, asFault(err)
 	}
 	staged := drive.NewCache(kv)
-	var pool uint64
-	if pool, err = drive.GetProcessingFees(staged); err != nil {
+	pool, err := epochPool(staged, r, atMs)
+	if err != nil {
 		return TxResult{}, asFault(err)
 	}
 	res, _, err := executeTx(staged, r, tx, pool)
@@ -375,12 +375,19 @@ func DryRun(kv drive.KV, tx []byte, atMs uint64) (TxResult, error) {
 		return TxResult{}, asFault(err)
 	}
 	staged := drive.NewCache(kv)
-	pool, err := drive.GetProcessingFees(staged)
+	pool, err := epochPool(staged, r, atMs)
 	if err != nil {
 		return TxResult{}, asFault(err)
 	}
 	res, _, err := executeTx(staged, r, tx, pool)
 	return res, err
+}
+
+// epochPool is what the fee pool of the epoch of a block at atMs holds: what a
+// transaction's fee is checked against outside a block.
+func epochPool(kv drive.KV, r rules, atMs uint64) (uint64, error) {
+	epoch := protocol.EpochIndex(r.params.GenesisTimeMs, r.params.EpochLengthS, atMs)
+	return drive.GetU64(kv, drive.EpochFeesKey(epoch))
 }
 
 // CheckStateless checks what a transaction's bytes decide alone, under the rules in

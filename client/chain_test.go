@@ -52,6 +52,9 @@ func seedKey(name string) ed25519.PrivateKey {
 }
 
 func newMemChain(t testing.TB, state genesis.AppState) *memChain {
+	if state.EpochTimeLengthS == 0 {
+		state.EpochTimeLengthS = genesis.DefaultEpochLengthS
+	}
 	store, err := drive.NewStore(dbm.NewMemDB(), drive.Options{CacheSize: 10_000})
 	if err != nil {
 		t.Fatal(err)

@@ -1,63 +1,65 @@
 package drive
 
-import (
-	"encoding/binary"
-	"fmt"
-)
-
-// ErrCreditsNotConserved: the credits in state differ from the genesis supply.
-type ErrCreditsNotConserved struct {
-	Supply, Balances, Fees uint64
+// ScanCredits counts every credit in state the long way: every balance and pool, less
+// pending refunds. It reads every key of the roots that hold credits: an invariant check
+// for tests, simulations and an occasional runtime check, not for every block.
+func ScanCredits(kv KV) (uint64, error) {
+	var sum signed
+	for _, root := range []byte{RootIdentities, RootPools, RootAddresses} {
+		err := kv.Iterate([]byte{root}, []byte{root + 1}, func(k, v []byte) (bool, error) {
+			if n, negative, ok := creditsHeld(k, v); ok {
+				if negative {
+					sum = sum.sub(n)
+				} else {
+					sum = sum.add(n)
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	total, ok := sum.u64()
+	if !ok {
+		return 0, ErrCreditsNotConserved{What: "scanned credits", Total: sum.String(), Want: "a value in 0..2^64-1"}
+	}
+	return total, nil
 }
 
-func (e ErrCreditsNotConserved) Error() string {
-	return fmt.Sprintf("credits not conserved: balances %d + fees %d != supply %d", e.Balances, e.Fees, e.Supply)
-}
-
-// CheckCredits walks the whole tree and checks that every balance plus the collected
-// fees equals the supply created at genesis. It reads every key: an invariant check for
-// tests and simulations, not for block execution.
-func CheckCredits(kv KV) error {
+// CheckTotal checks the running total (TotalCreditsKey) against the genesis supply: the
+// check of every block, which costs two reads.
+func CheckTotal(kv KV, height uint64) error {
 	supply, err := GetSupply(kv)
 	if err != nil {
 		return err
 	}
-	fees, err := GetProcessingFees(kv)
+	total, err := GetU64(kv, TotalCreditsKey())
 	if err != nil {
 		return err
 	}
-	var balances uint64
-	credit := func(k []byte, n uint64) error {
-		if balances+n < balances {
-			return ErrCorrupt{Key: k, Reason: "the balances sum past 2^64-1"}
-		}
-		balances += n
-		return nil
+	if total != supply {
+		return ErrCreditsNotConserved{Height: height, What: "running total", Total: u64s(total), Want: u64s(supply) + " (the supply)"}
 	}
-	err = kv.Iterate([]byte{RootIdentities}, []byte{RootIdentities + 1}, func(k, v []byte) (bool, error) {
-		if _, entry, _, ok := ParseIdentityKey(k); ok && entry == IdentityEntryBalance {
-			if len(v) != U64Len {
-				return true, ErrCorrupt{Key: k, Reason: "want 8 bytes"}
-			}
-			return false, credit(k, binary.BigEndian.Uint64(v))
-		}
-		return false, nil
-	})
+	return nil
+}
+
+// CheckCredits counts every credit in state (ScanCredits) and checks that the count
+// equals both the running total and the genesis supply.
+func CheckCredits(kv KV) error {
+	scanned, err := ScanCredits(kv)
 	if err != nil {
 		return err
 	}
-	err = kv.Iterate([]byte{RootAddresses}, []byte{RootAddresses + 1}, func(k, v []byte) (bool, error) {
-		st, err := DecodeAddressState(v)
-		if err != nil {
-			return true, ErrCorrupt{Key: k, Reason: err.Error()}
-		}
-		return false, credit(k, st.Balance)
-	})
+	if err := CheckTotal(kv, 0); err != nil {
+		return err
+	}
+	total, err := GetU64(kv, TotalCreditsKey())
 	if err != nil {
 		return err
 	}
-	if balances+fees < balances || balances+fees != supply {
-		return ErrCreditsNotConserved{Supply: supply, Balances: balances, Fees: fees}
+	if scanned != total {
+		return ErrCreditsNotConserved{What: "scanned credits", Total: u64s(scanned), Want: u64s(total) + " (the running total)"}
 	}
 	return nil
 }

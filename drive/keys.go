@@ -23,7 +23,16 @@ const (
 	identityKey     byte = 'k'
 	identityNonce   byte = 'n'
 
-	poolProcessingFees byte = 'f'
+	poolCurrentEpoch byte = 'c'
+	poolStorage      byte = 'd'
+	poolEpoch        byte = 'e'
+	poolRefunds      byte = 'r'
+	poolNextUnpaid   byte = 'u'
+
+	epochFees      byte = 'f'
+	epochStorage   byte = 's'
+	epochProposers byte = 'p'
+	epochPaid      byte = 'x'
 
 	changesBlock     byte = 'b'
 	changesCompacted byte = 'c'
@@ -31,7 +40,9 @@ const (
 
 	miscGenesis   byte = 'g'
 	miscLastBlock byte = 'l'
+	miscPayout    byte = 'p'
 	miscSupply    byte = 's'
+	miscTotal     byte = 't'
 	miscProtocol  byte = 'v'
 )
 
@@ -98,8 +109,91 @@ func AddressKey(a protocol.Address) []byte {
 	return append([]byte{RootAddresses}, a[:]...)
 }
 
-// ProcessingFeesKey: 48 | 'f' -> processing fees collected, u64.
-func ProcessingFeesKey() []byte { return []byte{RootPools, poolProcessingFees} }
+// CurrentEpochKey: 48 | 'c' -> the current epoch: index u32 ++ first height u64 ++
+// first block time ms u64.
+func CurrentEpochKey() []byte { return []byte{RootPools, poolCurrentEpoch} }
+
+// StoragePoolKey: 48 | 'd' -> the storage distribution pool: perpetual storage fees
+// collected since the last epoch change, u64.
+func StoragePoolKey() []byte { return []byte{RootPools, poolStorage} }
+
+// NextUnpaidEpochKey: 48 | 'u' -> the oldest epoch not yet paid out, u32.
+func NextUnpaidEpochKey() []byte { return []byte{RootPools, poolNextUnpaid} }
+
+// EpochPrefix: 48 | 'e' | epoch u32, the prefix of every key of one epoch's pool.
+func EpochPrefix(epoch uint32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{RootPools, poolEpoch}, epoch)
+}
+
+// EpochFeesKey: 48 | 'e' | epoch | 'f' -> processing fees collected in the epoch, u64.
+func EpochFeesKey(epoch uint32) []byte { return append(EpochPrefix(epoch), epochFees) }
+
+// EpochStorageKey: 48 | 'e' | epoch | 's' -> the epoch's share of storage fees, u64.
+func EpochStorageKey(epoch uint32) []byte { return append(EpochPrefix(epoch), epochStorage) }
+
+// EpochProposerKey: 48 | 'e' | epoch | 'p' | proposer -> blocks the proposer (its
+// consensus address) proposed in the epoch, u64.
+func EpochProposerKey(epoch uint32, proposer []byte) []byte {
+	return append(append(EpochPrefix(epoch), epochProposers), proposer...)
+}
+
+// EpochProposersPrefix is the prefix of an epoch's proposer counts.
+func EpochProposersPrefix(epoch uint32) []byte { return append(EpochPrefix(epoch), epochProposers) }
+
+// EpochPaidKey: 48 | 'e' | epoch | 'x' -> credits the epoch paid out to its proposers,
+// u64; present once the epoch is paid.
+func EpochPaidKey(epoch uint32) []byte { return append(EpochPrefix(epoch), epochPaid) }
+
+// EpochEntry names what a key under EpochPrefix holds.
+type EpochEntry uint8
+
+// The entries of an epoch.
+const (
+	EpochEntryFees EpochEntry = iota + 1
+	EpochEntryStorage
+	EpochEntryProposer
+	EpochEntryPaid
+)
+
+// ParseEpochKey reads a key built by EpochFeesKey, EpochStorageKey, EpochProposerKey
+// or EpochPaidKey; proposer is set for a proposer count.
+func ParseEpochKey(k []byte) (epoch uint32, entry EpochEntry, proposer []byte, ok bool) {
+	if len(k) < 7 || k[0] != RootPools || k[1] != poolEpoch {
+		return 0, 0, nil, false
+	}
+	epoch = binary.BigEndian.Uint32(k[2:6])
+	switch sub := k[6:]; {
+	case len(sub) == 1 && sub[0] == epochFees:
+		return epoch, EpochEntryFees, nil, true
+	case len(sub) == 1 && sub[0] == epochStorage:
+		return epoch, EpochEntryStorage, nil, true
+	case len(sub) == 1 && sub[0] == epochPaid:
+		return epoch, EpochEntryPaid, nil, true
+	case len(sub) > 1 && sub[0] == epochProposers:
+		return epoch, EpochEntryProposer, sub[1:], true
+	}
+	return 0, 0, nil, false
+}
+
+// PendingRefundKey: 48 | 'r' | epoch paid in u32 | from epoch u32 -> storage fee u64 ++
+// refunded u64: storage fees paid in one epoch that owners were refunded, to be taken
+// back from the epochs from `from` on at the next epoch change.
+func PendingRefundKey(paidIn, from uint32) []byte {
+	k := binary.BigEndian.AppendUint32([]byte{RootPools, poolRefunds}, paidIn)
+	return binary.BigEndian.AppendUint32(k, from)
+}
+
+// PendingRefundsPrefix is the prefix of every pending refund.
+func PendingRefundsPrefix() []byte { return []byte{RootPools, poolRefunds} }
+
+// ParsePendingRefundKey reads a key built by PendingRefundKey.
+func ParsePendingRefundKey(k []byte) (paidIn, from uint32, ok bool) {
+	rest, ok := bytes.CutPrefix(k, PendingRefundsPrefix())
+	if !ok || len(rest) != 8 {
+		return 0, 0, false
+	}
+	return binary.BigEndian.Uint32(rest), binary.BigEndian.Uint32(rest[4:]), true
+}
 
 // BlockChangesKey: 58 | 'b' | height u64 -> the address balances one block changed.
 func BlockChangesKey(height uint64) []byte {
@@ -173,6 +267,17 @@ func GenesisKey() []byte { return []byte{RootMisc, miscGenesis} }
 // CheckTx, structure validation and queries judge time-dependent rules against between
 // blocks.
 func LastBlockKey() []byte { return []byte{RootMisc, miscLastBlock} }
+
+// PayoutIdentityKey: 104 | 'p' | validator -> the identity (32 bytes) a validator's
+// share of its epochs' pools is paid to. Written at genesis.
+func PayoutIdentityKey(validator []byte) []byte {
+	return append([]byte{RootMisc, miscPayout}, validator...)
+}
+
+// TotalCreditsKey: 104 | 't' -> the running total of credits held in state (balances
+// and pools, less pending refunds), u64; every block's writes update it, and it equals
+// the supply while credits are conserved.
+func TotalCreditsKey() []byte { return []byte{RootMisc, miscTotal} }
 
 // SupplyKey: 104 | 's' -> total credits created at genesis, u64.
 func SupplyKey() []byte { return []byte{RootMisc, miscSupply} }

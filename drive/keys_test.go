@@ -16,7 +16,7 @@ func TestKeysRoundTrip(t *testing.T) {
 	all := [][]byte{
 		IdentityBalanceKey(id), IdentityNonceKey(id), IdentityKeyKey(id, 3), AddressKey(a),
 		BlockChangesKey(42), CompactedChangesKey(40, 45), ChangesExpiryKey(1234, 40, 45),
-		ProcessingFeesKey(), GenesisKey(), LastBlockKey(), SupplyKey(), ProtocolVersionKey(),
+		StoragePoolKey(), GenesisKey(), LastBlockKey(), SupplyKey(), ProtocolVersionKey(),
 	}
 	for i, k := range all {
 		gotID, entry, index, ok := ParseIdentityKey(k)
@@ -50,6 +50,39 @@ func TestKeysRoundTrip(t *testing.T) {
 		if x, s, e, ok := ParseChangesExpiryKey(k); ok != (i == 6) || (ok && (x != 1234 || s != 40 || e != 45)) {
 			t.Errorf("key %x: ParseChangesExpiryKey = %d %d %d, %v", k, x, s, e, ok)
 		}
+	}
+	for _, k := range all {
+		if _, _, _, ok := ParseEpochKey(k); ok {
+			t.Errorf("key %x parsed as an epoch key", k)
+		}
+		if _, _, ok := ParsePendingRefundKey(k); ok {
+			t.Errorf("key %x parsed as a pending refund", k)
+		}
+	}
+	proposer := []byte{1, 2, 3, 4}
+	for _, c := range []struct {
+		key      []byte
+		entry    EpochEntry
+		proposer []byte
+	}{
+		{EpochFeesKey(70000), EpochEntryFees, nil},
+		{EpochStorageKey(70000), EpochEntryStorage, nil},
+		{EpochPaidKey(70000), EpochEntryPaid, nil},
+		{EpochProposerKey(70000, proposer), EpochEntryProposer, proposer},
+	} {
+		epoch, entry, p, ok := ParseEpochKey(c.key)
+		if !ok || epoch != 70000 || entry != c.entry || string(p) != string(c.proposer) {
+			t.Errorf("epoch key %x parsed as %d %d %x %v", c.key, epoch, entry, p, ok)
+		}
+		if _, _, ok := ParsePendingRefundKey(c.key); ok {
+			t.Errorf("epoch key %x parsed as a pending refund", c.key)
+		}
+	}
+	if paidIn, from, ok := ParsePendingRefundKey(PendingRefundKey(3, 9)); !ok || paidIn != 3 || from != 9 {
+		t.Errorf("pending refund key parsed as %d %d %v", paidIn, from, ok)
+	}
+	if bytes.Compare(EpochFeesKey(255), EpochFeesKey(256)) >= 0 {
+		t.Error("epoch keys do not sort by epoch")
 	}
 	// Big-endian heights: key order is numeric order.
 	if bytes.Compare(BlockChangesKey(255), BlockChangesKey(256)) >= 0 {

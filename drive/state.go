@@ -180,15 +180,6 @@ func SetAddress(kv KV, a protocol.Address, s AddressState) error {
 	return kv.Set(AddressKey(a), EncodeAddressState(s))
 }
 
-// GetProcessingFees returns the processing fees collected so far.
-func GetProcessingFees(kv KV) (uint64, error) {
-	n, _, err := getU64(kv, ProcessingFeesKey())
-	return n, err
-}
-
-// SetProcessingFees writes the processing fees collected so far.
-func SetProcessingFees(kv KV, n uint64) error { return putU64(kv, ProcessingFeesKey(), n) }
-
 // GetSupply returns the total credits created at genesis.
 func GetSupply(kv KV) (uint64, error) {
 	n, _, err := getU64(kv, SupplyKey())
@@ -221,15 +212,22 @@ type ChainParams struct {
 	ChainID       string
 	GenesisTimeMs uint64
 	InitialHeight uint64
+	// EpochLengthS is the epoch length in seconds (protocol.MinEpochLengthS ..
+	// protocol.MaxEpochLengthS).
+	EpochLengthS uint64
 }
 
-// EncodeChainParams: version u8 (1) | chain id length u8 | chain id | genesis time ms
-// u64 | initial height u64.
+// chainParamsVersion is the layout of EncodeChainParams.
+const chainParamsVersion = 2
+
+// EncodeChainParams: version u8 (2) | chain id length u8 | chain id | genesis time ms
+// u64 | initial height u64 | epoch length s u64.
 func EncodeChainParams(p ChainParams) []byte {
-	b := []byte{1, uint8(len(p.ChainID))}
+	b := []byte{chainParamsVersion, uint8(len(p.ChainID))}
 	b = append(b, p.ChainID...)
 	b = binary.BigEndian.AppendUint64(b, p.GenesisTimeMs)
-	return binary.BigEndian.AppendUint64(b, p.InitialHeight)
+	b = binary.BigEndian.AppendUint64(b, p.InitialHeight)
+	return binary.BigEndian.AppendUint64(b, p.EpochLengthS)
 }
 
 // GetChainParams reads the genesis parameters.
@@ -239,7 +237,7 @@ func GetChainParams(kv KV) (ChainParams, error) {
 	if err != nil {
 		return ChainParams{}, err
 	}
-	if len(v) < 2 || v[0] != 1 || len(v) != 2+int(v[1])+16 {
+	if len(v) < 2 || v[0] != chainParamsVersion || len(v) != 2+int(v[1])+24 {
 		return ChainParams{}, ErrCorrupt{Key: key, Reason: "bad chain parameters"}
 	}
 	n := int(v[1])
@@ -247,6 +245,7 @@ func GetChainParams(kv KV) (ChainParams, error) {
 		ChainID:       string(v[2 : 2+n]),
 		GenesisTimeMs: binary.BigEndian.Uint64(v[2+n:]),
 		InitialHeight: binary.BigEndian.Uint64(v[10+n:]),
+		EpochLengthS:  binary.BigEndian.Uint64(v[18+n:]),
 	}, nil
 }
 

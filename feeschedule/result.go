@@ -1,6 +1,7 @@
 package feeschedule
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 
@@ -24,8 +25,8 @@ type Result struct {
 	// DeletionPrepay is charged as processing at creation for the deletion the platform
 	// will do when a document's time to live ends.
 	DeletionPrepay uint64
-	// Refunds go back to the owners of removed storage, sorted by Owner, each owner at
-	// most once.
+	// Refunds go back to the owners of removed storage, sorted by owner then by the
+	// epoch the storage was paid in, each pair at most once.
 	Refunds []Refund
 	// RemovedBytes counts the stored bytes the transition removed.
 	RemovedBytes uint64
@@ -37,10 +38,14 @@ type LifetimeFee struct {
 	Credits uint64
 }
 
-// Refund is storage fee returned to an owner.
+// Refund is storage fee returned to an owner: Credits is StorageRefund of StorageFee,
+// the part of the fee paid in epoch PaidIn for the removed storage. The epochs that fee
+// was paid out to give Credits back at the next epoch change.
 type Refund struct {
-	Owner   protocol.IdentityID
-	Credits uint64
+	Owner      protocol.IdentityID
+	PaidIn     uint32
+	StorageFee uint64
+	Credits    uint64
 }
 
 // ErrOverflow: a sum of fees passes 2^64-1. Credits are conserved and capped at
@@ -113,15 +118,32 @@ func (r Result) Add(o Result) (Result, error) {
 		out.LifetimeStorage = append(out.LifetimeStorage, LifetimeFee{Epochs: epochs, Credits: credits})
 	}
 	sort.Slice(out.LifetimeStorage, func(i, j int) bool { return out.LifetimeStorage[i].Epochs < out.LifetimeStorage[j].Epochs })
-	refunds := map[protocol.IdentityID]uint64{}
+	type refundKey struct {
+		owner  protocol.IdentityID
+		paidIn uint32
+	}
+	refunds := map[refundKey]Refund{}
 	for _, f := range append(append([]Refund(nil), r.Refunds...), o.Refunds...) {
-		if refunds[f.Owner], err = add(refunds[f.Owner], f.Credits, "refunds of "+f.Owner.String()); err != nil {
+		k := refundKey{f.Owner, f.PaidIn}
+		sum := refunds[k]
+		sum.Owner, sum.PaidIn = f.Owner, f.PaidIn
+		if sum.Credits, err = add(sum.Credits, f.Credits, "refunds of "+f.Owner.String()); err != nil {
 			return r, err
 		}
+		if sum.StorageFee, err = add(sum.StorageFee, f.StorageFee, "refunded storage fees of "+f.Owner.String()); err != nil {
+			return r, err
+		}
+		refunds[k] = sum
 	}
-	for owner, credits := range refunds {
-		out.Refunds = append(out.Refunds, Refund{Owner: owner, Credits: credits})
+	for _, f := range refunds {
+		out.Refunds = append(out.Refunds, f)
 	}
-	sort.Slice(out.Refunds, func(i, j int) bool { return string(out.Refunds[i].Owner[:]) < string(out.Refunds[j].Owner[:]) })
+	sort.Slice(out.Refunds, func(i, j int) bool {
+		a, b := out.Refunds[i], out.Refunds[j]
+		if c := bytes.Compare(a.Owner[:], b.Owner[:]); c != 0 {
+			return c < 0
+		}
+		return a.PaidIn < b.PaidIn
+	})
 	return out, nil
 }

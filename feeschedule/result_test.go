@@ -17,7 +17,7 @@ func TestResultParts(t *testing.T) {
 	a := Result{
 		Processing: 100, PerpetualStorage: 2000, DeletionPrepay: 30,
 		LifetimeStorage: []LifetimeFee{{Epochs: 3, Credits: 7}},
-		Refunds:         []Refund{{Owner: bob, Credits: 5}},
+		Refunds:         []Refund{{Owner: bob, PaidIn: 2, StorageFee: 50, Credits: 5}},
 		RemovedBytes:    11,
 	}
 	if c, err := a.Charged(); err != nil || c != 100+2000+30+7 {
@@ -26,7 +26,7 @@ func TestResultParts(t *testing.T) {
 	b := Result{
 		Processing:      1,
 		LifetimeStorage: []LifetimeFee{{Epochs: 40, Credits: 1}, {Epochs: 3, Credits: 2}},
-		Refunds:         []Refund{{Owner: alice, Credits: 1}, {Owner: bob, Credits: 1}},
+		Refunds:         []Refund{{Owner: alice, PaidIn: 2, StorageFee: 10, Credits: 1}, {Owner: bob, PaidIn: 2, StorageFee: 10, Credits: 1}, {Owner: bob, PaidIn: 1, StorageFee: 7, Credits: 3}},
 		RemovedBytes:    1,
 	}
 	sum, err := a.Add(b)
@@ -36,13 +36,13 @@ func TestResultParts(t *testing.T) {
 	want := Result{
 		Processing: 101, PerpetualStorage: 2000, DeletionPrepay: 30,
 		LifetimeStorage: []LifetimeFee{{Epochs: 3, Credits: 9}, {Epochs: 40, Credits: 1}},
-		Refunds:         []Refund{{Owner: alice, Credits: 1}, {Owner: bob, Credits: 6}},
+		Refunds:         []Refund{{Owner: alice, PaidIn: 2, StorageFee: 10, Credits: 1}, {Owner: bob, PaidIn: 1, StorageFee: 7, Credits: 3}, {Owner: bob, PaidIn: 2, StorageFee: 60, Credits: 6}},
 		RemovedBytes:    12,
 	}
 	if !reflect.DeepEqual(sum, want) {
 		t.Fatalf("sum %+v, want %+v", sum, want)
 	}
-	if r, err := sum.RefundTotal(); err != nil || r != 7 {
+	if r, err := sum.RefundTotal(); err != nil || r != 10 {
 		t.Fatalf("refunds %d %v", r, err)
 	}
 	var ov ErrOverflow

@@ -16,8 +16,26 @@ import (
 type AppState struct {
 	// ProtocolVersion the chain starts on; 0 means protocol.Latest.
 	ProtocolVersion protocol.Version `json:"protocol_version"`
-	Addresses       []Address        `json:"addresses"`
-	Identities      []Identity       `json:"identities"`
+	// EpochTimeLengthS is the epoch length in seconds, protocol.MinEpochLengthS to
+	// protocol.MaxEpochLengthS (mainnet 788,400; a local chain DefaultEpochLengthS).
+	EpochTimeLengthS uint64     `json:"epoch_time_length_s"`
+	Addresses        []Address  `json:"addresses"`
+	Identities       []Identity `json:"identities"`
+	// Validators names the payout identity of every genesis validator.
+	Validators []Validator `json:"validators"`
+}
+
+// DefaultEpochLengthS is the epoch length `ttld init` and `ttld testnet` write unless
+// told otherwise: an hour, short enough to watch epochs change on a local chain.
+const DefaultEpochLengthS = 3600
+
+// Validator names the identity a genesis validator's share of its epochs' pools is
+// paid to.
+type Validator struct {
+	// Address is the validator's 20-byte consensus address, 40 hex digits.
+	Address string `json:"address"`
+	// PayoutIdentity is an identity of this genesis, 64 hex digits.
+	PayoutIdentity string `json:"payout_identity"`
 }
 
 // Address funds a platform address at genesis.
@@ -69,6 +87,9 @@ func (s AppState) supply() (uint64, error) {
 	if !protocol.Known(s.ProtocolVersion) {
 		return 0, invalid("unknown protocol version %d", s.ProtocolVersion)
 	}
+	if s.EpochTimeLengthS < protocol.MinEpochLengthS || s.EpochTimeLengthS > protocol.MaxEpochLengthS {
+		return 0, invalid("epoch_time_length_s %d is outside %d..%d", s.EpochTimeLengthS, protocol.MinEpochLengthS, protocol.MaxEpochLengthS)
+	}
 	var total uint64
 	add := func(n uint64, what string) error {
 		if total+n < total {
@@ -108,7 +129,40 @@ func (s AppState) supply() (uint64, error) {
 			return 0, err
 		}
 	}
+	if _, err := s.payouts(seenI); err != nil {
+		return 0, err
+	}
 	return total, nil
+}
+
+// payouts validates the validators' entries against the genesis identities and
+// returns the payout identity of each validator, by address.
+func (s AppState) payouts(identities map[protocol.IdentityID]bool) (map[string]protocol.IdentityID, error) {
+	out := map[string]protocol.IdentityID{}
+	used := map[protocol.IdentityID]string{}
+	for _, v := range s.Validators {
+		addr, err := hex.DecodeString(v.Address)
+		if err != nil || len(addr) != 20 {
+			return nil, invalid("validator %q: want a 20-byte consensus address in hex", v.Address)
+		}
+		key := string(addr)
+		if _, dup := out[key]; dup {
+			return nil, invalid("validator %s repeats", v.Address)
+		}
+		id, err := protocol.ParseIdentityID(v.PayoutIdentity)
+		if err != nil {
+			return nil, invalid("validator %s payout identity %q: %v", v.Address, v.PayoutIdentity, err)
+		}
+		if !identities[id] {
+			return nil, invalid("validator %s payout identity %s is not an identity of this genesis", v.Address, v.PayoutIdentity)
+		}
+		if other, dup := used[id]; dup {
+			return nil, invalid("validators %s and %s share the payout identity %s", other, v.Address, v.PayoutIdentity)
+		}
+		used[id] = v.Address
+		out[key] = id
+	}
+	return out, nil
 }
 
 func (i Identity) keys() ([]ed25519.PublicKey, error) {
@@ -131,6 +185,9 @@ type Params struct {
 	ChainID       string
 	GenesisTimeMs uint64
 	InitialHeight uint64
+	// Validators are the consensus addresses of the genesis validators: each must have
+	// a payout identity in the app state.
+	Validators [][]byte
 }
 
 // InitChain writes the genesis state into kv: the chain parameters (so the tree is
@@ -148,7 +205,23 @@ func InitChain(kv drive.KV, p Params, raw []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := drive.SetChainParams(kv, drive.ChainParams{ChainID: p.ChainID, GenesisTimeMs: p.GenesisTimeMs, InitialHeight: p.InitialHeight}); err != nil {
+	payouts, err := s.payouts(identitySet(s.Identities))
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, v := range p.Validators {
+		if _, ok := payouts[string(v)]; !ok {
+			return invalid("validator %X has no payout identity in the app state's validators", v)
+		}
+		seen[string(v)] = true
+	}
+	for _, v := range s.Validators {
+		if addr, _ := hex.DecodeString(v.Address); !seen[string(addr)] {
+			return invalid("app state names validator %s, which is not a genesis validator", v.Address)
+		}
+	}
+	if err := drive.SetChainParams(kv, drive.ChainParams{ChainID: p.ChainID, GenesisTimeMs: p.GenesisTimeMs, InitialHeight: p.InitialHeight, EpochLengthS: s.EpochTimeLengthS}); err != nil {
 		return err
 	}
 	if err := drive.SetProtocolVersion(kv, s.ProtocolVersion); err != nil {
@@ -157,8 +230,20 @@ func InitChain(kv drive.KV, p Params, raw []byte) error {
 	if err := drive.SetSupply(kv, supply); err != nil {
 		return err
 	}
-	if err := drive.SetProcessingFees(kv, 0); err != nil {
+	// Every credit of the supply is in a balance below: the running total starts there.
+	if err := drive.SetU64(kv, drive.TotalCreditsKey(), supply); err != nil {
 		return err
+	}
+	if err := drive.SetNextUnpaidEpoch(kv, 0); err != nil {
+		return err
+	}
+	vals := append([]Validator(nil), s.Validators...)
+	sort.Slice(vals, func(i, j int) bool { return vals[i].Address < vals[j].Address })
+	for _, v := range vals {
+		addr, _ := hex.DecodeString(v.Address)
+		if err := drive.SetPayoutIdentity(kv, addr, payouts[string(addr)]); err != nil {
+			return err
+		}
 	}
 	addrs := append([]Address(nil), s.Addresses...)
 	sort.Slice(addrs, func(i, j int) bool { return addrs[i].Address < addrs[j].Address })
@@ -178,4 +263,14 @@ func InitChain(kv drive.KV, p Params, raw []byte) error {
 		}
 	}
 	return nil
+}
+
+func identitySet(ids []Identity) map[protocol.IdentityID]bool {
+	out := map[protocol.IdentityID]bool{}
+	for _, i := range ids {
+		if id, err := protocol.ParseIdentityID(i.ID); err == nil {
+			out[id] = true
+		}
+	}
+	return out
 }

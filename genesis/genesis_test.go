@@ -1,6 +1,7 @@
 package genesis
 
 import (
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
@@ -16,21 +17,75 @@ const key1 = "8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c"
 func TestDecodeRefusals(t *testing.T) {
 	addr := strings.Repeat("ab", 20)
 	id := strings.Repeat("cd", 32)
+	id2 := strings.Repeat("ef", 32)
+	ids := `"identities": [{"id": "` + id + `", "balance": 1, "keys": ["` + key1 + `"]}, {"id": "` + id2 + `", "balance": 1, "keys": ["` + key1 + `"]}]`
+	val := func(address, payout string) string {
+		return `{"address": "` + address + `", "payout_identity": "` + payout + `"}`
+	}
+	const e = `"epoch_time_length_s": 3600, `
 	cases := map[string]string{
-		"unknown field":    `{"nope": 1}`,
-		"unknown version":  `{"protocol_version": 99}`,
-		"bad address":      `{"addresses": [{"address": "xyz", "balance": 1}]}`,
-		"repeated address": `{"addresses": [{"address": "` + addr + `", "balance": 1}, {"address": "` + addr + `", "balance": 2}]}`,
-		"bad identity":     `{"identities": [{"id": "00", "balance": 1, "keys": ["` + key1 + `"]}]}`,
-		"no keys":          `{"identities": [{"id": "` + id + `", "balance": 1, "keys": []}]}`,
-		"bad key":          `{"identities": [{"id": "` + id + `", "balance": 1, "keys": ["00"]}]}`,
-		"supply overflow":  `{"addresses": [{"address": "` + addr + `", "balance": 18446744073709551615}], "identities": [{"id": "` + id + `", "balance": 1, "keys": ["` + key1 + `"]}]}`,
-		"not json":         `{`,
+		"unknown field":                 `{` + e + `"nope": 1}`,
+		"unknown version":               `{` + e + `"protocol_version": 99}`,
+		"bad address":                   `{` + e + `"addresses": [{"address": "xyz", "balance": 1}]}`,
+		"repeated address":              `{` + e + `"addresses": [{"address": "` + addr + `", "balance": 1}, {"address": "` + addr + `", "balance": 2}]}`,
+		"bad identity":                  `{` + e + `"identities": [{"id": "00", "balance": 1, "keys": ["` + key1 + `"]}]}`,
+		"no keys":                       `{` + e + `"identities": [{"id": "` + id + `", "balance": 1, "keys": []}]}`,
+		"bad key":                       `{` + e + `"identities": [{"id": "` + id + `", "balance": 1, "keys": ["00"]}]}`,
+		"supply overflow":               `{` + e + `"addresses": [{"address": "` + addr + `", "balance": 18446744073709551615}], "identities": [{"id": "` + id + `", "balance": 1, "keys": ["` + key1 + `"]}]}`,
+		"not json":                      `{`,
+		"no epoch length":               `{}`,
+		"epoch length 0":                `{"epoch_time_length_s": 0}`,
+		"epoch length under a minute":   `{"epoch_time_length_s": 59}`,
+		"epoch length over a year":      `{"epoch_time_length_s": 31536001}`,
+		"bad validator address":         `{` + e + ids + `, "validators": [` + val("12", id) + `]}`,
+		"repeated validator":            `{` + e + ids + `, "validators": [` + val(addr, id) + `, ` + val(addr, id2) + `]}`,
+		"payout not a genesis identity": `{` + e + ids + `, "validators": [` + val(addr, strings.Repeat("99", 32)) + `]}`,
+		"shared payout identity":        `{` + e + ids + `, "validators": [` + val(addr, id) + `, ` + val(strings.Repeat("ac", 20), id) + `]}`,
 	}
 	for name, raw := range cases {
 		if _, err := Decode([]byte(raw)); !errors.As(err, new(ErrInvalid)) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)
 		}
+	}
+	good := `{` + e + ids + `, "validators": [` + val(addr, id) + `, ` + val(strings.Repeat("ac", 20), id2) + `]}`
+	if _, err := Decode([]byte(good)); err != nil {
+		t.Fatalf("a valid app state: %v", err)
+	}
+}
+
+// TestInitChainValidators: every genesis validator needs a payout identity in the app
+// state, and the app state names no validator CometBFT's genesis lacks; a refusal
+// writes nothing.
+func TestInitChainValidators(t *testing.T) {
+	id := strings.Repeat("cd", 32)
+	a, b := strings.Repeat("ab", 20), strings.Repeat("ac", 20)
+	raw := []byte(`{"epoch_time_length_s": 3600, "identities": [{"id": "` + id + `", "balance": 1, "keys": ["` + key1 + `"]}], "validators": [{"address": "` + a + `", "payout_identity": "` + id + `"}]}`)
+	addr := func(h string) []byte {
+		x, _ := hex.DecodeString(h)
+		return x
+	}
+	for name, vals := range map[string][][]byte{
+		"a validator without a payout identity": {addr(a), addr(b)},
+		"a payout for no genesis validator":     {},
+	} {
+		kv := drive.NewCache(drive.Empty())
+		err := InitChain(kv, Params{ChainID: "c", Validators: vals}, raw)
+		if !errors.As(err, new(ErrInvalid)) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+		written := 0
+		_ = kv.Iterate(nil, nil, func(_, _ []byte) (bool, error) { written++; return false, nil })
+		if written != 0 {
+			t.Errorf("%s: %d keys written", name, written)
+		}
+	}
+	kv := drive.NewCache(drive.Empty())
+	if err := InitChain(kv, Params{ChainID: "c", Validators: [][]byte{addr(a)}}, raw); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := drive.GetPayoutIdentity(kv, addr(a))
+	if err != nil || !ok || got.String() != id {
+		t.Fatalf("payout identity %s %v %v", got, ok, err)
 	}
 }
 
@@ -38,6 +93,7 @@ func TestDecodeRefusals(t *testing.T) {
 // of all balances, and the same state written twice gives the same root.
 func TestInitChain(t *testing.T) {
 	raw := []byte(`{
+	  "epoch_time_length_s": 3600,
 	  "addresses": [{"address": "` + strings.Repeat("ab", 20) + `", "balance": 700}, {"address": "` + strings.Repeat("01", 20) + `", "balance": 300}],
 	  "identities": [{"id": "` + strings.Repeat("cd", 32) + `", "balance": 5, "keys": ["` + key1 + `"]}]
 	}`)
@@ -57,7 +113,7 @@ func TestInitChain(t *testing.T) {
 		if v, _ := drive.GetProtocolVersion(kv); v != protocol.Latest {
 			t.Fatalf("protocol version %d", v)
 		}
-		if p, _ := drive.GetChainParams(kv); p.ChainID != "c" || p.GenesisTimeMs != 42 {
+		if p, _ := drive.GetChainParams(kv); p.ChainID != "c" || p.GenesisTimeMs != 42 || p.EpochLengthS != 3600 {
 			t.Fatalf("params %+v", p)
 		}
 		a, _ := protocol.ParseAddress(strings.Repeat("ab", 20))

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +48,9 @@ type InitOptions struct {
 	// DevBalance is the credits of the dev key's platform address in genesis; 0 means
 	// DefaultDevBalance.
 	DevBalance uint64
+	// EpochLengthS is the chain's epoch length in seconds; 0 means
+	// genesis.DefaultEpochLengthS.
+	EpochLengthS uint64
 	// Overwrite starts a new chain in a home that already has one: it rewrites the
 	// configuration and genesis and deletes data/ (blocks, state, application DB and
 	// the validator's last-sign state). Keys (node, validator, keyring) are kept.
@@ -141,10 +145,21 @@ func Init(opts InitOptions) (InitResult, error) {
 	if err != nil {
 		return InitResult{}, err
 	}
+	// The validator's rewards go to its payout identity, whose key is the home's too.
+	payoutKey, err := loadOrAddKey(keyring.Open(home), PayoutKeyName("validator"))
+	if err != nil {
+		return InitResult{}, err
+	}
+	payout := protocol.PayoutIdentityID(keys.ValidatorPub.Address())
 	state := genesis.AppState{
-		ProtocolVersion: protocol.Latest,
-		Addresses:       []genesis.Address{{Address: dev.Address().String(), Balance: balance}},
-		Identities:      []genesis.Identity{},
+		ProtocolVersion:  protocol.Latest,
+		EpochTimeLengthS: epochLength(opts.EpochLengthS),
+		Addresses:        []genesis.Address{{Address: dev.Address().String(), Balance: balance}},
+		Identities:       []genesis.Identity{{ID: payout.String(), Keys: []string{hex.EncodeToString(payoutKey.Pub)}}},
+		Validators:       []genesis.Validator{{Address: keys.ValidatorPub.Address().String(), PayoutIdentity: payout.String()}},
+	}
+	if _, err := genesis.Decode(state.Encode()); err != nil {
+		return InitResult{}, err
 	}
 	gen, err := newGenesisDoc(chainID, []cmttypes.GenesisValidator{keys.genesisValidator(cfg.Moniker)}, state)
 	if err != nil {
@@ -167,6 +182,14 @@ func Init(opts InitOptions) (InitResult, error) {
 		DevAddress:       dev.Address(),
 		DevBalance:       balance,
 	}, nil
+}
+
+// epochLength is the genesis epoch length for an option: 0 means the default.
+func epochLength(s uint64) uint64 {
+	if s == 0 {
+		return genesis.DefaultEpochLengthS
+	}
+	return s
 }
 
 func checkChainID(chainID string) error {

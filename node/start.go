@@ -35,6 +35,9 @@ type StartOptions struct {
 	// Overrides of config.toml, in its forms ("tcp://127.0.0.1:26657" for RPC and
 	// P2P, "127.0.0.1:26660" for Prometheus); "" keeps the config's value.
 	RPCListen, P2PListen, PrometheusListen string
+	// CheckInvariants halts the node on a block after which the running total of
+	// credits differs from the supply (--check-invariants).
+	CheckInvariants bool
 }
 
 // Node is a running chain: CometBFT in process around the ttld application.
@@ -135,7 +138,7 @@ func Start(opts StartOptions) (*Node, error) {
 	// NB: CometBFT panics inside NewNode on records it cannot decode (the last
 	// commit, blocks the handshake replays): recovered here into one error.
 	panicked := RecoverCorrupt(cfg.DBDir(), 0, func() {
-		n.comet, err = newComet(cfg, gen.ChainID, opts.Logger, nodeCometLogger(opts.Logger, &n.stopping), store, pv, nodeKey, n.cometDB)
+		n.comet, err = newComet(cfg, gen.ChainID, opts.Logger, nodeCometLogger(opts.Logger, &n.stopping), store, pv, nodeKey, n.cometDB, opts.CheckInvariants)
 	})
 	var corrupt ErrCorruptStore
 	if errors.As(panicked, &corrupt) {
@@ -168,7 +171,7 @@ func warnIgnoredLogSettings(cfg *config.Config, log zerolog.Logger) {
 // default before it is built and started, so that a process can start a node again
 // after stopping one, and registers the application's metrics there too, so that one
 // endpoint serves both.
-func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog cmtlog.Logger, store *drive.Store, pv *privval.FilePV, nodeKey *p2p.NodeKey, dbs *cometDBs) (*cmtnode.Node, error) {
+func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog cmtlog.Logger, store *drive.Store, pv *privval.FilePV, nodeKey *p2p.NodeKey, dbs *cometDBs, checkInvariants bool) (*cmtnode.Node, error) {
 	promMu.Lock()
 	defer promMu.Unlock()
 	reg := prometheus.NewRegistry()
@@ -182,6 +185,9 @@ func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog c
 	app, err := abci.New(store, log.With().Str("module", "app").Logger(), metrics)
 	if err != nil {
 		return nil, err
+	}
+	if checkInvariants {
+		app.CheckInvariants()
 	}
 	comet, err := cmtnode.NewNode(cfg, pv, nodeKey,
 		// The application takes its own locks per connection (consensus, mempool,

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -65,20 +64,6 @@ const TestnetClientDir = "client"
 // identity, such as "node0-payout".
 func PayoutKeyName(validator string) string { return validator + "-payout" }
 
-// PayoutIdentityDomain prefixes the hash that names a validator's payout identity.
-const PayoutIdentityDomain = "ttld/validator-payout"
-
-// PayoutIdentityID is the identity a validator's rewards are paid to:
-// sha256(PayoutIdentityDomain || the validator's 20-byte consensus address).
-func PayoutIdentityID(validator cmttypes.Address) protocol.IdentityID {
-	h := sha256.New()
-	h.Write([]byte(PayoutIdentityDomain))
-	h.Write(validator)
-	var id protocol.IdentityID
-	copy(id[:], h.Sum(nil))
-	return id
-}
-
 // TestnetOptions configure Testnet.
 type TestnetOptions struct {
 	// Output is the folder that receives node0 .. node{Validators-1}, full0 ..
@@ -100,6 +85,9 @@ type TestnetOptions struct {
 	// DevBalance is the credits of the client's dev key in genesis; 0 means
 	// DefaultDevBalance.
 	DevBalance uint64
+	// EpochLengthS is the chain's epoch length in seconds; 0 means
+	// genesis.DefaultEpochLengthS.
+	EpochLengthS uint64
 	// Force replaces the homes of an Output folder that is not empty. Only its
 	// node<N>, full<N> and client folders are deleted; anything else is left alone.
 	Force bool
@@ -209,9 +197,10 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 	res.DevAddress = dev.Address()
 	var vals []cmttypes.GenesisValidator
 	state := genesis.AppState{
-		ProtocolVersion: protocol.Latest,
-		Addresses:       []genesis.Address{{Address: dev.Address().String(), Balance: balance}},
-		Identities:      []genesis.Identity{},
+		ProtocolVersion:  protocol.Latest,
+		EpochTimeLengthS: epochLength(opts.EpochLengthS),
+		Addresses:        []genesis.Address{{Address: dev.Address().String(), Balance: balance}},
+		Identities:       []genesis.Identity{},
 	}
 	for i := range opts.Validators + opts.FullNodes {
 		n := TestnetNode{Name: fmt.Sprintf("node%d", i), IP: ips[i], Validator: i < opts.Validators}
@@ -234,8 +223,9 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 			if err != nil {
 				return TestnetResult{}, fmt.Errorf("client home: %w", err)
 			}
-			n.PayoutIdentity = PayoutIdentityID(n.ValidatorAddress)
+			n.PayoutIdentity = protocol.PayoutIdentityID(n.ValidatorAddress)
 			state.Identities = append(state.Identities, genesis.Identity{ID: n.PayoutIdentity.String(), Keys: []string{hex.EncodeToString(payoutKey.Pub)}})
+			state.Validators = append(state.Validators, genesis.Validator{Address: n.ValidatorAddress.String(), PayoutIdentity: n.PayoutIdentity.String()})
 		}
 		res.Nodes = append(res.Nodes, n)
 	}

@@ -96,7 +96,7 @@ func TestTestnetWritesHomesSharingOneGenesis(t *testing.T) {
 		}
 		sum := sha256.Sum256(append([]byte("ttld/validator-payout"), v.Address...))
 		idn := state.Identities[i]
-		if !n.Validator || n.PayoutIdentity != PayoutIdentityID(v.Address) || idn.ID != hex.EncodeToString(sum[:]) ||
+		if !n.Validator || n.PayoutIdentity != protocol.PayoutIdentityID(v.Address) || idn.ID != hex.EncodeToString(sum[:]) ||
 			idn.Balance != 0 || len(idn.Keys) != 1 || idn.Keys[0] != hex.EncodeToString(payout.Pub) {
 			t.Errorf("%s: payout identity %+v, result %+v", n.Name, idn, n)
 		}

@@ -39,6 +39,10 @@ type Limits struct {
 	// MaxAddressBalanceCleanupsPerBlock bounds the expired compacted records one block
 	// removes; the backlog drains over later blocks.
 	MaxAddressBalanceCleanupsPerBlock int
+	// MaxEpochsPaidPerBlock bounds the finished epochs one block pays out (>= 1),
+	// oldest first; after a halt that skipped many epochs the rest are paid over the
+	// next blocks.
+	MaxEpochsPaidPerBlock int
 }
 
 var limits = map[Version]Limits{
@@ -50,6 +54,7 @@ var limits = map[Version]Limits{
 		AddressBalanceCompactAfterAddresses: 2048,
 		CompactedAddressBalanceLifetimeMs:   24 * 60 * 60 * 1000,
 		MaxAddressBalanceCleanupsPerBlock:   16,
+		MaxEpochsPaidPerBlock:               10,
 	},
 }
 

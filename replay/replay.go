@@ -235,8 +235,14 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
+	// The genesis validators, as CometBFT's handshake hands them to InitChain.
+	vals := make([]*cmttypes.Validator, len(gen.Validators))
+	for i, v := range gen.Validators {
+		vals[i] = cmttypes.NewValidator(v.PubKey, v.Power)
+	}
 	initRes, err := app.InitChain(ctx, &abcitypes.RequestInitChain{
 		Time: gen.GenesisTime, ChainId: gen.ChainID, InitialHeight: gen.InitialHeight, AppStateBytes: gen.AppState,
+		Validators: cmttypes.TM2PB.ValidatorUpdates(cmttypes.NewValidatorSet(vals)),
 	})
 	if err != nil {
 		return sum, err

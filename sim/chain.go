@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
+	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
 	dbm "github.com/cosmos/cosmos-db"
 	"github.com/rs/zerolog"
 
@@ -27,6 +29,9 @@ type Chain struct {
 	Store  *drive.Store
 	App    *abci.Application
 	Height int64 // last committed height
+	// Proposers are the consensus addresses blocks are proposed by, in turn (by
+	// height); empty: blocks name no proposer.
+	Proposers [][]byte
 }
 
 // Open opens (or reopens, as a restarted node does) the application on db.
@@ -39,20 +44,41 @@ func Open(db dbm.DB) (*Chain, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every block checks the running total of credits against the supply.
+	app.CheckInvariants()
 	info, err := app.Info(context.Background(), &abcitypes.RequestInfo{})
 	if err != nil {
 		return nil, err
 	}
-	return &Chain{DB: db, Store: store, App: app, Height: info.LastBlockHeight}, nil
+	c := &Chain{DB: db, Store: store, App: app, Height: info.LastBlockHeight}
+	if c.Height > 0 {
+		// A restarted chain proposes as before: its validators are those genesis
+		// gave a payout identity.
+		saved, err := c.Saved()
+		if err != nil {
+			return nil, err
+		}
+		if c.Proposers, err = drive.PayoutValidators(saved); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
 }
 
 // Close releases the store; the database stays open for a reopen.
 func (c *Chain) Close() error { return c.Store.Close() }
 
-// InitChain writes the genesis state and returns the genesis app hash.
-func (c *Chain) InitChain(state genesis.AppState) ([]byte, error) {
+// InitChain writes the genesis state with the genesis validators vals, whose blocks
+// the chain then proposes in turn, and returns the genesis app hash.
+func (c *Chain) InitChain(state genesis.AppState, vals ...abcitypes.ValidatorUpdate) ([]byte, error) {
+	c.Proposers = nil
+	for _, v := range vals {
+		c.Proposers = append(c.Proposers, cmted25519.PubKey(v.PubKey.GetEd25519()).Address())
+	}
+	// In address order, as a restarted chain reads them back (Open).
+	sort.Slice(c.Proposers, func(i, j int) bool { return bytes.Compare(c.Proposers[i], c.Proposers[j]) < 0 })
 	res, err := c.App.InitChain(context.Background(), &abcitypes.RequestInitChain{
-		ChainId: ChainID, Time: GenesisTime, InitialHeight: 1, AppStateBytes: state.Encode(),
+		ChainId: ChainID, Time: GenesisTime, InitialHeight: 1, AppStateBytes: state.Encode(), Validators: vals,
 	})
 	if err != nil {
 		return nil, err
@@ -62,7 +88,14 @@ func (c *Chain) InitChain(state genesis.AppState) ([]byte, error) {
 
 // Finalize runs FinalizeBlock for the next height without committing.
 func (c *Chain) Finalize(at time.Time, txs [][]byte) (*abcitypes.ResponseFinalizeBlock, error) {
-	return c.App.FinalizeBlock(context.Background(), &abcitypes.RequestFinalizeBlock{Height: c.Height + 1, Time: at, Txs: txs})
+	req := &abcitypes.RequestFinalizeBlock{Height: c.Height + 1, Time: at, Txs: txs}
+	if n := int64(len(c.Proposers)); n > 0 {
+		req.ProposerAddress = c.Proposers[req.Height%n]
+		if req.Height%7 == 0 {
+			req.ProposerAddress = []byte("a proposer no genesis")[:20] // no payout identity
+		}
+	}
+	return c.App.FinalizeBlock(context.Background(), req)
 }
 
 // Commit saves the finalized block and checks the saved root is the app hash

@@ -32,7 +32,7 @@ func TestCrashBetweenWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := NewGenerator(seed, 20)
-		if _, err := c.InitChain(g.Genesis()); err != nil {
+		if _, err := c.InitChain(g.Genesis(), g.Validators()...); err != nil {
 			t.Fatal(err)
 		}
 		recorded := map[int64]recordedBlock{}

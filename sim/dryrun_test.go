@@ -22,7 +22,7 @@ func TestDryRunBoundsFees(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := NewGenerator(7, 20)
-	if _, err := c.InitChain(g.Genesis()); err != nil {
+	if _, err := c.InitChain(g.Genesis(), g.Validators()...); err != nil {
 		t.Fatal(err)
 	}
 	charged := 0
@@ -69,7 +69,7 @@ func TestDryRunBeforeRecipientExists(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := NewGenerator(8, 2)
-	if _, err := c.InitChain(g.Genesis()); err != nil {
+	if _, err := c.InitChain(g.Genesis(), g.Validators()...); err != nil {
 		t.Fatal(err)
 	}
 	a, b := g.keys[0], g.keys[1]

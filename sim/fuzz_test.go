@@ -181,7 +181,7 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 	for i := 0; i < 4; i++ {
 		f.keys = append(f.keys, fuzzKey(i))
 	}
-	var st genesis.AppState
+	st := genesis.AppState{EpochTimeLengthS: EpochLengthS}
 	rest := uint64(math.MaxUint64)
 	for i, k := range f.keys {
 		b := BoundaryAmount(f.c.u64(), rest)

@@ -3,8 +3,12 @@ package sim
 import (
 	"crypto/ed25519"
 	"encoding/binary"
+	"encoding/hex"
 	"math/rand"
 	"time"
+
+	abcitypes "github.com/cometbft/cometbft/abci/types"
+	cmted25519 "github.com/cometbft/cometbft/crypto/ed25519"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/genesis"
@@ -28,6 +32,10 @@ type identity struct {
 	key ed25519.PrivateKey
 }
 
+// EpochLengthS is the epoch length of simulated chains: an hour, so the generator's
+// block times (seconds to days apart) cross epochs often, several at once now and then.
+const EpochLengthS = 3600
+
 // NewGenerator makes a generator over accounts funded addresses.
 func NewGenerator(seed int64, accounts int) *Generator {
 	g := &Generator{rng: rand.New(rand.NewSource(seed)), time: GenesisTime, InvalidPercent: 15}
@@ -42,14 +50,38 @@ func NewGenerator(seed int64, accounts int) *Generator {
 
 // Genesis funds every account's address with a random balance.
 func (g *Generator) Genesis() genesis.AppState {
-	var st genesis.AppState
+	st := genesis.AppState{EpochTimeLengthS: EpochLengthS}
 	for _, k := range g.keys {
 		st.Addresses = append(st.Addresses, genesis.Address{
 			Address: protocol.AddressOf(pubOf(k)).String(),
 			Balance: 1_000_000 + uint64(g.rng.Int63n(1_000_000_000_000)),
 		})
 	}
+	for _, v := range g.Validators() {
+		addr := cmted25519.PubKey(v.PubKey.GetEd25519()).Address()
+		payout := protocol.PayoutIdentityID(addr)
+		st.Identities = append(st.Identities, genesis.Identity{ID: payout.String(), Keys: []string{hex.EncodeToString(pubOf(g.keys[0]))}})
+		st.Validators = append(st.Validators, genesis.Validator{Address: addr.String(), PayoutIdentity: payout.String()})
+	}
 	return st
+}
+
+// validatorCount is how many validators simulated chains have; their blocks are
+// proposed in turn, with now and then a proposer the genesis does not know.
+const validatorCount = 3
+
+// Validators are the genesis validators of the generator's chains, with their payout
+// identities in Genesis.
+func (g *Generator) Validators() []abcitypes.ValidatorUpdate {
+	out := make([]abcitypes.ValidatorUpdate, validatorCount)
+	for i := range out {
+		var seed [32]byte
+		copy(seed[:], "validator")
+		seed[31] = byte(i)
+		pub := ed25519.NewKeyFromSeed(seed[:]).Public().(ed25519.PublicKey)
+		out[i] = abcitypes.Ed25519ValidatorUpdate(pub, 10)
+	}
+	return out
 }
 
 func pubOf(k ed25519.PrivateKey) ed25519.PublicKey { return k.Public().(ed25519.PublicKey) }

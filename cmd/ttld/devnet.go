@@ -23,7 +23,8 @@ new one.`,
 			if !node.Initialized(home) {
 				chainID, _ := cmd.Flags().GetString("chain-id")
 				balance, _ := cmd.Flags().GetUint64("dev-balance")
-				if _, err := node.Init(node.InitOptions{Home: home, ChainID: chainID, DevBalance: balance}); err != nil {
+				epoch, _ := cmd.Flags().GetUint64("epoch-length")
+				if _, err := node.Init(node.InitOptions{Home: home, ChainID: chainID, DevBalance: balance, EpochLengthS: epoch}); err != nil {
 					return err
 				}
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/node"
 )
 
@@ -69,9 +70,10 @@ home's data/ directory (blocks, state, application DB) and keeps the keys.`,
 			moniker, _ := cmd.Flags().GetString("moniker")
 			balance, _ := cmd.Flags().GetUint64("dev-balance")
 			overwrite, _ := cmd.Flags().GetBool("overwrite")
+			epoch, _ := cmd.Flags().GetUint64("epoch-length")
 			res, err := node.Init(node.InitOptions{
 				Home: globalFlags(cmd).Home, ChainID: chainID, Moniker: moniker,
-				DevBalance: balance, Overwrite: overwrite,
+				DevBalance: balance, EpochLengthS: epoch, Overwrite: overwrite,
 			})
 			if errors.As(err, new(node.ErrAlreadyInitialized)) {
 				return fmt.Errorf("%w; ttld init --overwrite starts a new chain there, deleting its data", err)
@@ -93,4 +95,5 @@ home's data/ directory (blocks, state, application DB) and keeps the keys.`,
 func initFlags(cmd *cobra.Command) {
 	cmd.Flags().String("chain-id", node.DefaultChainID, "chain id")
 	cmd.Flags().Uint64("dev-balance", node.DefaultDevBalance, "credits of the dev key's address in genesis")
+	cmd.Flags().Uint64("epoch-length", genesis.DefaultEpochLengthS, "epoch length in seconds (60 to 31,536,000; mainnet 788,400)")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/node"
 )
 
@@ -148,6 +149,7 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 			ports, _ := f.GetInt("host-ports")
 			balance, _ := f.GetUint64("dev-balance")
 			force, _ := f.GetBool("force")
+			epochLength, _ := f.GetUint64("epoch-length")
 			if output == "" {
 				return errUsage{"output", output, "a directory"}
 			}
@@ -163,7 +165,7 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 			}
 			res, err := node.Testnet(node.TestnetOptions{
 				Output: output, Validators: validators, FullNodes: fullNodes, ChainID: chainID,
-				SubnetBase: base, HostPortPrefix: ports, DevBalance: balance, Force: force,
+				SubnetBase: base, HostPortPrefix: ports, DevBalance: balance, Force: force, EpochLengthS: epochLength,
 			})
 			if errors.As(err, new(node.ErrOutputExists)) {
 				return fmt.Errorf("%w; --force replaces the homes in it", err)
@@ -184,6 +186,7 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 	f.String("subnet-base", node.DefaultSubnetBase, "node0's address in the private network; node i has the i-th after it")
 	f.Int("host-ports", node.DefaultTestnetHostPortPrefix, "leading digits of the host ports the compose files publish (default $"+hostPortsEnv+" when set)")
 	f.Uint64("dev-balance", node.DefaultDevBalance, "credits of the client home's dev key in genesis")
+	f.Uint64("epoch-length", genesis.DefaultEpochLengthS, "epoch length in seconds (60 to 31,536,000; mainnet 788,400)")
 	f.Bool("force", false, "replace the homes of a DIR that is not empty")
 	return cmd
 }

@@ -1,0 +1,329 @@
+package app
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"math/bits"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/feeschedule"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// epochStep is step 1 of the pipeline: the block's epoch. The first block of a new
+// epoch (whatever number of epochs passed since the last block) is the epoch change,
+// done in one batch: the storage distribution pool is paid out to the PerpetualEpochs
+// epochs from the new one on, the pending refunds are taken back from the epochs they
+// were credited to, and the new epoch is recorded. It returns the block's epoch.
+func epochStep(kv drive.KV, p drive.ChainParams, b Block) (uint32, []Event, error) {
+	idx := protocol.EpochIndex(p.GenesisTimeMs, p.EpochLengthS, b.TimeMs)
+	cur, ok, err := drive.GetCurrentEpoch(kv)
+	if err != nil {
+		return 0, nil, err
+	}
+	if ok && idx <= cur.Index {
+		// NB: block times never go back (CometBFT's BFT time), so a lower index
+		// cannot come; the block stays in the current epoch all the same.
+		return cur.Index, nil, nil
+	}
+	distributed, err := distributeStoragePool(kv, idx)
+	if err != nil {
+		return 0, nil, err
+	}
+	taken, err := takeBackRefunds(kv)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := drive.SetCurrentEpoch(kv, drive.CurrentEpoch{Index: idx, FirstHeight: b.Height, FirstTimeMs: b.TimeMs}); err != nil {
+		return 0, nil, err
+	}
+	ev := Event{Type: "epoch_change", Attrs: []Attr{
+		{"epoch", u64(uint64(idx))},
+		{"start_ms", u64(protocol.EpochStartMs(p.GenesisTimeMs, p.EpochLengthS, idx))},
+		{"storage_distributed", u64(distributed)},
+		{"refunds_taken_back", u64(taken)},
+	}}
+	if ok {
+		ev.Attrs = append(ev.Attrs, Attr{"previous_epoch", u64(uint64(cur.Index))})
+	}
+	return idx, []Event{ev}, nil
+}
+
+// distributeStoragePool pays the storage distribution pool out to the epochs from
+// first on (feeschedule.SplitStorageFee) and empties it. It returns the amount.
+func distributeStoragePool(kv drive.KV, first uint32) (uint64, error) {
+	pool, err := drive.GetU64(kv, drive.StoragePoolKey())
+	if err != nil || pool == 0 {
+		return 0, err
+	}
+	split := feeschedule.SplitStorageFee(pool)
+	for i := uint32(0); i < feeschedule.PerpetualEpochs; i++ {
+		part := split.Part(i)
+		if part == 0 {
+			continue
+		}
+		epoch, err := epochAt(first, i)
+		if err != nil {
+			return 0, err
+		}
+		if err := addU64(kv, drive.EpochStorageKey(epoch), part); err != nil {
+			return 0, err
+		}
+	}
+	return pool, drive.SetU64(kv, drive.StoragePoolKey(), 0)
+}
+
+// takeBackRefunds takes every pending refund back from the epochs that were credited
+// with the refunded fees, and removes it. From each epoch from From on it takes the
+// part the refunded fee paid it (SplitStorageFee of the fee, from the epoch after the
+// one it was paid in), never more than the epoch holds, until exactly what the owners
+// were refunded is taken; what those parts leave (the flooring of separate refunds
+// summed) is taken from the same epochs in order. It returns the credits taken.
+func takeBackRefunds(kv drive.KV) (uint64, error) {
+	pending, err := drive.PendingRefunds(kv)
+	if err != nil {
+		return 0, err
+	}
+	var total uint64
+	for _, r := range pending {
+		split := feeschedule.SplitStorageFee(r.StorageFee)
+		first := uint64(r.PaidIn) + 1
+		left := r.Refunded
+		take := func(epoch uint32, most uint64) error {
+			key := drive.EpochStorageKey(epoch)
+			have, err := drive.GetU64(kv, key)
+			if err != nil {
+				return err
+			}
+			n := min(most, have, left)
+			left -= n
+			return drive.SetU64(kv, key, have-n)
+		}
+		end := first + feeschedule.PerpetualEpochs
+		for e := uint64(r.From); e < end && left > 0; e++ {
+			if e < first {
+				continue
+			}
+			if err := take(uint32(e), split.Part(uint32(e-first))); err != nil {
+				return 0, err
+			}
+		}
+		for e := uint64(r.From); e < end && left > 0; e++ {
+			if err := take(uint32(e), left); err != nil {
+				return 0, err
+			}
+		}
+		if left > 0 {
+			return 0, faultf("pending refund of epoch %d from %d: %d credits refunded that no epoch holds", r.PaidIn, r.From, left)
+		}
+		if err := kv.Delete(drive.PendingRefundKey(r.PaidIn, r.From)); err != nil {
+			return 0, err
+		}
+		total += r.Refunded
+	}
+	return total, nil
+}
+
+// epochAt is first+offset, refused past the largest epoch index.
+func epochAt(first, offset uint32) (uint32, error) {
+	e := uint64(first) + uint64(offset)
+	if e > protocol.MaxEpoch {
+		return 0, faultf("epoch %d is past the largest epoch index", e)
+	}
+	return uint32(e), nil
+}
+
+// addU64 adds n to the u64 record at key. The records it serves hold credits, whose sum
+// is capped by the supply: an overflow is a broken invariant.
+func addU64(kv drive.KV, key []byte, n uint64) error {
+	v, err := drive.GetU64(kv, key)
+	if err != nil {
+		return err
+	}
+	if v+n < v {
+		return faultf("record %x overflows", key)
+	}
+	return drive.SetU64(kv, key, v+n)
+}
+
+// feesStep is step 5 of the pipeline: the block's fees into the pools. Processing fees
+// (and deletion prepay, charged as processing) to the current epoch's pool, perpetual
+// storage fees to the storage distribution pool, refunds to their owners and to the
+// pending refunds, and one more block to the proposer's count.
+func feesStep(kv drive.KV, epoch uint32, b Block, fees feeschedule.Result) error {
+	if err := addU64(kv, drive.EpochFeesKey(epoch), fees.Processing); err != nil {
+		return err
+	}
+	if err := addU64(kv, drive.EpochFeesKey(epoch), fees.DeletionPrepay); err != nil {
+		return err
+	}
+	if err := addU64(kv, drive.StoragePoolKey(), fees.PerpetualStorage); err != nil {
+		return err
+	}
+	if len(fees.LifetimeStorage) > 0 {
+		return faultf("lifetime storage fees before protocol version 14's pools exist")
+	}
+	for _, r := range fees.Refunds {
+		if err := creditIdentity(kv, r.Owner, r.Credits); err != nil {
+			return err
+		}
+		next, err := epochAt(epoch, 1)
+		if err != nil {
+			return err
+		}
+		if err := drive.AddPendingRefund(kv, drive.PendingRefund{PaidIn: r.PaidIn, From: next, StorageFee: r.StorageFee, Refunded: r.Credits}); err != nil {
+			return err
+		}
+	}
+	if len(b.Proposer) > 0 {
+		return addU64(kv, drive.EpochProposerKey(epoch, b.Proposer), 1)
+	}
+	return nil
+}
+
+// creditIdentity raises an existing identity's balance by n, outside any transition
+// (a refund, a payout).
+func creditIdentity(kv drive.KV, id protocol.IdentityID, n uint64) error {
+	bal, ok, err := drive.GetIdentityBalance(kv, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return faultf("credits for identity %s, which does not exist", id)
+	}
+	if bal+n < bal {
+		return faultf("identity %s balance overflows", id)
+	}
+	return drive.SetIdentityBalance(kv, id, bal+n)
+}
+
+// payoutStep is step 6 of the pipeline, every block: the finished epochs not yet paid
+// (below the current one) are paid out, oldest first and at most
+// MaxEpochsPaidPerBlock of them (epochs a halt skipped are paid over the next blocks).
+func payoutStep(kv drive.KV, current uint32, l protocol.Limits) ([]Event, error) {
+	var events []Event
+	for i := 0; i < l.MaxEpochsPaidPerBlock; i++ {
+		p, err := drive.GetNextUnpaidEpoch(kv)
+		if err != nil || p >= current {
+			return events, err
+		}
+		ev, err := payEpoch(kv, p)
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, ev...)
+	}
+	return events, nil
+}
+
+// payEpoch pays epoch p out, its processing fees and storage share together, to its
+// proposers' payout identities in proportion to the blocks each proposed. Each share is
+// rounded down; the remainder goes to the proposer with the most blocks (the lowest
+// address among equals). The share of a proposer with no payout identity, or the whole
+// pool of an epoch nobody proposed in (epochs a halted chain skipped), goes to the next
+// epoch's storage share.
+func payEpoch(kv drive.KV, p uint32) ([]Event, error) {
+	fees, err := drive.GetU64(kv, drive.EpochFeesKey(p))
+	if err != nil {
+		return nil, err
+	}
+	share, err := drive.GetU64(kv, drive.EpochStorageKey(p))
+	if err != nil {
+		return nil, err
+	}
+	if fees+share < fees {
+		return nil, faultf("epoch %d's pool overflows", p)
+	}
+	total := fees + share
+	proposers, err := drive.EpochProposers(kv, p)
+	if err != nil {
+		return nil, err
+	}
+	type payee struct {
+		drive.ProposerBlocks
+		identity protocol.IdentityID
+		credits  uint64
+	}
+	var payees []payee
+	var blocks uint64
+	for _, pb := range proposers {
+		blocks += pb.Blocks
+	}
+	var paid uint64
+	for _, pb := range proposers {
+		id, ok, err := drive.GetPayoutIdentity(kv, pb.Proposer)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		hi, lo := bits.Mul64(total, pb.Blocks)
+		credits, _ := bits.Div64(hi, lo, blocks) // blocks >= pb.Blocks, so < 2^64
+		payees = append(payees, payee{pb, id, credits})
+		paid += credits
+	}
+	// The remainder of the rounding, when someone is paid at all, to the proposer with
+	// the most blocks; what proposers without a payout identity would have had rolls on.
+	var payable uint64
+	for _, pe := range payees {
+		payable += pe.Blocks
+	}
+	if len(payees) > 0 {
+		hi, lo := bits.Mul64(total, payable)
+		due, _ := bits.Div64(hi, lo, blocks)
+		if payable == blocks {
+			due = total
+		}
+		top := 0
+		for i, pe := range payees {
+			if pe.Blocks > payees[top].Blocks || (pe.Blocks == payees[top].Blocks && bytes.Compare(pe.Proposer, payees[top].Proposer) < 0) {
+				top = i
+			}
+		}
+		payees[top].credits += due - paid
+		paid = due
+	}
+	events := []Event{{Type: "epoch_paid", Attrs: []Attr{
+		{"epoch", u64(uint64(p))},
+		{"pool", u64(total)},
+		{"paid", u64(paid)},
+		{"rolled_over", u64(total - paid)},
+	}}}
+	for _, pe := range payees {
+		if err := creditIdentity(kv, pe.identity, pe.credits); err != nil {
+			return nil, err
+		}
+		events = append(events, Event{Type: "epoch_payout", Attrs: []Attr{
+			{"epoch", u64(uint64(p))},
+			{"proposer", hexString(pe.Proposer)},
+			{"identity", pe.identity.String()},
+			{"blocks", u64(pe.Blocks)},
+			{"credits", u64(pe.credits)},
+		}})
+	}
+	if total > paid {
+		next, err := epochAt(p, 1)
+		if err != nil {
+			return nil, err
+		}
+		if err := addU64(kv, drive.EpochStorageKey(next), total-paid); err != nil {
+			return nil, err
+		}
+	}
+	if err := drive.SetU64(kv, drive.EpochFeesKey(p), 0); err != nil {
+		return nil, err
+	}
+	if err := drive.SetU64(kv, drive.EpochStorageKey(p), 0); err != nil {
+		return nil, err
+	}
+	if err := kv.Set(drive.EpochPaidKey(p), u64Bytes(paid)); err != nil {
+		return nil, err
+	}
+	return events, drive.SetNextUnpaidEpoch(kv, p+1)
+}
+
+func u64Bytes(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
+
+func hexString(b []byte) string { return hex.EncodeToString(b) }

@@ -125,6 +125,9 @@ func Init(opts InitOptions) (InitResult, error) {
 	if err := checkChainID(chainID); err != nil {
 		return InitResult{}, err
 	}
+	if err := checkEpochLength(opts.EpochLengthS); err != nil {
+		return InitResult{}, err
+	}
 	balance := opts.DevBalance
 	if balance == 0 {
 		balance = DefaultDevBalance
@@ -190,6 +193,22 @@ func epochLength(s uint64) uint64 {
 		return genesis.DefaultEpochLengthS
 	}
 	return s
+}
+
+// ErrEpochLength: an epoch length outside what genesis allows.
+type ErrEpochLength struct{ Seconds uint64 }
+
+func (e ErrEpochLength) Error() string {
+	return fmt.Sprintf("epoch length %d s is outside %d s to %d s (a year)", e.Seconds, protocol.MinEpochLengthS, protocol.MaxEpochLengthS)
+}
+
+// checkEpochLength refuses, before anything is written, an epoch length genesis would
+// refuse (0 stands for the default).
+func checkEpochLength(s uint64) error {
+	if s != 0 && (s < protocol.MinEpochLengthS || s > protocol.MaxEpochLengthS) {
+		return ErrEpochLength{Seconds: s}
+	}
+	return nil
 }
 
 func checkChainID(chainID string) error {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/drive"
@@ -267,5 +268,46 @@ func TestRPCURL(t *testing.T) {
 		if got := rpcURL(in); got != want {
 			t.Errorf("rpcURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestInitAndTestnetRefuseEpochLengths: an epoch length genesis would refuse (under a
+// minute, over a year) is refused before anything is written; the default and the
+// bounds are accepted, and the genesis carries the length and the validator's payout
+// identity.
+func TestInitAndTestnetRefuseEpochLengths(t *testing.T) {
+	for _, s := range []uint64{1, 59, protocol.MaxEpochLengthS + 1} {
+		home := filepath.Join(t.TempDir(), "home")
+		if _, err := Init(InitOptions{Home: home, EpochLengthS: s}); !errors.As(err, new(ErrEpochLength)) {
+			t.Errorf("init with %d s: %v, want ErrEpochLength", s, err)
+		}
+		if _, err := os.Stat(home); !os.IsNotExist(err) {
+			t.Errorf("init with %d s wrote %s", s, home)
+		}
+		out := filepath.Join(t.TempDir(), "net")
+		if _, err := Testnet(TestnetOptions{Output: out, Validators: 1, EpochLengthS: s}); !errors.As(err, new(ErrEpochLength)) {
+			t.Errorf("testnet with %d s: %v, want ErrEpochLength", s, err)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("testnet with %d s wrote %s", s, out)
+		}
+	}
+	home := filepath.Join(t.TempDir(), "home")
+	res, err := Init(InitOptions{Home: home, EpochLengthS: protocol.MinEpochLengthS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := cmttypes.GenesisDocFromFile(res.GenesisFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := genesis.Decode(gen.AppState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	val := gen.Validators[0].Address
+	if st.EpochTimeLengthS != protocol.MinEpochLengthS || len(st.Validators) != 1 ||
+		st.Validators[0].PayoutIdentity != protocol.PayoutIdentityID(val).String() {
+		t.Fatalf("genesis app state %+v for validator %s", st, val)
 	}
 }

@@ -167,6 +167,9 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 	if err := checkChainID(chainID); err != nil {
 		return TestnetResult{}, err
 	}
+	if err := checkEpochLength(opts.EpochLengthS); err != nil {
+		return TestnetResult{}, err
+	}
 	base := opts.SubnetBase
 	if base == "" {
 		base = DefaultSubnetBase

@@ -3,6 +3,7 @@ package abci
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"strconv"
@@ -348,5 +349,40 @@ func TestCheckTxFailureKeepsOthers(t *testing.T) {
 	}
 	if res := check(transfer("alice", 2)); res.Code != 0 {
 		t.Fatalf("alice 2: code %d", res.Code)
+	}
+}
+
+// TestCreditsCheckHalts: with invariants checked (--check-invariants), a block after
+// which the running total of credits differs from the supply fails FinalizeBlock with
+// both totals and the height, and nothing is staged; a write that bypasses the ledger
+// is caught by the full count.
+func TestCreditsCheckHalts(t *testing.T) {
+	h := fundedHarness(t, "alice")
+	// One credit made from nothing, through a ledger, so the running total follows.
+	led := drive.NewLedger(h.store.Working())
+	if err := drive.SetAddress(led, addr("carol"), drive.AddressState{Balance: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := led.UpdateTotal(uint64(h.height)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.app.FinalizeBlock(context.Background(), &abcitypes.RequestFinalizeBlock{Height: h.height + 1, Time: genesisTime.Add(time.Minute)})
+	var nc drive.ErrCreditsNotConserved
+	if !errors.As(err, &nc) || nc.Height != uint64(h.height+1) || nc.Total == nc.Want {
+		t.Fatalf("FinalizeBlock after a credit from nothing: %v, want ErrCreditsNotConserved at height %d", err, h.height+1)
+	}
+	if _, saved := h.store.LastCommit(); !bytes.Equal(h.store.WorkingHash(), saved) {
+		t.Fatal("the refused block left staged writes")
+	}
+
+	// A credit written around the ledger leaves the running total alone: the full
+	// count finds it.
+	g := fundedHarness(t, "alice")
+	if err := drive.SetAddress(g.store.Working(), addr("carol"), drive.AddressState{Balance: 1}); err != nil {
+		t.Fatal(err)
+	}
+	g.block(genesisTime.Add(time.Minute), nil)
+	if err := g.supplyCheck(); !errors.As(err, &nc) {
+		t.Fatalf("full count after a write around the ledger: %v, want ErrCreditsNotConserved", err)
 	}
 }

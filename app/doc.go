@@ -1,15 +1,24 @@
 // Package app says when things happen: the block pipeline, a deterministic function of
 // (state, block). ExecuteBlock runs, top to bottom:
 //
-//  1. epoch bookkeeping for the block time (joins with the epochs issue);
+//  1. the block's context (its height and time, recorded for CheckTx and queries) and
+//     its epoch; the first block of a new epoch, however many epochs passed, is the
+//     epoch change: the storage distribution pool is paid out over the 2,000 epochs
+//     from the new one on and pending refunds are taken back, in one batch;
 //  2. every transaction: decode, authenticate the signer (signature and nonce), state
-//     validation, apply, charge the processing fee; a refusal gets its code, pays its
-//     fee when its code is paid, and changes nothing else;
+//     validation, apply, charge the fee; a refusal gets its code, pays its fee when its
+//     code is paid, and changes nothing else;
 //  3. the address-balance step: record the balances this block changed, compact the
-//     pending records when enough have gathered, and remove expired compacted records,
-//     at most MaxAddressBalanceCleanupsPerBlock of them;
+//     pending records when enough have gathered, and remove expired compacted records
+//     within the block's budget (drive.Drain);
 //  4. expire_documents (joins with the document time-to-live issue, right after 3);
-//  5. the block's fees into the pools.
+//  5. the block's fees into the pools: processing to its epoch's pool, perpetual
+//     storage to the storage distribution pool (which the next epoch change pays out:
+//     a block never adds to a pool its own epoch change removed), refunds to their
+//     owners and pending, and the proposer's block counted;
+//  6. the finished epochs not yet paid, oldest first, to their proposers;
+//  7. the running total of credits, which every write of the block updated
+//     (drive.Ledger), for the caller to check against the supply.
 //
 // The app hash is then the root of the working tree, which the caller reads. Nothing here
 // reads the clock, randomness, the environment, files or the network; the block time is

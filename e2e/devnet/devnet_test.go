@@ -7,9 +7,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,12 +22,15 @@ import (
 	"testing"
 	"time"
 
+	rpcclient "github.com/cometbft/cometbft/rpc/client"
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 	cmttypes "github.com/cometbft/cometbft/types"
 
 	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/keyring"
 	"github.com/ttld-dev/ttld/node"
+	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
 	"github.com/ttld-dev/ttld/replay"
 )
@@ -39,6 +44,9 @@ const (
 	portPrefix = "25"       // TTLD_DEVNET_PORTS: RPC on 127.0.0.1:25657, 25757, 25857, 25957
 	image      = "ttld:local"
 	validators = 4
+	// epochLengthS is the network's epoch length, ttld testnet's smallest: the test
+	// crosses the change from epoch 0 to epoch 1, whose blocks pay epoch 0 out.
+	epochLengthS = 60
 )
 
 // Bounds. The whole test runs under testDeadline; every single RPC call under
@@ -49,6 +57,9 @@ const (
 	startTimeout  = 90 * time.Second
 	commitTimeout = 20 * time.Second // a batch not committed by then is sent again
 	catchUp       = 90 * time.Second // a faulted node must be back at the others' height within this
+	// epochBlocks is how many blocks past epoch 1's first one every node must be before
+	// the payouts of epoch 0 are read.
+	epochBlocks = 3
 )
 
 // The load: perKey transfers from each of the load keys (one per node, funded by the
@@ -64,7 +75,9 @@ const (
 // member is one node of the network as the host sees it.
 type member struct {
 	name, home, ip string
-	rpc            string      // http://127.0.0.1:<published port>
+	rpc            string // http://127.0.0.1:<published port>
+	validator      []byte // consensus address
+	payout         protocol.IdentityID
 	load           keyring.Key // the load key this node's turn starts with
 	client         *client.Client
 	raw            *rpchttp.HTTP
@@ -82,6 +95,10 @@ type network struct {
 	dev     keyring.Key
 	nodes   []*member
 	trusted *cmttypes.ValidatorSet
+	// supply is the credits created in genesis (the dev key's; the payout identities
+	// start at 0), and genesisMs the genesis time, from which block times count epochs.
+	supply    uint64
+	genesisMs uint64
 
 	mu         sync.Mutex
 	containers map[string]string // service name -> container id
@@ -125,12 +142,15 @@ func TestDevnetFaults(t *testing.T) {
 	h1, elapsed := n.height(ctx), time.Since(t0)
 	t.Logf("load and faults: %d transfers, heights %d..%d in %s", len(sent), h0, h1, elapsed.Round(time.Millisecond))
 
-	// Every node back at the same height, then the same hashes everywhere.
-	final := n.waitAll(ctx, h1+2, catchUp)
+	// Every node back at the same height and past epoch 1's first block, which pays
+	// epoch 0 out, then the same hashes everywhere.
+	n.waitAll(ctx, h1+2, catchUp)
+	final := n.waitAll(ctx, n.epochChange(ctx, 1)+epochBlocks, catchUp)
 	n.agree(ctx, final)
 	// NB: the state after final-1 is proven with header final, which every node has:
 	// a read of the latest state would wait for the next block, every time.
 	n.proofs(ctx, sent, final-1)
+	n.credits(ctx, final-1)
 	n.blockRate(ctx, "before the load", 1, h0)
 	n.blockRate(ctx, "under load and faults", h0, h1)
 
@@ -188,20 +208,28 @@ func (n *network) generate(ctx context.Context) {
 	t := n.t
 	out, err := n.run(ctx, exec.Command(filepath.Join(n.root, "bin", "ttld"), "testnet",
 		"--validators", strconv.Itoa(validators), "--output", n.dir, "--chain-id", chainID,
-		"--subnet-base", subnet+".10", "--force", "-o", "json"))
+		"--subnet-base", subnet+".10", "--epoch-length", strconv.Itoa(epochLengthS), "--force", "-o", "json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var res struct {
 		ClientHome string `json:"client_home"`
+		DevBalance uint64 `json:"dev_balance"`
 		Nodes      []struct {
-			Name, Home, IP string
+			Name, Home, IP   string
+			ValidatorAddress string `json:"validator_address"`
+			PayoutIdentity   string `json:"payout_identity"`
 		} `json:"nodes"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Nodes) != validators || res.ClientHome == "" {
 		t.Fatalf("ttld testnet -o json: %v\n%s", err, out)
 	}
-	n.client = res.ClientHome
+	n.client, n.supply = res.ClientHome, res.DevBalance
+	gen, err := cmttypes.GenesisDocFromFile(filepath.Join(res.Nodes[0].Home, "config", "genesis.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.genesisMs = uint64(gen.GenesisTime.UnixMilli())
 	if n.dev, err = keyring.Open(n.client).Get(node.DevKeyName); err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +238,12 @@ func (n *network) generate(ctx context.Context) {
 	}
 	for i, r := range res.Nodes {
 		m := &member{name: r.Name, home: r.Home, ip: r.IP, rpc: fmt.Sprintf("http://127.0.0.1:%s%d", portPrefix, 657+100*i)}
+		if m.validator, err = hex.DecodeString(r.ValidatorAddress); err != nil || len(m.validator) != 20 {
+			t.Fatalf("%s: validator address %q: %v", r.Name, r.ValidatorAddress, err)
+		}
+		if m.payout, err = protocol.ParseIdentityID(r.PayoutIdentity); err != nil || m.payout != protocol.PayoutIdentityID(m.validator) {
+			t.Fatalf("%s: payout identity %q, want protocol.PayoutIdentityID of %X (%v)", r.Name, r.PayoutIdentity, m.validator, err)
+		}
 		if keys, err := keyring.Open(r.Home).List(); err != nil || len(keys) != 0 {
 			t.Fatalf("%s's home holds keys %v (%v): a container would hold them", r.Name, keys, err)
 		}
@@ -244,12 +278,14 @@ func chownAll(t *testing.T, dir string, uid, gid int) {
 }
 
 // healthy waits until docker reports every node's health check (ttld status inside
-// the container) healthy, and checks the user and restart policy the nodes run with.
+// the container) healthy, and checks the user, restart policy and command line
+// (--check-invariants: a node halts on a block after which the running total of
+// credits differs from the supply) the nodes run with.
 func (n *network) healthy(ctx context.Context, within time.Duration) {
 	n.t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
-	want := fmt.Sprintf("%d:%d unless-stopped healthy", n.uid, n.gid)
+	want := fmt.Sprintf("%d:%d unless-stopped [start --home /home/.ttld --check-invariants] healthy", n.uid, n.gid)
 	for {
 		var not []string
 		for _, m := range n.nodes {
@@ -257,7 +293,7 @@ func (n *network) healthy(ctx context.Context, within time.Duration) {
 			if err != nil {
 				n.t.Fatal(err)
 			}
-			out, err := n.run(ctx, exec.Command("docker", "inspect", "-f", "{{.Config.User}} {{.HostConfig.RestartPolicy.Name}} {{if .State.Health}}{{.State.Health.Status}}{{end}}", id))
+			out, err := n.run(ctx, exec.Command("docker", "inspect", "-f", "{{.Config.User}} {{.HostConfig.RestartPolicy.Name}} {{.Config.Cmd}} {{if .State.Health}}{{.State.Health.Status}}{{end}}", id))
 			if got := strings.TrimSpace(out); err != nil || got != want {
 				not = append(not, fmt.Sprintf("%s: %q %v", m.name, got, err))
 			}
@@ -712,6 +748,266 @@ func (n *network) proofs(ctx context.Context, sent []transfer, height int64) {
 		t.Fatal(err)
 	}
 	t.Logf("proofs: %d addresses at height %d verified on each of 4 nodes in %s", len(sent)+len(n.nodes), height, time.Since(began).Round(time.Millisecond))
+}
+
+// epochOf is the epoch of a block, from its header time, as the application counts it.
+func (n *network) epochOf(h *cmttypes.Header) uint32 {
+	return protocol.EpochIndex(n.genesisMs, epochLengthS, uint64(h.Time.UnixMilli()))
+}
+
+// headers returns node0's headers 1..last, indexed by height.
+func (n *network) headers(ctx context.Context, last int64) []*cmttypes.Header {
+	out := make([]*cmttypes.Header, last+1)
+	for hi := last; hi >= 1; {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		res, err := n.nodes[0].raw.BlockchainInfo(cctx, max(1, hi-19), hi)
+		cancel()
+		if err != nil {
+			n.t.Fatalf("node0 /blockchain %d..%d: %v", max(1, hi-19), hi, err)
+		}
+		for _, meta := range res.BlockMetas {
+			if h := meta.Header.Height; h >= 1 && h <= last {
+				out[h] = &meta.Header
+			}
+		}
+		if out[hi] == nil {
+			n.t.Fatalf("node0 /blockchain: no header %d", hi)
+		}
+		for hi >= 1 && out[hi] != nil {
+			hi--
+		}
+	}
+	return out
+}
+
+// epochChange waits until the chain has a block of epoch e or later (e epoch lengths
+// after the genesis time, and a block after that) and returns the height of the first.
+func (n *network) epochChange(ctx context.Context, e uint32) int64 {
+	t := n.t
+	wait := max(time.Until(time.UnixMilli(int64(n.genesisMs+uint64(e)*epochLengthS*1000))), 0)
+	t.Logf("epoch %d begins in %s", e, wait.Round(time.Millisecond))
+	ctx, cancel := context.WithTimeout(ctx, wait+catchUp)
+	defer cancel()
+	select {
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	case <-time.After(wait):
+	}
+	for {
+		if latest := n.nodes[0].latest(ctx); latest > 0 {
+			hdrs := n.headers(ctx, latest)
+			for h := int64(1); h <= latest; h++ {
+				if n.epochOf(hdrs[h]) >= e {
+					t.Logf("epoch %d: first block %d at %s (genesis %s)", n.epochOf(hdrs[h]), h,
+						hdrs[h].Time.Format(time.RFC3339Nano), time.UnixMilli(int64(n.genesisMs)).UTC().Format(time.RFC3339Nano))
+					return h
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no block of epoch %d: %v", e, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// key reads a raw tree key on m at height with a proof checked against a header the
+// genesis validators signed (as the client's single-key reads do): the value, or nil
+// when the proof shows the key absent.
+func (m *member) key(ctx context.Context, key []byte, height int64) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 4*callTimeout)
+	defer cancel()
+	res, err := m.client.RPC().ABCIQueryWithOptions(ctx, proofs.PathKey, key, rpcclient.ABCIQueryOptions{Height: height, Prove: true})
+	if err != nil {
+		return nil, err
+	}
+	if r := res.Response; r.Code != 0 || r.Height != height || !bytes.Equal(r.Key, key) {
+		return nil, fmt.Errorf("%s /key %X at %d: code %d, key %X at %d: %s", m.name, key, height, r.Code, r.Key, r.Height, r.Log)
+	}
+	v, err := m.client.Verifier(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := v.VerifyQuery(ctx, res.Response)
+	if err != nil {
+		return nil, fmt.Errorf("%s /key %X at %d: %w", m.name, key, height, err)
+	}
+	if !r.Present {
+		return nil, nil
+	}
+	return r.Value, nil
+}
+
+// u64 reads a u64 record with key (0 when proven absent).
+func (m *member) u64(ctx context.Context, key []byte, height int64) (uint64, error) {
+	v, err := m.key(ctx, key, height)
+	switch {
+	case err != nil:
+		return 0, err
+	case v == nil:
+		return 0, nil
+	case len(v) != 8:
+		return 0, fmt.Errorf("%s: %X holds %X, not a u64", m.name, key, v)
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// payouts is what epoch pays each validator (by index in n.nodes) when pool credits
+// are paid out to proposers in proportion to blocks (validator index -> blocks), as
+// the application's payEpoch documents: each share rounded down, the remainder to the
+// proposer with the most blocks, the lowest address among equals. Every validator of
+// the test network has a payout identity, so the whole pool is paid.
+func (n *network) payouts(pool uint64, blocks map[int]uint64) map[int]uint64 {
+	var all uint64
+	for _, b := range blocks {
+		all += b
+	}
+	out := map[int]uint64{}
+	if all == 0 {
+		return out
+	}
+	var paid uint64
+	top := -1
+	for i := range n.nodes {
+		b, ok := blocks[i]
+		if !ok {
+			continue
+		}
+		hi, lo := bits.Mul64(pool, b)
+		out[i], _ = bits.Div64(hi, lo, all)
+		paid += out[i]
+		if top < 0 || b > blocks[top] || (b == blocks[top] && bytes.Compare(n.nodes[i].validator, n.nodes[top].validator) < 0) {
+			top = i
+		}
+	}
+	out[top] += pool - paid
+	return out
+}
+
+// credits checks the epochs and credits of the state after block height on every
+// node, each read with a verified proof: the running total of credits equals the
+// supply (the genesis dev balance); every epoch before the block's is paid, its pool
+// emptied, its proposers' block counts those of the headers; and each validator's
+// payout identity holds exactly its shares of the paid pools, more than 0 for one that
+// proposed in epoch 0.
+func (n *network) credits(ctx context.Context, height int64) {
+	t := n.t
+	began := time.Now()
+	hdrs := n.headers(ctx, height)
+	current := n.epochOf(hdrs[height])
+	if current < 1 {
+		t.Fatalf("block %d is in epoch %d: the test did not reach an epoch change", height, current)
+	}
+	index := map[string]int{}
+	for i, m := range n.nodes {
+		index[string(m.validator)] = i
+	}
+	blocks := make([]map[int]uint64, current) // epoch -> validator index -> blocks
+	for e := range blocks {
+		blocks[e] = map[int]uint64{}
+	}
+	for h := int64(1); h <= height; h++ {
+		e := n.epochOf(hdrs[h])
+		if e >= current {
+			continue
+		}
+		i, ok := index[string(hdrs[h].ProposerAddress)]
+		if !ok {
+			t.Fatalf("block %d proposed by %X, not a genesis validator", h, hdrs[h].ProposerAddress)
+		}
+		blocks[e][i]++
+	}
+	if len(blocks[0]) == 0 {
+		t.Fatalf("no block of epoch 0 below %d", height)
+	}
+	var errs []error
+	var mu sync.Mutex
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, err)
+	}
+	var summary string
+	var wg sync.WaitGroup
+	for _, m := range n.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			total, err := m.u64(ctx, drive.TotalCreditsKey(), height)
+			if err != nil {
+				fail(err)
+				return
+			}
+			supply, err := m.u64(ctx, drive.SupplyKey(), height)
+			if err != nil {
+				fail(err)
+				return
+			}
+			if total != supply || supply != n.supply {
+				fail(fmt.Errorf("%s at %d: total credits %d, supply %d, genesis %d", m.name, height, total, supply, n.supply))
+				return
+			}
+			want := map[int]uint64{}
+			var pools uint64
+			for e := range current {
+				paid, err := m.u64(ctx, drive.EpochPaidKey(e), height)
+				if err != nil {
+					fail(err)
+					return
+				}
+				if e == 0 && paid == 0 {
+					fail(fmt.Errorf("%s at %d: epoch 0 paid nothing (no fees in it?)", m.name, height))
+					return
+				}
+				for _, k := range [][]byte{drive.EpochFeesKey(e), drive.EpochStorageKey(e)} {
+					if left, err := m.u64(ctx, k, height); err != nil || left != 0 {
+						fail(fmt.Errorf("%s at %d: epoch %d's paid pool %X holds %d (%v)", m.name, height, e, k, left, err))
+						return
+					}
+				}
+				for i, v := range n.nodes {
+					got, err := m.u64(ctx, drive.EpochProposerKey(e, v.validator), height)
+					if err != nil || got != blocks[e][i] {
+						fail(fmt.Errorf("%s at %d: epoch %d counts %d blocks of %s, the headers %d (%v)", m.name, height, e, got, v.name, blocks[e][i], err))
+						return
+					}
+				}
+				for i, c := range n.payouts(paid, blocks[e]) {
+					want[i] += c
+				}
+				pools += paid
+			}
+			var sum uint64
+			var got []string
+			for i, v := range n.nodes {
+				st, err := m.client.Identity(ctx, v.payout, height, true)
+				if err != nil {
+					fail(fmt.Errorf("%s: payout identity of %s: %w", m.name, v.name, err))
+					return
+				}
+				if !st.Present || !st.Verified || st.Height != height || st.Balance != want[i] || (blocks[0][i] > 0 && st.Balance == 0) {
+					fail(fmt.Errorf("%s at %d: payout identity of %s (%d blocks in epoch 0): %+v, want balance %d", m.name, height, v.name, blocks[0][i], st, want[i]))
+					return
+				}
+				sum += st.Balance
+				got = append(got, fmt.Sprintf("%s %d", v.name, st.Balance))
+			}
+			if sum != pools {
+				fail(fmt.Errorf("%s at %d: payout identities hold %d, the paid epochs paid %d", m.name, height, sum, pools))
+				return
+			}
+			mu.Lock()
+			summary = fmt.Sprintf("epochs 0..%d paid %d credits (%s)", current-1, pools, strings.Join(got, ", "))
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("credits at height %d (epoch %d), verified on each of 4 nodes in %s: total = supply = %d; %s; blocks by proposer in epoch 0: %v",
+		height, current, time.Since(began).Round(time.Millisecond), n.supply, summary, blocks[0])
 }
 
 // blockRate logs the chain's block rate between two heights, from the header times.

@@ -2,6 +2,7 @@ package abci
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -60,6 +61,9 @@ func New(store *drive.Store, log zerolog.Logger, metrics *Metrics) (*Application
 	a := &Application{store: store, log: log, metrics: metrics}
 	if err := a.resetCheckState(); err != nil {
 		return nil, err
+	}
+	if v, _ := store.LastCommit(); v > 0 {
+		a.observePools(v)
 	}
 	return a, nil
 }
@@ -297,8 +301,21 @@ func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcity
 		a.metrics.StateKeys.Set(float64(t.Size()))
 		return nil
 	})
+	a.observePools(v)
 	a.log.Debug().Int64("height", v).Hex("app_hash", hash).Msg("committed")
 	return &abcitypes.ResponseCommit{}, nil
+}
+
+// observePools sets the pool gauges from saved version v. A failure to read them is
+// logged: metrics never stop the node.
+func (a *Application) observePools(v int64) {
+	saved, err := a.store.Saved(v)
+	if err == nil {
+		err = a.metrics.observePools(saved)
+	}
+	if err != nil {
+		a.log.Error().Err(err).Int64("height", v).Msg("reading the pools for the metrics failed")
+	}
 }
 
 // Query answers a path at a saved version, with proofs when asked, or one of the
@@ -365,6 +382,9 @@ func answer(tree *iavl.ImmutableTree, req *abcitypes.RequestQuery, target proofs
 func describe(path string, value []byte) string {
 	if value == nil {
 		return "absent"
+	}
+	if path == proofs.PathTotalCredits && len(value) == drive.U64Len {
+		return strconv.FormatUint(binary.BigEndian.Uint64(value), 10)
 	}
 	if path == proofs.PathAddress {
 		if st, err := drive.DecodeAddressState(value); err == nil {

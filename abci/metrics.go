@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ttld-dev/ttld/app"
+	"github.com/ttld-dev/ttld/drive"
 )
 
 // Metrics are the application's own metrics, registered beside CometBFT's so one
@@ -22,6 +23,12 @@ type Metrics struct {
 	CleanupWeight        *prometheus.CounterVec
 	CleanupBacklog       *prometheus.GaugeVec
 	CleanupOldestOverdue *prometheus.GaugeVec
+	// The pools after the last commit (observePools).
+	Epoch          prometheus.Gauge
+	StoragePool    prometheus.Gauge
+	EpochFees      prometheus.Gauge
+	PendingRefunds prometheus.Gauge
+	TotalCredits   prometheus.Gauge
 }
 
 // observeCleanup records what one cleanup of a block did and left.
@@ -30,6 +37,41 @@ func (m *Metrics) observeCleanup(c app.Cleanup) {
 	m.CleanupWeight.WithLabelValues(c.Name).Add(float64(c.Stats.WeightUsed))
 	m.CleanupBacklog.WithLabelValues(c.Name).Set(float64(c.Stats.Backlog))
 	m.CleanupOldestOverdue.WithLabelValues(c.Name).Set(float64(c.Stats.OldestOverdueMs) / 1000)
+}
+
+// observePools sets the pool gauges from a saved state: a few single-key reads and the
+// pending refunds, a range that every epoch change empties.
+func (m *Metrics) observePools(kv drive.KV) error {
+	cur, _, err := drive.GetCurrentEpoch(kv)
+	if err != nil {
+		return err
+	}
+	pool, err := drive.GetU64(kv, drive.StoragePoolKey())
+	if err != nil {
+		return err
+	}
+	fees, err := drive.GetU64(kv, drive.EpochFeesKey(cur.Index))
+	if err != nil {
+		return err
+	}
+	refunds, err := drive.PendingRefunds(kv)
+	if err != nil {
+		return err
+	}
+	var refunded float64
+	for _, r := range refunds {
+		refunded += float64(r.Refunded)
+	}
+	total, err := drive.GetU64(kv, drive.TotalCreditsKey())
+	if err != nil {
+		return err
+	}
+	m.Epoch.Set(float64(cur.Index))
+	m.StoragePool.Set(float64(pool))
+	m.EpochFees.Set(float64(fees))
+	m.PendingRefunds.Set(refunded)
+	m.TotalCredits.Set(float64(total))
+	return nil
 }
 
 // MetricsChainIDLabel is the label every metric carries, as CometBFT's own metrics
@@ -87,10 +129,31 @@ func NewMetrics(reg prometheus.Registerer, chainID string) (*Metrics, error) {
 			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_oldest_overdue_seconds",
 			Help: "How long the oldest expired entry left by the last block's cleanup has been due, in block time.",
 		}, []string{"cleanup"}),
+		Epoch: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "epoch",
+			Help: "Current epoch index after the last commit.",
+		}),
+		StoragePool: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "storage_pool_credits",
+			Help: "Storage distribution pool: perpetual storage fees collected since the last epoch change, in credits.",
+		}),
+		EpochFees: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "epoch_fees_credits",
+			Help: "Processing fees collected in the current epoch, in credits.",
+		}),
+		PendingRefunds: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "pending_refunds_credits",
+			Help: "Storage refunds paid to owners that the next epoch change takes back from the epochs' pools, in credits.",
+		}),
+		TotalCredits: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "total_credits",
+			Help: "Running total of credits in state (balances and pools, less pending refunds); equals the genesis supply.",
+		}),
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.BlockExecution, m.Commit, m.Txs, m.StateKeys, m.Height, m.FeesCollected,
-			m.ProposalsRejected, m.CleanupRemoved, m.CleanupWeight, m.CleanupBacklog, m.CleanupOldestOverdue} {
+			m.ProposalsRejected, m.CleanupRemoved, m.CleanupWeight, m.CleanupBacklog, m.CleanupOldestOverdue,
+			m.Epoch, m.StoragePool, m.EpochFees, m.PendingRefunds, m.TotalCredits} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

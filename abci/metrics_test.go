@@ -1,12 +1,16 @@
 package abci
 
 import (
+	"encoding/hex"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ttld-dev/ttld/app"
 	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/feeschedule"
+	"github.com/ttld-dev/ttld/genesis"
 )
 
 // Every application metric carries chain_id, as CometBFT's do, under its unchanged name.
@@ -33,6 +37,8 @@ func TestMetricsCarryChainID(t *testing.T) {
 		"ttld_app_state_keys": true, "ttld_app_height": true, "ttld_app_fees_collected_credits_total": true,
 		"ttld_app_proposals_rejected_total": true, "ttld_app_cleanup_removed_total": true, "ttld_app_cleanup_weight_used_total": true,
 		"ttld_app_cleanup_backlog": true, "ttld_app_cleanup_oldest_overdue_seconds": true,
+		"ttld_app_epoch": true, "ttld_app_storage_pool_credits": true, "ttld_app_epoch_fees_credits": true,
+		"ttld_app_pending_refunds_credits": true, "ttld_app_total_credits": true,
 	}
 	for _, f := range families {
 		if !want[f.GetName()] {
@@ -62,5 +68,87 @@ func TestMetricsCarryChainID(t *testing.T) {
 	}
 	for name := range want {
 		t.Errorf("metric %s not gathered", name)
+	}
+}
+
+// poolGauges are the pool gauges as a comparable value.
+type poolGauges struct{ epoch, storagePool, epochFees, pendingRefunds, totalCredits float64 }
+
+func gauges(t *testing.T, m *Metrics) poolGauges {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m.Epoch, m.StoragePool, m.EpochFees, m.PendingRefunds, m.TotalCredits)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := map[string]float64{}
+	for _, f := range families {
+		v[f.GetName()] = f.GetMetric()[0].GetGauge().GetValue()
+	}
+	return poolGauges{v["ttld_app_epoch"], v["ttld_app_storage_pool_credits"], v["ttld_app_epoch_fees_credits"],
+		v["ttld_app_pending_refunds_credits"], v["ttld_app_total_credits"]}
+}
+
+// The pool gauges show the saved state after every commit, and after a restart before
+// any block: the current epoch and its fees, the storage pool, the pending refunds.
+func TestPoolMetricsFollowTheState(t *testing.T) {
+	const supply = 100_000_000_000
+	h := newHarness(t)
+	st := genesis.AppState{EpochTimeLengthS: 3600, Addresses: []genesis.Address{{Address: addr("alice").String(), Balance: supply}}}
+	st.Identities = []genesis.Identity{{ID: genesisIdentityID("va").String(), Keys: []string{hex.EncodeToString(pub("alice"))}}}
+	h.addValidator("val-a", genesisIdentityID("va"), &st)
+	h.initChain(st)
+	h.proposer = consensusAddress("val-a")
+
+	res := h.block(genesisTime.Add(time.Second), [][]byte{h.tx("address-transfer from=alice nonce=1 to=bob amount=1000")})
+	fee := float64(res.TxResults[0].GasUsed)
+	if got, want := gauges(t, h.app.metrics), (poolGauges{0, 0, fee, 0, supply}); got != want {
+		t.Fatalf("after block 1: %+v, want %+v", got, want)
+	}
+
+	// A storage fee into the storage pool, saved by the next block.
+	h.moveCredits(func(kv drive.KV) error {
+		a, _, err := drive.GetAddress(kv, addr("alice"))
+		if err != nil {
+			return err
+		}
+		a.Balance -= 27_000_000
+		if err := drive.SetAddress(kv, addr("alice"), a); err != nil {
+			return err
+		}
+		return drive.SetU64(kv, drive.StoragePoolKey(), 27_000_000)
+	})
+	h.block(genesisTime.Add(2*time.Second), nil)
+	if got, want := gauges(t, h.app.metrics), (poolGauges{0, 27_000_000, fee, 0, supply}); got != want {
+		t.Fatalf("after the storage fee: %+v, want %+v", got, want)
+	}
+
+	// Epoch 1: the storage pool goes out and epoch 0 is paid; a refund then waits.
+	h.block(genesisTime.Add(time.Hour), nil)
+	if got, want := gauges(t, h.app.metrics), (poolGauges{1, 0, 0, 0, supply}); got != want {
+		t.Fatalf("after the epoch change: %+v, want %+v", got, want)
+	}
+	refunded := feeschedule.StorageRefund(27_000_000, 0, 1)
+	h.moveCredits(func(kv drive.KV) error {
+		bal, _, err := drive.GetIdentityBalance(kv, genesisIdentityID("va"))
+		if err != nil {
+			return err
+		}
+		if err := drive.SetIdentityBalance(kv, genesisIdentityID("va"), bal+refunded); err != nil {
+			return err
+		}
+		return drive.AddPendingRefund(kv, drive.PendingRefund{PaidIn: 0, From: 2, StorageFee: 27_000_000, Refunded: refunded})
+	})
+	h.block(genesisTime.Add(time.Hour+time.Second), nil)
+	want := poolGauges{1, 0, 0, float64(refunded), supply}
+	if got := gauges(t, h.app.metrics); got != want {
+		t.Fatalf("with a pending refund: %+v, want %+v", got, want)
+	}
+
+	// A restarted node shows the saved state before its first block.
+	h.open()
+	if got := gauges(t, h.app.metrics); got != want {
+		t.Fatalf("after a restart: %+v, want %+v", got, want)
 	}
 }

@@ -37,6 +37,7 @@ import (
 //	state names=A,B identities=I,J   balances and nonces, fees, and the supply check
 //	query path=address name=A [height=H]   a proven read, verified against the root
 //	query path=identity name=I [height=H]
+//	query path=epoch index=E | path=pools | path=pending-refunds | path=total-credits
 //	changes name=A since=H       the address's balance changes since H, proven complete
 //
 // Regenerate with: go test ./abci -run TestScenarios -rewrite (commit a rewrite only
@@ -257,6 +258,14 @@ func (h *harness) run(d *datadriven.TestData) string {
 		case "identity":
 			id := h.identity(m["name"])
 			path, data = proofs.PathIdentity, id[:]
+		case "epoch":
+			path, data = proofs.PathEpoch, proofs.EpochData(uint32(h.u64(m, "index")))
+		case "pools":
+			path = proofs.PathPools
+		case "pending-refunds":
+			path = proofs.PathPendingRefunds
+		case "total-credits":
+			path = proofs.PathTotalCredits
 		default:
 			h.t.Fatalf("unknown query path %q", m["path"])
 		}
@@ -269,7 +278,12 @@ func (h *harness) run(d *datadriven.TestData) string {
 			fmt.Fprintf(&out, "query code %d\n", res.Code)
 			break
 		}
-		out.WriteString(h.verified(path, data, res))
+		switch path {
+		case proofs.PathEpoch, proofs.PathPools, proofs.PathPendingRefunds, proofs.PathTotalCredits:
+			out.WriteString(h.verifiedPools(path, data, res))
+		default:
+			out.WriteString(h.verified(path, data, res))
+		}
 	case "changes":
 		a := addr(m["name"])
 		since := binary.BigEndian.AppendUint64(nil, h.u64(m, "since"))
@@ -368,6 +382,48 @@ func (h *harness) verified(path string, data []byte, res *abcitypes.ResponseQuer
 		h.t.Fatal(err)
 	}
 	return fmt.Sprintf("balance=%d nonce=%d\nverified presence at height %d\n", st.Balance, st.Nonce.Last, res.Height)
+}
+
+// verifiedPools checks an answer of a pools path against the root of its version and
+// renders each entry by what its key names.
+func (h *harness) verifiedPools(path string, data []byte, res *abcitypes.ResponseQuery) string {
+	var out strings.Builder
+	if path == proofs.PathTotalCredits {
+		target, err := proofs.TargetOf(path, data)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if err := proofs.VerifyPresence(h.rootAt(res.Height), target.Key, res.Value, res.ProofOps); err != nil {
+			h.t.Fatal(err)
+		}
+		fmt.Fprintf(&out, "total credits %d\nverified presence at height %d\n", binary.BigEndian.Uint64(res.Value), res.Height)
+		return out.String()
+	}
+	entries, err := h.verifyRange(path, data, res)
+	if err != nil {
+		h.t.Fatalf("%s: %v", path, err)
+	}
+	for _, e := range entries {
+		epoch, entry, proposer, isEpoch := drive.ParseEpochKey(e.Key)
+		paidIn, from, isRefund := drive.ParsePendingRefundKey(e.Key)
+		switch {
+		case isEpoch && entry == drive.EpochEntryProposer:
+			fmt.Fprintf(&out, "epoch %d proposer %s: %d blocks\n", epoch, h.names[string(proposer)], binary.BigEndian.Uint64(e.Value))
+		case isEpoch:
+			name := map[drive.EpochEntry]string{drive.EpochEntryFees: "fees", drive.EpochEntryStorage: "storage", drive.EpochEntryPaid: "paid"}[entry]
+			fmt.Fprintf(&out, "epoch %d %s: %d\n", epoch, name, binary.BigEndian.Uint64(e.Value))
+		case isRefund:
+			fmt.Fprintf(&out, "pending refund paid in %d from %d: fee %d refunded %d\n", paidIn, from, binary.BigEndian.Uint64(e.Value), binary.BigEndian.Uint64(e.Value[8:]))
+		case string(e.Key) == string(drive.CurrentEpochKey()):
+			fmt.Fprintf(&out, "current epoch %d from height %d\n", binary.BigEndian.Uint32(e.Value), binary.BigEndian.Uint64(e.Value[4:]))
+		case string(e.Key) == string(drive.StoragePoolKey()):
+			fmt.Fprintf(&out, "storage pool %d\n", binary.BigEndian.Uint64(e.Value))
+		default:
+			h.t.Fatalf("%s: unexpected key %x", path, e.Key)
+		}
+	}
+	fmt.Fprintf(&out, "verified complete (%d entries) at height %d\n", len(entries), res.Height)
+	return out.String()
 }
 
 func (h *harness) verifyRange(path string, data []byte, res *abcitypes.ResponseQuery) ([]proofs.KV, error) {

@@ -301,6 +301,9 @@ func TestAnswerForAnotherHeight(t *testing.T) {
 				_, err := c.AddressChanges(ctx, bob, 0, asked, prove)
 				return err
 			},
+			proofs.PathEpoch:        func() error { _, err := c.Epoch(ctx, 0, asked, prove); return err },
+			proofs.PathPools:        func() error { _, err := c.Pools(ctx, asked, prove); return err },
+			proofs.PathTotalCredits: func() error { _, err := c.TotalCredits(ctx, asked, prove); return err },
 		}
 		for path, read := range reads {
 			var wh ErrWrongHeight

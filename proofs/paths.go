@@ -33,6 +33,23 @@ const (
 	// PathAddressChangesCompacted: data = since height u64; value = the compacted
 	// records that end at or after that height, proven complete.
 	PathAddressChangesCompacted = "/address-changes/compacted"
+	// PathEpoch: data = epoch index u32 (EpochData); value = EncodeEntries of every key
+	// under drive.EpochPrefix(epoch): processing fees, storage share, blocks per
+	// proposer, the paid record; proven complete (no entries: the epoch holds nothing).
+	PathEpoch = "/epoch"
+	// PathPools: no data; value = EncodeEntries of the pools root before the epochs:
+	// the current-epoch record (drive.EncodeCurrentEpoch) and the storage distribution
+	// pool (u64, absent when empty), proven complete. The oldest unpaid epoch
+	// (drive.NextUnpaidEpochKey) lies after the epochs and refunds: read it with PathKey.
+	PathPools = "/pools"
+	// PathPendingRefunds: data = empty (from the first) or paid-in u32 ++ from u32
+	// (PendingRefundsData: the first key to read); value = EncodeEntries of the pending
+	// refunds from there on (drive.EncodePendingRefund), proven complete.
+	PathPendingRefunds = "/pending-refunds"
+	// PathTotalCredits: no data; value = the running total of credits in state, u64
+	// (drive.TotalCreditsKey). The genesis supply it must equal is PathKey on
+	// drive.SupplyKey().
+	PathTotalCredits = "/total-credits"
 )
 
 // PathPendingNonce: data = a 20-byte address or a 32-byte identity id; value = the last
@@ -76,6 +93,15 @@ const (
 
 // SinceData is the request data of the address-changes paths: since as a big-endian u64.
 func SinceData(since uint64) []byte { return binary.BigEndian.AppendUint64(nil, since) }
+
+// EpochData is the request data of PathEpoch: the epoch index as a big-endian u32.
+func EpochData(epoch uint32) []byte { return binary.BigEndian.AppendUint32(nil, epoch) }
+
+// PendingRefundsData is the request data of PathPendingRefunds that starts at the
+// pending refund of (paidIn, from): paid-in u32 ++ from u32.
+func PendingRefundsData(paidIn, from uint32) []byte {
+	return binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, paidIn), from)
+}
 
 // MaxRangeEntries bounds one range answer; Info is "more" when it cut the range.
 const MaxRangeEntries = 1000
@@ -130,6 +156,34 @@ func TargetOf(path string, data []byte) (Target, error) {
 			return Target{Start: drive.BlockChangesKey(since), End: drive.PrefixEnd(drive.BlockChangesPrefix())}, nil
 		}
 		return Target{Start: drive.CompactedChangesEndingFrom(since), End: drive.PrefixEnd(drive.CompactedChangesPrefix())}, nil
+	case PathEpoch:
+		if len(data) != 4 {
+			return Target{}, ErrBadQuery{path, "want a big-endian u32 epoch index"}
+		}
+		p := drive.EpochPrefix(binary.BigEndian.Uint32(data))
+		return Target{Start: p, End: drive.PrefixEnd(p)}, nil
+	case PathPools:
+		if len(data) != 0 {
+			return Target{}, ErrBadQuery{path, "want no data"}
+		}
+		// NB: the current-epoch record and the storage pool are the pools root's keys
+		// below the first epoch; nothing else lies there.
+		return Target{Start: drive.CurrentEpochKey(), End: drive.EpochPrefix(0)}, nil
+	case PathPendingRefunds:
+		start := drive.PendingRefundsPrefix()
+		switch len(data) {
+		case 0:
+		case 8:
+			start = drive.PendingRefundKey(binary.BigEndian.Uint32(data), binary.BigEndian.Uint32(data[4:]))
+		default:
+			return Target{}, ErrBadQuery{path, "want no data, or a big-endian u32 paid-in epoch and u32 from epoch"}
+		}
+		return Target{Start: start, End: drive.PrefixEnd(drive.PendingRefundsPrefix())}, nil
+	case PathTotalCredits:
+		if len(data) != 0 {
+			return Target{}, ErrBadQuery{path, "want no data"}
+		}
+		return Target{Key: drive.TotalCreditsKey()}, nil
 	}
 	return Target{}, ErrBadQuery{path, "unknown path"}
 }

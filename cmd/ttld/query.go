@@ -92,6 +92,7 @@ func newQueryCmd() *cobra.Command {
 	changes.Flags().Uint64("since", 0, "first block height of interest")
 
 	cmd.AddCommand(identity, address, changes)
+	cmd.AddCommand(newQueryPoolsCmds()...)
 	return cmd
 }
 

@@ -51,6 +51,8 @@ func TestTxFlagsRefusedBeforeSigning(t *testing.T) {
 		{args: []string{"tx", "identity", "transfer-to-address", "--from", "dev", "--identity", "x", "--to", addr, "--amount", "5"}, bad: "identity"},
 		{args: []string{"query", "address", "xyz"}, badArg: "ADDR"},
 		{args: []string{"query", "identity", "xyz"}, badArg: "ID"},
+		{args: []string{"query", "epoch", "x1"}, badArg: "N"},
+		{args: []string{"query", "epoch", "4294967296"}, badArg: "N"},
 	} {
 		_, err := runCLI(t, append(tc.args, "--home", home, "--node", closed)...)
 		var missing errMissingFlag

@@ -109,6 +109,10 @@ func (c *docChain) examples() []example {
 		{"identity-absent", "/identity", noID[:]},
 		{"address-changes-compacted", "/address-changes/compacted", binary.BigEndian.AppendUint64(nil, 0)},
 		{"address-changes-blocks", "/address-changes/blocks", binary.BigEndian.AppendUint64(nil, 66)},
+		{"epoch-present", "/epoch", binary.BigEndian.AppendUint32(nil, 0)},
+		{"pools-present", "/pools", nil},
+		{"pending-refunds", "/pending-refunds", nil},
+		{"total-credits", "/total-credits", nil},
 	}
 }
 

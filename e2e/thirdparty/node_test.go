@@ -51,6 +51,12 @@ func TestThirdPartyVerifier(t *testing.T) {
 		{"/identity", noID[:], false},
 		{"/address-changes/blocks", binary.BigEndian.AppendUint64(nil, 0), true},
 		{"/address-changes/compacted", binary.BigEndian.AppendUint64(nil, 0), false},
+		{"/epoch", binary.BigEndian.AppendUint32(nil, 0), true},
+		{"/epoch", binary.BigEndian.AppendUint32(nil, 40), false},
+		{"/pools", nil, true},
+		{"/pending-refunds", nil, false},
+		{"/total-credits", nil, true},
+		{"/key", []byte{48, 'u'}, true},
 	} {
 		res, err := rpc.ABCIQueryWithOptions(ctx, q.path, q.data, rpcclient.ABCIQueryOptions{Prove: true})
 		if err != nil {

@@ -51,6 +51,27 @@ func TargetOf(path string, data []byte) (Target, error) {
 			return Target{}, errors.New("want a u64")
 		}
 		return Target{Start: append([]byte{58, 'c'}, data...), End: []byte{58, 'd'}}, nil
+	case "/epoch":
+		if len(data) != 4 {
+			return Target{}, errors.New("/epoch: want a u32")
+		}
+		start := append([]byte{48, 'e'}, data...)
+		return Target{Start: start, End: prefixEnd(start)}, nil
+	case "/pools":
+		if len(data) != 0 {
+			return Target{}, errors.New("/pools: want no data")
+		}
+		return Target{Start: []byte{48, 'c'}, End: []byte{48, 'e', 0, 0, 0, 0}}, nil
+	case "/pending-refunds":
+		if len(data) != 0 && len(data) != 8 {
+			return Target{}, errors.New("/pending-refunds: want no data or two u32")
+		}
+		return Target{Start: append([]byte{48, 'r'}, data...), End: []byte{48, 's'}}, nil
+	case "/total-credits":
+		if len(data) != 0 {
+			return Target{}, errors.New("/total-credits: want no data")
+		}
+		return Target{Key: []byte{104, 't'}}, nil
 	}
 	return Target{}, fmt.Errorf("unknown path %q", path)
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"math"
 	"math/rand"
 	"testing"
@@ -172,8 +173,10 @@ func (f *blockFuzz) tx() []byte {
 }
 
 // runBlockFuzz builds a genesis holding the whole u64 supply and runs blocks of
-// transitions of every kind with boundary values. ExecuteBlock must never return a
-// Fault on a healthy store, and credits must be conserved after every block.
+// transitions of every kind with boundary values, block times that cross epochs (and
+// several at once) and proposers with and without a payout identity. ExecuteBlock must
+// never return a Fault on a healthy store, and credits must be conserved after every
+// block, by the running total and by a full count.
 // It returns how many results of each code the blocks gave.
 func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 	codes := map[protocol.Code]int{}
@@ -196,8 +199,15 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 	if len(st.Addresses) == 0 {
 		st.Addresses = append(st.Addresses, genesis.Address{Address: protocol.AddressOf(f.keys[0].Public().(ed25519.PublicKey)).String(), Balance: 1})
 	}
+	// One validator with a payout identity; blocks are proposed by it, by a proposer
+	// without one, or name none, so epochs are paid, rolled on, or both.
+	validator := []byte("fuzz-validator-addr!")
+	payout := protocol.PayoutIdentityID(validator)
+	st.Identities = append(st.Identities, genesis.Identity{ID: payout.String(), Keys: []string{hex.EncodeToString(f.keys[0].Public().(ed25519.PublicKey))}})
+	st.Validators = append(st.Validators, genesis.Validator{Address: hex.EncodeToString(validator), PayoutIdentity: payout.String()})
+	proposers := [][]byte{validator, []byte("a-stranger-proposer!"), nil}
 	start := uint64(GenesisTime.UnixMilli())
-	if err := genesis.InitChain(f.kv, genesis.Params{ChainID: ChainID, GenesisTimeMs: start, InitialHeight: 1}, st.Encode()); err != nil {
+	if err := genesis.InitChain(f.kv, genesis.Params{ChainID: ChainID, GenesisTimeMs: start, InitialHeight: 1, Validators: [][]byte{validator}}, st.Encode()); err != nil {
 		t.Fatal(err)
 	}
 	at := start
@@ -208,7 +218,7 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 		for i, n := 0, 1+f.c.n(12); i < n && !f.c.done(); i++ {
 			txs = append(txs, f.tx())
 		}
-		res, err := app.ExecuteBlock(f.kv, app.Block{Height: uint64(h), TimeMs: at, Txs: txs})
+		res, err := app.ExecuteBlock(f.kv, app.Block{Height: uint64(h), TimeMs: at, Proposer: proposers[f.c.n(len(proposers))], Txs: txs})
 		if err != nil {
 			t.Fatalf("block %d: ExecuteBlock returned a Fault: %v", h, err)
 		}
@@ -217,6 +227,9 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 		}
 		for _, tr := range res.TxResults {
 			codes[tr.Code]++
+		}
+		if err := res.Credits.Conserved(); err != nil {
+			t.Fatalf("block %d: %v", h, err)
 		}
 		if err := drive.CheckCredits(f.kv); err != nil {
 			t.Fatalf("block %d: %v", h, err)

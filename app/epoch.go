@@ -75,54 +75,93 @@ func distributeStoragePool(kv drive.KV, first uint32) (uint64, error) {
 }
 
 // takeBackRefunds takes every pending refund back from the epochs that were credited
-// with the refunded fees, and removes it. From each epoch from From on it takes the
-// part the refunded fee paid it (SplitStorageFee of the fee, from the epoch after the
-// one it was paid in), never more than the epoch holds, until exactly what the owners
-// were refunded is taken; what those parts leave (the flooring of separate refunds
-// summed) is taken from the same epochs in order. It returns the credits taken.
+// with the refunded fees, and removes them. What each epoch gives back is the sum, over
+// the refunds, of the part the refunded fee paid it (SplitStorageFee of the fee, from the
+// epoch after the one it was paid in, for the epochs from the refund's From on), never
+// more than the epoch holds, until exactly what the owners were refunded is taken; what
+// those parts leave (the flooring of refunds summed in one record, or an epoch that held
+// less) is taken from the same epochs in order. The parts are summed in memory first, so
+// each epoch is read and written once however many refunds are pending. It returns the
+// credits taken.
 func takeBackRefunds(kv drive.KV) (uint64, error) {
 	pending, err := drive.PendingRefunds(kv)
-	if err != nil {
+	if err != nil || len(pending) == 0 {
 		return 0, err
 	}
-	var total uint64
+	// want[e-low] sums the parts epoch e gives back; low is the lowest From.
+	low, high := uint64(protocol.MaxEpoch), uint64(0)
+	var owed uint64
+	for _, r := range pending {
+		low = min(low, uint64(r.From))
+		high = max(high, uint64(r.PaidIn)+1+feeschedule.PerpetualEpochs)
+		if owed+r.Refunded < owed {
+			return 0, faultf("pending refunds pass 2^64-1")
+		}
+		owed += r.Refunded
+	}
+	if high <= low {
+		high = low + 1
+	}
+	want := make([]uint64, high-low)
 	for _, r := range pending {
 		split := feeschedule.SplitStorageFee(r.StorageFee)
 		first := uint64(r.PaidIn) + 1
-		left := r.Refunded
-		take := func(epoch uint32, most uint64) error {
-			key := drive.EpochStorageKey(epoch)
-			have, err := drive.GetU64(kv, key)
+		for e := max(uint64(r.From), first); e < first+feeschedule.PerpetualEpochs; e++ {
+			want[e-low] += split.Part(uint32(e - first)) // parts of one fee sum to at most the fee
+		}
+	}
+	left := owed
+	shares := make([]uint64, len(want))
+	read, taken := make([]bool, len(want)), make([]bool, len(want))
+	share := func(i int) (uint64, error) {
+		if !read[i] {
+			v, err := drive.GetU64(kv, drive.EpochStorageKey(uint32(low+uint64(i))))
 			if err != nil {
-				return err
+				return 0, err
+			}
+			shares[i], read[i] = v, true
+		}
+		return shares[i], nil
+	}
+	for pass := 0; pass < 2 && left > 0; pass++ {
+		for i := range want {
+			if left == 0 {
+				break
+			}
+			have, err := share(i)
+			if err != nil {
+				return 0, err
+			}
+			most := want[i] // the first pass takes each epoch's parts, the second the rest
+			if pass == 1 {
+				most = left
 			}
 			n := min(most, have, left)
-			left -= n
-			return drive.SetU64(kv, key, have-n)
-		}
-		end := first + feeschedule.PerpetualEpochs
-		for e := uint64(r.From); e < end && left > 0; e++ {
-			if e < first {
+			if n == 0 {
 				continue
 			}
-			if err := take(uint32(e), split.Part(uint32(e-first))); err != nil {
+			shares[i] -= n
+			taken[i] = true
+			want[i] -= min(want[i], n)
+			left -= n
+		}
+	}
+	if left > 0 {
+		return 0, faultf("pending refunds: %d credits refunded that no epoch holds", left)
+	}
+	for i := range shares {
+		if taken[i] {
+			if err := drive.SetU64(kv, drive.EpochStorageKey(uint32(low+uint64(i))), shares[i]); err != nil {
 				return 0, err
 			}
 		}
-		for e := uint64(r.From); e < end && left > 0; e++ {
-			if err := take(uint32(e), left); err != nil {
-				return 0, err
-			}
-		}
-		if left > 0 {
-			return 0, faultf("pending refund of epoch %d from %d: %d credits refunded that no epoch holds", r.PaidIn, r.From, left)
-		}
+	}
+	for _, r := range pending {
 		if err := kv.Delete(drive.PendingRefundKey(r.PaidIn, r.From)); err != nil {
 			return 0, err
 		}
-		total += r.Refunded
 	}
-	return total, nil
+	return owed, nil
 }
 
 // epochAt is first+offset, refused past the largest epoch index.

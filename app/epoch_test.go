@@ -1,6 +1,7 @@
 package app
 
 import (
+	"math/rand"
 	"testing"
 
 	"github.com/ttld-dev/ttld/drive"
@@ -114,5 +115,70 @@ func TestTakeBackRefundsExact(t *testing.T) {
 	}
 	if left, _ := drive.PendingRefunds(kv); len(left) != 0 {
 		t.Fatalf("pending refunds left: %+v", left)
+	}
+}
+
+// TestTakeBackRefundsRandom: fees paid over several epochs are distributed at each
+// change; refunds of random parts of them, removed in random later epochs, are taken
+// back at the next change: exactly the refunded credits leave the epochs' shares, and
+// no epoch before a refund's From loses anything.
+func TestTakeBackRefundsRandom(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for run := 0; run < 50; run++ {
+		kv := drive.NewCache(drive.Empty())
+		type paid struct {
+			epoch uint32
+			fee   uint64
+		}
+		var fees []paid
+		// Epochs 0..9 each pay some fees, distributed at the change into the next.
+		for e := uint32(0); e < 10; e++ {
+			var sum uint64
+			for i := 0; i < 1+rng.Intn(4); i++ {
+				f := uint64(rng.Int63n(50_000_000))
+				fees = append(fees, paid{e, f})
+				sum += f
+			}
+			if err := drive.SetU64(kv, drive.StoragePoolKey(), sum); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := distributeStoragePool(kv, e+1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// In epoch 10, some of them are removed (each refund is what the fee pays
+		// after epoch 10).
+		var refunded uint64
+		for _, f := range fees {
+			if rng.Intn(2) == 0 {
+				continue
+			}
+			part := uint64(rng.Int63n(int64(f.fee) + 1))
+			r := feeschedule.StorageRefund(part, f.epoch, 10)
+			refunded += r
+			if err := drive.AddPendingRefund(kv, drive.PendingRefund{PaidIn: f.epoch, From: 11, StorageFee: part, Refunded: r}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := map[uint32]uint64{}
+		for e := uint32(0); e <= 11; e++ {
+			before[e], _ = drive.GetU64(kv, drive.EpochStorageKey(e))
+		}
+		scanned, _ := drive.ScanCredits(kv)
+		taken, err := takeBackRefunds(kv)
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		// The pending refunds counted against the total before; the pools hold that
+		// much less after: the total does not move.
+		after, _ := drive.ScanCredits(kv)
+		if taken != refunded || after != scanned {
+			t.Fatalf("run %d: took %d back, refunded %d; credits in state %d before, %d after", run, taken, refunded, scanned, after)
+		}
+		for e := uint32(0); e <= 10; e++ {
+			if now, _ := drive.GetU64(kv, drive.EpochStorageKey(e)); now != before[e] {
+				t.Fatalf("run %d: epoch %d, before the refunds' From, went from %d to %d", run, e, before[e], now)
+			}
+		}
 	}
 }

@@ -114,6 +114,9 @@ func ParseDocumentTypes(raw []byte, v Version) ([]DocumentType, error) {
 	if err != nil {
 		return nil, ErrJSONSchema{Path: "", Reason: "not JSON: " + err.Error()}
 	}
+	if err := plainIntegersOnly(doc, nil); err != nil {
+		return nil, err
+	}
 	if err := meta.Validate(doc); err != nil {
 		return nil, schemaVerdict(err)
 	}
@@ -133,6 +136,48 @@ func ParseDocumentTypes(raw []byte, v Version) ([]DocumentType, error) {
 		return nil, ErrContractTooLarge{Size: n, Max: lim.MaxContractBytes}
 	}
 	return types, nil
+}
+
+// plainIntegersOnly refuses any number of v that is not a plain integer literal
+// ("-12", never "1.0", "1e3" or "1.5"), before the meta-schema sees it: a contract has no
+// place for anything else, and its every number is then exact as an int64 or uint64
+// whatever the library would make of it. Objects are walked in key order, so the value
+// reported is the same on every node.
+func plainIntegersOnly(v any, loc []string) error {
+	switch x := v.(type) {
+	case json.Number:
+		if !isPlainInteger(string(x)) {
+			return ErrJSONSchema{Path: jsonPointer(loc), Keyword: "type",
+				Reason: fmt.Sprintf("%.40s is not a plain integer literal: a contract holds no other numbers", x)}
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			if err := plainIntegersOnly(x[k], append(loc, k)); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if err := plainIntegersOnly(e, append(loc, strconv.Itoa(i))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// isPlainInteger reports whether s is -?(0|[1-9][0-9]*).
+func isPlainInteger(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // schemaVerdict maps the library's verdict to ErrJSONSchema. Of the leaf failures it
@@ -209,9 +254,9 @@ func ValidName(name string) string {
 	return ""
 }
 
-// plainInteger reads a json.Number the meta-schema has accepted as an integer. Only a
-// plain literal is taken ("5", "-3"); "5.0" and "5e0" are refused, so that every
-// accepted contract has one canonical form.
+// plainInteger reads a json.Number that plainIntegersOnly and the meta-schema have
+// accepted; the meta-schema's bounds keep it within int64, so the refusal below is a
+// second line only.
 func plainInteger(v any, path string) (int64, error) {
 	n, ok := v.(json.Number)
 	if !ok {

@@ -198,6 +198,15 @@ func refusals() []refusal {
 				}
 			}},
 		{"integer with exponent", one(typ(`"a":{"type":"integer","position":1e0}`, "")), CodeJSONSchema, nil},
+		{"enum written 1.0", one(typ(propA, `"transferable":1.0`)), CodeJSONSchema,
+			func(t *testing.T, err error) {
+				var e ErrJSONSchema
+				if !errors.As(err, &e) || e.Path != "/documentSchemas/t/transferable" {
+					t.Errorf("%#v", err)
+				}
+			}},
+		{"huge exponent", one(typ(`"a":{"type":"integer","position":0,"maximum":1e999999999}`, "")), CodeJSONSchema, nil},
+		{"float where a string goes", one(typ(propA, `"indices":[{"name":0.5,"properties":[{"a":"asc"}]}]`)), CodeJSONSchema, nil},
 		{"bound past int64", one(typ(`"a":{"type":"integer","maximum":9223372036854775808,"position":0}`, "")), CodeJSONSchema, nil},
 		{"maxLength past uint32", one(typ(`"s":{"type":"string","maxLength":4294967296,"position":0}`, "")), CodeJSONSchema, nil},
 		{"wrong media type", one(typ(`"i":{"type":"array","byteArray":true,"minItems":32,"maxItems":32,"contentMediaType":"image/png","position":0}`, "")), CodeJSONSchema, nil},
@@ -600,4 +609,31 @@ func TestCanonicalSizeLimit(t *testing.T) {
 		return
 	}
 	t.Fatal("no canonical size case")
+}
+
+// TestParseConcurrent: CheckTx and block execution may parse at once; the compiled
+// meta-schema is shared read-only (run with -race).
+func TestParseConcurrent(t *testing.T) {
+	files := exampleFiles(t)
+	done := make(chan []byte)
+	for range 4 {
+		go func() {
+			var last []byte
+			for range 20 {
+				types, err := ParseDocumentTypes(files["market.json"], V13)
+				if err != nil {
+					t.Error(err)
+					break
+				}
+				last = CanonicalJSON(types)
+			}
+			done <- last
+		}()
+	}
+	first := <-done
+	for range 3 {
+		if got := <-done; !bytes.Equal(got, first) {
+			t.Error("concurrent parses differ")
+		}
+	}
 }

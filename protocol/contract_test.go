@@ -637,3 +637,27 @@ func TestParseConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemaVerdictDeterministic: with failures in many places, the one reported (path
+// and keyword) is the same on every parse, whatever order the library visits maps in.
+func TestSchemaVerdictDeterministic(t *testing.T) {
+	bad := `{"documentSchemas":{` + repeatJSON(20, func(i int) string {
+		return fmt.Sprintf(`"t%d":{"type":"object","properties":{"x%d":{"type":"number","position":0},"y":{"type":"array","position":1}},"additionalProperties":false,"extra%d":true}`, i, i, i)
+	}) + `}}`
+	var first ErrJSONSchema
+	for i := range 50 {
+		_, err := ParseDocumentTypes([]byte(bad), V13)
+		var e ErrJSONSchema
+		if !errors.As(err, &e) {
+			t.Fatalf("got %v", err)
+		}
+		if i == 0 {
+			first = e
+			if e.Path != "/documentSchemas/t0" || e.Keyword != "additionalProperties" {
+				t.Errorf("first failure reported: %+v", e)
+			}
+		} else if e.Path != first.Path || e.Keyword != first.Keyword {
+			t.Fatalf("parse %d reports %s %s, the first %s %s", i, e.Path, e.Keyword, first.Path, first.Keyword)
+		}
+	}
+}

@@ -18,6 +18,23 @@ const (
 	CodeUnknownTransitionType Code = 10004
 	CodeInvalidTransition     Code = 10005
 
+	// Contract definitions (ParseDocumentTypes). 10101, 10201 and 10231 are the
+	// platform's; 10240 on are ours.
+	CodeJSONSchema               Code = 10101
+	CodeDuplicateIndex           Code = 10201
+	CodeInvalidContractStructure Code = 10231
+	CodeUndefinedIndexProperty   Code = 10240
+	CodeInvalidSummableProperty  Code = 10241
+	CodeTooManyDocumentTypes     Code = 10242
+	CodeTooManyProperties        Code = 10243
+	CodeTooManyIndexes           Code = 10244
+	CodeTooManyIndexProperties   Code = 10245
+	CodeContractTooLarge         Code = 10246
+	CodeInvalidName              Code = 10247
+	CodeInvalidPropertyPosition  Code = 10248
+	CodeDuplicateIndexName       Code = 10249
+	CodeContractDecode           Code = 10250
+
 	CodeIdentityNotFound Code = 20000
 	CodeMissingPublicKey Code = 20001
 	CodeInvalidSignature Code = 20002
@@ -28,6 +45,7 @@ const (
 	CodeInvalidIdentityNonce        Code = 40204
 	CodeIdentityInsufficientBalance Code = 40210
 	CodeRecipientIdentityNotFound   Code = 40211
+	CodeDocumentTypeUpdate          Code = 40212
 	CodeInvalidAddressNonce         Code = 40220
 	CodeAddressInsufficientBalance  Code = 40221
 	CodeCreditOverflow              Code = 40230
@@ -56,6 +74,20 @@ var codeTable = []CodeInfo{
 	{CodeUnsupportedTxFormat, "UnsupportedTxFormat", false, "the leading format byte is not 1"},
 	{CodeUnknownTransitionType, "UnknownTransitionType", false, "the type byte names no transition"},
 	{CodeInvalidTransition, "InvalidTransition", false, "a structure rule: zero amount, transfer to oneself, no or repeated identity keys"},
+	{CodeJSONSchema, "JsonSchemaError", false, "the contract is not JSON or its protocol version's meta-schema refuses it: an unknown keyword (ttl before version 14), a wrong shape, type number, a bound outside the meta-schema's range, an integer written with a fraction or exponent"},
+	{CodeDuplicateIndex, "DuplicateIndex", false, "two indices of a document type have the same properties in the same order"},
+	{CodeInvalidContractStructure, "InvalidContractStructure", false, "a contract rule the meta-schema cannot state: bounds out of order or past the version's limits, a pattern that is no RE2 expression, a required name that is no property, an identifier not of 32 bytes, an indexed string or byte array without a small enough maximum"},
+	{CodeUndefinedIndexProperty, "UndefinedIndexProperty", false, "an index uses a property the document type does not define and that is no indexable system field"},
+	{CodeInvalidSummableProperty, "InvalidSummableProperty", false, "an index's summable names no integer property of the document type"},
+	{CodeTooManyDocumentTypes, "TooManyDocumentTypes", false, "the contract defines more document types than the version allows (100 at 13)"},
+	{CodeTooManyProperties, "TooManyProperties", false, "a document type defines more properties than the version allows (100 at 13)"},
+	{CodeTooManyIndexes, "TooManyIndexes", false, "a document type defines more indices than the version allows (10 at 13)"},
+	{CodeTooManyIndexProperties, "TooManyIndexProperties", false, "an index has more properties than the version allows (10 at 13)"},
+	{CodeContractTooLarge, "ContractTooLarge", false, "the contract JSON, as sent or in canonical form, exceeds the version's limit (16 KiB at 13)"},
+	{CodeInvalidName, "InvalidName", false, "a document type, property or index name is not 1 to 64 letters, digits, '-' or '_' starting with a letter"},
+	{CodeInvalidPropertyPosition, "InvalidPropertyPosition", false, "a document type's property positions do not run 0, 1, ... without gaps or repeats"},
+	{CodeDuplicateIndexName, "DuplicateIndexName", false, "two indices of a document type share a name"},
+	{CodeContractDecode, "ContractDecode", false, "the bytes are not a contract encoding (format byte, id, owner, version, canonical JSON)"},
 	{CodeIdentityNotFound, "IdentityNotFound", false, "the signing identity does not exist"},
 	{CodeMissingPublicKey, "MissingPublicKey", false, "the signing identity has no key at the given index"},
 	{CodeInvalidSignature, "InvalidSignature", false, "the signature does not verify over the sign bytes (wrong key, chain or type)"},
@@ -64,6 +96,7 @@ var codeTable = []CodeInfo{
 	{CodeInvalidIdentityNonce, "InvalidIdentityNonce", false, "the identity's nonce is used already, more than 24 below its highest, or more than 24 above it"},
 	{CodeIdentityInsufficientBalance, "IdentityInsufficientBalance", true, "the identity can pay the fee but not the amount as well"},
 	{CodeRecipientIdentityNotFound, "RecipientIdentityNotFound", true, "a top-up or credit transfer names an identity that does not exist"},
+	{CodeDocumentTypeUpdate, "DocumentTypeUpdateError", true, "a contract update removes or changes an existing document type: a flag, an index, required, a property, or adds a required property"},
 	{CodeInvalidAddressNonce, "InvalidAddressNonce", false, "the address's nonce is used already, more than 24 below its highest, or more than 24 above it"},
 	{CodeAddressInsufficientBalance, "AddressInsufficientBalance", true, "the address can pay the fee but not the amount as well"},
 	{CodeCreditOverflow, "CreditOverflow", false, "a credit would take a balance or a fee sum past 2^64-1; impossible while credits are conserved, refused so that no state can make a block fail"},

@@ -43,6 +43,30 @@ type Limits struct {
 	// oldest first; after a halt that skipped many epochs the rest are paid over the
 	// next blocks.
 	MaxEpochsPaidPerBlock int
+
+	// MaxContractBytes bounds a contract definition's JSON, both as sent and in its
+	// canonical form (CanonicalJSON), which is what is stored (<= MaxTxBytes, so a
+	// contract fits a transition).
+	MaxContractBytes int
+	// MaxDocumentTypes bounds the document types of one contract (>= 1).
+	MaxDocumentTypes int
+	// MaxPropertiesPerType bounds the properties of one document type (>= 1).
+	MaxPropertiesPerType int
+	// MaxIndexesPerType bounds the indices of one document type.
+	MaxIndexesPerType int
+	// MaxIndexProperties bounds the properties of one index (>= 1).
+	MaxIndexProperties int
+	// MaxStringLength bounds a string property's minLength and maxLength.
+	MaxStringLength int
+	// MaxByteArrayLength bounds a byte array property's minItems and maxItems (>= 32,
+	// an identifier's length).
+	MaxByteArrayLength int
+	// MaxIndexedStringLength: an indexed string property declares a maxLength of at
+	// most this (<= MaxStringLength), which bounds its index keys.
+	MaxIndexedStringLength int
+	// MaxIndexedByteArrayLength: an indexed byte array property declares a maxItems of
+	// at most this (<= MaxByteArrayLength).
+	MaxIndexedByteArrayLength int
 }
 
 var limits = map[Version]Limits{
@@ -55,6 +79,15 @@ var limits = map[Version]Limits{
 		CompactedAddressBalanceLifetimeMs:   24 * 60 * 60 * 1000,
 		MaxAddressBalanceCleanupsPerBlock:   16,
 		MaxEpochsPaidPerBlock:               10,
+		MaxContractBytes:                    16 * 1024,
+		MaxDocumentTypes:                    100,
+		MaxPropertiesPerType:                100,
+		MaxIndexesPerType:                   10,
+		MaxIndexProperties:                  10,
+		MaxStringLength:                     16 * 1024,
+		MaxByteArrayLength:                  8 * 1024,
+		MaxIndexedStringLength:              63,
+		MaxIndexedByteArrayLength:           255,
 	},
 }
 

@@ -1,0 +1,142 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// CanonicalJSON writes document types as the one canonical JSON of a contract
+// definition: no whitespace, object keys in byte order, no HTML escaping, a flag or
+// bound written only when it differs from its default or is set, integers as plain
+// literals, required sorted, indices sorted by name. ParseDocumentTypes of the result
+// returns the same types, and CanonicalJSON of those the same bytes: a contract is
+// stored in this form (Contract.Encode) and its size limit applies to it.
+func CanonicalJSON(types []DocumentType) []byte {
+	c := contractJSON{DocumentSchemas: make(map[string]documentTypeJSON, len(types))}
+	for _, t := range types {
+		c.DocumentSchemas[t.Name] = documentTypeToJSON(t)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(c); err != nil {
+		// NB: these structs hold only strings, integers, booleans, slices and maps with
+		// string keys, which always encode.
+		panic(fmt.Sprintf("protocol: canonical contract JSON: %v", err))
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// The JSON shapes. Field order is the order of keys written, so each struct lists its
+// fields in byte order of their keys, as encoding/json does for map keys.
+type contractJSON struct {
+	DocumentSchemas map[string]documentTypeJSON `json:"documentSchemas"`
+}
+
+type documentTypeJSON struct {
+	AdditionalProperties    bool                    `json:"additionalProperties"`
+	CanBeDeleted            *bool                   `json:"canBeDeleted,omitempty"`
+	CreationRestrictionMode uint8                   `json:"creationRestrictionMode,omitempty"`
+	DocumentsKeepHistory    bool                    `json:"documentsKeepHistory,omitempty"`
+	DocumentsMutable        *bool                   `json:"documentsMutable,omitempty"`
+	IndexOnly               bool                    `json:"indexOnly,omitempty"`
+	Indices                 []indexJSON             `json:"indices,omitempty"`
+	Properties              map[string]propertyJSON `json:"properties"`
+	Required                []string                `json:"required,omitempty"`
+	TradeMode               uint8                   `json:"tradeMode,omitempty"`
+	Transferable            uint8                   `json:"transferable,omitempty"`
+	Type                    string                  `json:"type"`
+}
+
+type propertyJSON struct {
+	ByteArray        bool    `json:"byteArray,omitempty"`
+	ContentMediaType string  `json:"contentMediaType,omitempty"`
+	MaxItems         *uint32 `json:"maxItems,omitempty"`
+	MaxLength        *uint32 `json:"maxLength,omitempty"`
+	Maximum          *int64  `json:"maximum,omitempty"`
+	MinItems         *uint32 `json:"minItems,omitempty"`
+	MinLength        *uint32 `json:"minLength,omitempty"`
+	Minimum          *int64  `json:"minimum,omitempty"`
+	Pattern          string  `json:"pattern,omitempty"`
+	Position         uint32  `json:"position"`
+	Type             string  `json:"type"`
+}
+
+type indexJSON struct {
+	Contested  *contestedJSON      `json:"contested,omitempty"`
+	Countable  bool                `json:"countable,omitempty"`
+	Name       string              `json:"name"`
+	Properties []map[string]string `json:"properties"`
+	Summable   string              `json:"summable,omitempty"`
+	Unique     bool                `json:"unique,omitempty"`
+}
+
+type contestedJSON struct {
+	FieldMatches []fieldMatchJSON `json:"fieldMatches,omitempty"`
+	Resolution   uint8            `json:"resolution"`
+}
+
+type fieldMatchJSON struct {
+	Field        string `json:"field"`
+	RegexPattern string `json:"regexPattern"`
+}
+
+func documentTypeToJSON(t DocumentType) documentTypeJSON {
+	no := false
+	j := documentTypeJSON{
+		Type:                    "object",
+		Properties:              make(map[string]propertyJSON, len(t.Properties)),
+		Required:                t.Required,
+		CreationRestrictionMode: uint8(t.CreationRestrictionMode),
+		DocumentsKeepHistory:    t.DocumentsKeepHistory,
+		IndexOnly:               t.IndexOnly,
+		TradeMode:               uint8(t.TradeMode),
+		Transferable:            uint8(t.Transferable),
+	}
+	if !t.DocumentsMutable {
+		j.DocumentsMutable = &no
+	}
+	if !t.CanBeDeleted {
+		j.CanBeDeleted = &no
+	}
+	for _, p := range t.Properties {
+		j.Properties[p.Name] = propertyToJSON(p)
+	}
+	for _, x := range t.Indices {
+		ij := indexJSON{Name: x.Name, Unique: x.Unique, Countable: x.Countable, Summable: x.Summable}
+		for _, ip := range x.Properties {
+			dir := "asc"
+			if ip.Descending {
+				dir = "desc"
+			}
+			ij.Properties = append(ij.Properties, map[string]string{ip.Name: dir})
+		}
+		if x.Contested != nil {
+			ij.Contested = &contestedJSON{Resolution: x.Contested.Resolution}
+			for _, fm := range x.Contested.FieldMatches {
+				ij.Contested.FieldMatches = append(ij.Contested.FieldMatches, fieldMatchJSON(fm))
+			}
+		}
+		j.Indices = append(j.Indices, ij)
+	}
+	return j
+}
+
+func propertyToJSON(p Property) propertyJSON {
+	j := propertyJSON{Position: p.Position}
+	switch p.Type {
+	case PropertyString:
+		j.Type, j.MinLength, j.MaxLength, j.Pattern = "string", p.MinLength, p.MaxLength, p.Pattern
+	case PropertyInteger:
+		j.Type, j.Minimum, j.Maximum = "integer", p.Minimum, p.Maximum
+	case PropertyBoolean:
+		j.Type = "boolean"
+	case PropertyByteArray, PropertyIdentifier:
+		j.Type, j.ByteArray, j.MinItems, j.MaxItems = "array", true, p.MinItems, p.MaxItems
+		if p.Type == PropertyIdentifier {
+			j.ContentMediaType = IdentifierMediaType
+		}
+	}
+	return j
+}

@@ -1,0 +1,549 @@
+package protocol
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// The contract meta-schemas, one file per protocol version that changed it:
+// metaschema/v<N>.json applies from version N until the next file. Adding the one of a
+// new version is adding its file.
+//
+//go:embed metaschema/*.json
+var metaSchemaFiles embed.FS
+
+// metaSchema is one compiled meta-schema and the first version it applies to.
+type metaSchema struct {
+	from   Version
+	schema *jsonschema.Schema
+}
+
+// metaSchemas are compiled once, oldest first. A file that does not compile is a
+// broken build, so it panics at start rather than refuse contracts at run time.
+var metaSchemas = compileMetaSchemas()
+
+func compileMetaSchemas() []metaSchema {
+	entries, err := fs.ReadDir(metaSchemaFiles, "metaschema")
+	if err != nil {
+		panic(fmt.Sprintf("protocol: contract meta-schemas: %v", err))
+	}
+	var out []metaSchema
+	for _, e := range entries {
+		digits, ok := strings.CutPrefix(strings.TrimSuffix(e.Name(), ".json"), "v")
+		n, err := strconv.ParseUint(digits, 10, 32)
+		if !ok || err != nil {
+			panic(fmt.Sprintf("protocol: meta-schema file %s is not named v<version>.json", e.Name()))
+		}
+		raw, err := metaSchemaFiles.ReadFile("metaschema/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			panic(fmt.Sprintf("protocol: meta-schema %s: %v", e.Name(), err))
+		}
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		// NB: the library's default loader reads file: URLs; ours loads nothing, so
+		// a stray $ref can never reach the file system or the network.
+		c.UseLoader(noLoader{})
+		url := "https://ttld.dev/schemas/contract-meta/" + e.Name()
+		if err := c.AddResource(url, doc); err != nil {
+			panic(fmt.Sprintf("protocol: meta-schema %s: %v", e.Name(), err))
+		}
+		sch, err := c.Compile(url)
+		if err != nil {
+			panic(fmt.Sprintf("protocol: meta-schema %s: %v", e.Name(), err))
+		}
+		out = append(out, metaSchema{from: Version(n), schema: sch})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].from < out[j].from })
+	return out
+}
+
+// noLoader refuses to load any URL.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) { return nil, fmt.Errorf("no loading of %s", url) }
+
+// metaSchemaFor returns the meta-schema of version v: the newest file not after v.
+func metaSchemaFor(v Version) (*jsonschema.Schema, bool) {
+	var s *jsonschema.Schema
+	for _, m := range metaSchemas {
+		if m.from <= v {
+			s = m.schema
+		}
+	}
+	return s, s != nil
+}
+
+// ParseDocumentTypes parses and validates the JSON a user writes for a contract
+// (docs/CONTRACTS.md: an object whose documentSchemas maps type names to their schemas)
+// under protocol version v, and returns its document types sorted by name. It is the one
+// parser: registration, update and a stored contract read back (DecodeContract) all go
+// through it, so each is validated alike.
+//
+// Checks run in a fixed order and the first refusal is returned: the size of the input,
+// JSON, the version's meta-schema (ErrJSONSchema), then the rules of ours, type by type
+// in name order, then the size of the canonical encoding. Numbers are decoded as
+// json.Number and read as exact integers; a float is never made.
+func ParseDocumentTypes(raw []byte, v Version) ([]DocumentType, error) {
+	lim, err := LimitsFor(v)
+	if err != nil {
+		return nil, err
+	}
+	meta, ok := metaSchemaFor(v)
+	if !ok {
+		return nil, fmt.Errorf("protocol: no contract meta-schema for version %d", v)
+	}
+	if len(raw) > lim.MaxContractBytes {
+		return nil, ErrContractTooLarge{Size: len(raw), Max: lim.MaxContractBytes}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, ErrJSONSchema{Path: "", Reason: "not JSON: " + err.Error()}
+	}
+	if err := plainIntegersOnly(doc, nil); err != nil {
+		return nil, err
+	}
+	if err := meta.Validate(doc); err != nil {
+		return nil, schemaVerdict(err)
+	}
+	schemas := doc.(map[string]any)["documentSchemas"].(map[string]any)
+	if len(schemas) > lim.MaxDocumentTypes {
+		return nil, ErrTooManyDocumentTypes{Count: len(schemas), Max: lim.MaxDocumentTypes}
+	}
+	types := make([]DocumentType, 0, len(schemas))
+	for _, name := range sortedKeys(schemas) {
+		t, err := parseDocumentType(name, schemas[name].(map[string]any), lim)
+		if err != nil {
+			return nil, err
+		}
+		types = append(types, t)
+	}
+	if n := len(CanonicalJSON(types)); n > lim.MaxContractBytes {
+		return nil, ErrContractTooLarge{Size: n, Max: lim.MaxContractBytes}
+	}
+	return types, nil
+}
+
+// plainIntegersOnly refuses any number of v that is not a plain integer literal
+// ("-12", never "1.0", "1e3" or "1.5"), before the meta-schema sees it: a contract has no
+// place for anything else, and its every number is then exact as an int64 or uint64
+// whatever the library would make of it. Objects are walked in key order, so the value
+// reported is the same on every node.
+func plainIntegersOnly(v any, loc []string) error {
+	switch x := v.(type) {
+	case json.Number:
+		if !isPlainInteger(string(x)) {
+			return ErrJSONSchema{Path: jsonPointer(loc), Keyword: "type",
+				Reason: fmt.Sprintf("%.40s is not a plain integer literal: a contract holds no other numbers", x)}
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			if err := plainIntegersOnly(x[k], append(loc, k)); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if err := plainIntegersOnly(e, append(loc, strconv.Itoa(i))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// isPlainInteger reports whether s is -?(0|[1-9][0-9]*).
+func isPlainInteger(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// schemaVerdict maps the library's verdict to ErrJSONSchema. Of the leaf failures it
+// reports the first by instance path then keyword path, so the error a node logs does
+// not depend on the order the library visited the document in.
+func schemaVerdict(err error) ErrJSONSchema {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return ErrJSONSchema{Reason: err.Error()}
+	}
+	var leaves []*jsonschema.ValidationError
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			leaves = append(leaves, e)
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	key := func(e *jsonschema.ValidationError) string {
+		return jsonPointer(e.InstanceLocation) + "\x00" + strings.Join(e.ErrorKind.KeywordPath(), "/")
+	}
+	sort.SliceStable(leaves, func(i, j int) bool { return key(leaves[i]) < key(leaves[j]) })
+	first := leaves[0]
+	kw := first.ErrorKind.KeywordPath()
+	keyword := ""
+	if len(kw) > 0 {
+		keyword = kw[0]
+	}
+	return ErrJSONSchema{Path: jsonPointer(first.InstanceLocation), Keyword: keyword, Reason: first.Error()}
+}
+
+// jsonPointer writes a location as an RFC 6901 pointer.
+func jsonPointer(loc []string) string {
+	var b strings.Builder
+	for _, s := range loc {
+		b.WriteByte('/')
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1"))
+	}
+	return b.String()
+}
+
+// sortedKeys returns the keys of m in byte order.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// MaxNameLength bounds document type, property and index names.
+const MaxNameLength = 64
+
+// ValidName reports why name breaks the name rule of document types, properties and
+// indexes (1 to 64 of A-Z, a-z, 0-9, '-' and '_', starting with a letter), or "".
+func ValidName(name string) string {
+	if name == "" || len(name) > MaxNameLength {
+		return fmt.Sprintf("must be 1 to %d characters long", MaxNameLength)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if i == 0 && !letter {
+			return "must start with a letter"
+		}
+		if !letter && !(c >= '0' && c <= '9') && c != '-' && c != '_' {
+			return fmt.Sprintf("holds %q: only letters, digits, '-' and '_' are allowed", c)
+		}
+	}
+	return ""
+}
+
+// plainInteger reads a json.Number that plainIntegersOnly and the meta-schema have
+// accepted; the meta-schema's bounds keep it within int64, so the refusal below is a
+// second line only.
+func plainInteger(v any, path string) (int64, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, ErrJSONSchema{Path: path, Keyword: "type", Reason: "not a number"}
+	}
+	i, err := strconv.ParseInt(string(n), 10, 64)
+	if err != nil {
+		return 0, ErrJSONSchema{Path: path, Keyword: "type", Reason: fmt.Sprintf("%s is not a plain integer literal", n)}
+	}
+	return i, nil
+}
+
+// optUint32 reads an optional unsigned keyword the meta-schema bounded to 0..2^32-1.
+func optUint32(m map[string]any, key, path string) (*uint32, error) {
+	v, ok := m[key]
+	if !ok {
+		return nil, nil
+	}
+	i, err := plainInteger(v, path+"/"+key)
+	if err != nil {
+		return nil, err
+	}
+	if i < 0 || i > 1<<32-1 {
+		return nil, ErrJSONSchema{Path: path + "/" + key, Keyword: "maximum", Reason: "outside 0..4294967295"}
+	}
+	u := uint32(i)
+	return &u, nil
+}
+
+// optInt64 reads an optional signed keyword.
+func optInt64(m map[string]any, key, path string) (*int64, error) {
+	v, ok := m[key]
+	if !ok {
+		return nil, nil
+	}
+	i, err := plainInteger(v, path+"/"+key)
+	if err != nil {
+		return nil, err
+	}
+	return &i, nil
+}
+
+// optUint8 reads an optional small enum keyword (0 when absent).
+func optUint8(m map[string]any, key, path string) (uint8, error) {
+	p, err := optUint32(m, key, path)
+	if err != nil || p == nil {
+		return 0, err
+	}
+	if *p > 255 {
+		return 0, ErrJSONSchema{Path: path + "/" + key, Keyword: "enum", Reason: "outside 0..255"}
+	}
+	return uint8(*p), nil
+}
+
+// optBool reads an optional boolean keyword, def when absent.
+func optBool(m map[string]any, key string, def bool) bool {
+	if b, ok := m[key].(bool); ok {
+		return b
+	}
+	return def
+}
+
+func parseDocumentType(name string, m map[string]any, lim Limits) (DocumentType, error) {
+	path := "/documentSchemas/" + jsonPointer([]string{name})[1:]
+	if why := ValidName(name); why != "" {
+		return DocumentType{}, ErrInvalidName{Kind: "document type", Name: name, Reason: why}
+	}
+	t := DocumentType{Name: name}
+	props := m["properties"].(map[string]any)
+	if len(props) > lim.MaxPropertiesPerType {
+		return DocumentType{}, ErrTooManyProperties{Type: name, Count: len(props), Max: lim.MaxPropertiesPerType}
+	}
+	for _, pn := range sortedKeys(props) {
+		if why := ValidName(pn); why != "" {
+			return DocumentType{}, ErrInvalidName{Kind: "property", Type: name, Name: pn, Reason: why}
+		}
+		p, err := parseProperty(name, pn, props[pn].(map[string]any), path+"/properties/"+pn, lim)
+		if err != nil {
+			return DocumentType{}, err
+		}
+		t.Properties = append(t.Properties, p)
+	}
+	sort.SliceStable(t.Properties, func(i, j int) bool { return t.Properties[i].Position < t.Properties[j].Position })
+	for i, p := range t.Properties {
+		switch {
+		case i > 0 && t.Properties[i-1].Position == p.Position:
+			return DocumentType{}, ErrInvalidPropertyPosition{Type: name, Property: p.Name, Position: p.Position,
+				Reason: fmt.Sprintf("also the position of %q", t.Properties[i-1].Name)}
+		case p.Position != uint32(i):
+			return DocumentType{}, ErrInvalidPropertyPosition{Type: name, Property: p.Name, Position: p.Position,
+				Reason: fmt.Sprintf("positions must run 0 to %d without gaps; %d is missing", len(t.Properties)-1, i)}
+		}
+	}
+
+	if req, ok := m["required"].([]any); ok {
+		for _, r := range req {
+			rn := r.(string)
+			if _, isProp := t.Property(rn); !isProp && !slices.Contains(RequirableSystemFields, rn) {
+				return DocumentType{}, ErrInvalidContractStructure{Type: name, Path: path + "/required",
+					Reason: fmt.Sprintf("%q is neither a property of the type nor one of %v", rn, RequirableSystemFields)}
+			}
+			t.Required = append(t.Required, rn)
+		}
+		sort.Strings(t.Required)
+	}
+
+	t.DocumentsMutable = optBool(m, "documentsMutable", true)
+	t.CanBeDeleted = optBool(m, "canBeDeleted", true)
+	t.DocumentsKeepHistory = optBool(m, "documentsKeepHistory", false)
+	t.IndexOnly = optBool(m, "indexOnly", false)
+	for _, f := range []struct {
+		key string
+		dst *uint8
+	}{
+		{"transferable", (*uint8)(&t.Transferable)},
+		{"tradeMode", (*uint8)(&t.TradeMode)},
+		{"creationRestrictionMode", (*uint8)(&t.CreationRestrictionMode)},
+	} {
+		v, err := optUint8(m, f.key, path)
+		if err != nil {
+			return DocumentType{}, err
+		}
+		*f.dst = v
+	}
+
+	if idx, ok := m["indices"].([]any); ok {
+		if len(idx) > lim.MaxIndexesPerType {
+			return DocumentType{}, ErrTooManyIndexes{Type: name, Count: len(idx), Max: lim.MaxIndexesPerType}
+		}
+		for i, raw := range idx {
+			x, err := parseIndex(t, raw.(map[string]any), fmt.Sprintf("%s/indices/%d", path, i), lim)
+			if err != nil {
+				return DocumentType{}, err
+			}
+			t.Indices = append(t.Indices, x)
+		}
+		sort.SliceStable(t.Indices, func(i, j int) bool { return t.Indices[i].Name < t.Indices[j].Name })
+		for i := 1; i < len(t.Indices); i++ {
+			if t.Indices[i].Name == t.Indices[i-1].Name {
+				return DocumentType{}, ErrDuplicateIndexName{Type: name, Index: t.Indices[i].Name}
+			}
+		}
+		for i := range t.Indices {
+			for j := i + 1; j < len(t.Indices); j++ {
+				if slices.Equal(t.Indices[i].Properties, t.Indices[j].Properties) {
+					return DocumentType{}, ErrDuplicateIndex{Type: name, Index: t.Indices[j].Name, Other: t.Indices[i].Name}
+				}
+			}
+		}
+	}
+	return t, nil
+}
+
+func parseProperty(typeName, name string, m map[string]any, path string, lim Limits) (Property, error) {
+	p := Property{Name: name}
+	pos, err := optUint32(m, "position", path)
+	if err != nil {
+		return Property{}, err
+	}
+	p.Position = *pos // required by the meta-schema
+	bad := func(format string, args ...any) error {
+		return ErrInvalidContractStructure{Type: typeName, Path: path, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch m["type"].(string) {
+	case "string":
+		p.Type = PropertyString
+		if p.MinLength, err = optUint32(m, "minLength", path); err != nil {
+			return Property{}, err
+		}
+		if p.MaxLength, err = optUint32(m, "maxLength", path); err != nil {
+			return Property{}, err
+		}
+		if p.MaxLength != nil && *p.MaxLength > uint32(lim.MaxStringLength) {
+			return Property{}, bad("maxLength %d exceeds the limit of %d", *p.MaxLength, lim.MaxStringLength)
+		}
+		if p.MinLength != nil && *p.MinLength > uint32(lim.MaxStringLength) {
+			return Property{}, bad("minLength %d exceeds the limit of %d", *p.MinLength, lim.MaxStringLength)
+		}
+		if p.MinLength != nil && p.MaxLength != nil && *p.MinLength > *p.MaxLength {
+			return Property{}, bad("minLength %d is above maxLength %d", *p.MinLength, *p.MaxLength)
+		}
+		if pat, ok := m["pattern"].(string); ok {
+			if _, err := regexp.Compile(pat); err != nil {
+				return Property{}, bad("pattern is not an RE2 regular expression: %v", err)
+			}
+			p.Pattern = pat
+		}
+	case "integer":
+		p.Type = PropertyInteger
+		if p.Minimum, err = optInt64(m, "minimum", path); err != nil {
+			return Property{}, err
+		}
+		if p.Maximum, err = optInt64(m, "maximum", path); err != nil {
+			return Property{}, err
+		}
+		if p.Minimum != nil && p.Maximum != nil && *p.Minimum > *p.Maximum {
+			return Property{}, bad("minimum %d is above maximum %d", *p.Minimum, *p.Maximum)
+		}
+	case "boolean":
+		p.Type = PropertyBoolean
+	case "array": // byteArray: true, the meta-schema's only array
+		p.Type = PropertyByteArray
+		if p.MinItems, err = optUint32(m, "minItems", path); err != nil {
+			return Property{}, err
+		}
+		if p.MaxItems, err = optUint32(m, "maxItems", path); err != nil {
+			return Property{}, err
+		}
+		if _, ok := m["contentMediaType"]; ok {
+			p.Type = PropertyIdentifier
+			if p.MinItems == nil || p.MaxItems == nil || *p.MinItems != IdentityIDLen || *p.MaxItems != IdentityIDLen {
+				return Property{}, bad("an identifier has minItems and maxItems %d", IdentityIDLen)
+			}
+			break
+		}
+		if p.MaxItems != nil && *p.MaxItems > uint32(lim.MaxByteArrayLength) {
+			return Property{}, bad("maxItems %d exceeds the limit of %d", *p.MaxItems, lim.MaxByteArrayLength)
+		}
+		if p.MinItems != nil && *p.MinItems > uint32(lim.MaxByteArrayLength) {
+			return Property{}, bad("minItems %d exceeds the limit of %d", *p.MinItems, lim.MaxByteArrayLength)
+		}
+		if p.MinItems != nil && p.MaxItems != nil && *p.MinItems > *p.MaxItems {
+			return Property{}, bad("minItems %d is above maxItems %d", *p.MinItems, *p.MaxItems)
+		}
+	}
+	return p, nil
+}
+
+func parseIndex(t DocumentType, m map[string]any, path string, lim Limits) (Index, error) {
+	x := Index{Name: m["name"].(string)}
+	if why := ValidName(x.Name); why != "" {
+		return Index{}, ErrInvalidName{Kind: "index", Type: t.Name, Name: x.Name, Reason: why}
+	}
+	bad := func(format string, args ...any) error {
+		return ErrInvalidContractStructure{Type: t.Name, Path: path, Reason: fmt.Sprintf("index %q: %s", x.Name, fmt.Sprintf(format, args...))}
+	}
+	props := m["properties"].([]any)
+	if len(props) > lim.MaxIndexProperties {
+		return Index{}, ErrTooManyIndexProperties{Type: t.Name, Index: x.Name, Count: len(props), Max: lim.MaxIndexProperties}
+	}
+	for _, raw := range props {
+		one := raw.(map[string]any) // exactly one key, by the meta-schema
+		pn := sortedKeys(one)[0]
+		ip := IndexProperty{Name: pn, Descending: one[pn].(string) == "desc"}
+		if slices.ContainsFunc(x.Properties, func(q IndexProperty) bool { return q.Name == pn }) {
+			return Index{}, bad("property %q appears twice", pn)
+		}
+		p, defined := t.Property(pn)
+		if !defined && !slices.Contains(IndexableSystemFields, pn) {
+			return Index{}, ErrUndefinedIndexProperty{Type: t.Name, Index: x.Name, Property: pn}
+		}
+		switch {
+		case !defined:
+		case p.Type == PropertyString && (p.MaxLength == nil || *p.MaxLength > uint32(lim.MaxIndexedStringLength)):
+			return Index{}, bad("indexed string %q needs a maxLength of at most %d", pn, lim.MaxIndexedStringLength)
+		case p.Type == PropertyByteArray && (p.MaxItems == nil || *p.MaxItems > uint32(lim.MaxIndexedByteArrayLength)):
+			return Index{}, bad("indexed byte array %q needs a maxItems of at most %d", pn, lim.MaxIndexedByteArrayLength)
+		}
+		x.Properties = append(x.Properties, ip)
+	}
+	x.Unique = optBool(m, "unique", false)
+	x.Countable = optBool(m, "countable", false)
+	if s, ok := m["summable"].(string); ok {
+		p, defined := t.Property(s)
+		switch {
+		case !defined:
+			return Index{}, ErrInvalidSummableProperty{Type: t.Name, Index: x.Name, Property: s, Reason: "no such property"}
+		case p.Type != PropertyInteger:
+			return Index{}, ErrInvalidSummableProperty{Type: t.Name, Index: x.Name, Property: s, Reason: "a " + p.Type.String() + ", not an integer"}
+		}
+		x.Summable = s
+	}
+	if c, ok := m["contested"].(map[string]any); ok {
+		x.Contested = &Contested{} // resolution is 0, the only value the meta-schema admits
+		if fms, ok := c["fieldMatches"].([]any); ok {
+			for _, raw := range fms {
+				fm := raw.(map[string]any)
+				f := FieldMatch{Field: fm["field"].(string), RegexPattern: fm["regexPattern"].(string)}
+				if !slices.ContainsFunc(x.Properties, func(q IndexProperty) bool { return q.Name == f.Field }) {
+					return Index{}, bad("contested field %q is not a property of the index", f.Field)
+				}
+				if _, err := regexp.Compile(f.RegexPattern); err != nil {
+					return Index{}, bad("contested regexPattern of %q is not an RE2 regular expression: %v", f.Field, err)
+				}
+				x.Contested.FieldMatches = append(x.Contested.FieldMatches, f)
+			}
+		}
+	}
+	return x, nil
+}

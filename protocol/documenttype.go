@@ -1,0 +1,179 @@
+package protocol
+
+import "fmt"
+
+// DocumentType is one document type of a contract, as parsed from its JSON schema
+// (docs/CONTRACTS.md). A DocumentType that ParseDocumentTypes returned satisfies every
+// rule of its protocol version; build one by parsing, never by hand.
+type DocumentType struct {
+	// Name is unique within its contract and follows the name rule (ValidName).
+	Name string
+	// Properties are in position order: Properties[i].Position == i.
+	Properties []Property
+	// Required names properties of the type or the system fields of RequirableSystemFields;
+	// sorted, no repeats.
+	Required []string
+
+	// DocumentsMutable: documents may be replaced (default true).
+	DocumentsMutable bool
+	// CanBeDeleted: the owner may delete documents (default true).
+	CanBeDeleted bool
+	Transferable Transferable
+	TradeMode    TradeMode
+	// DocumentsKeepHistory: every revision of a document stays queryable (default false).
+	DocumentsKeepHistory    bool
+	CreationRestrictionMode CreationRestrictionMode
+	// IndexOnly: documents live in their indexes only, no row by id (default false).
+	IndexOnly bool
+
+	// Indices are sorted by name; names are unique and no two have the same properties.
+	Indices []Index
+}
+
+// Property is one user-defined property of a document type.
+type Property struct {
+	Name string
+	// Position is the property's place in the document encoding; positions of a type
+	// run 0, 1, ... without gaps or repeats.
+	Position uint32
+	Type     PropertyType
+
+	// String bounds (PropertyString only). MaxLength, when set, is at most the version's
+	// MaxStringLength and not below MinLength.
+	MinLength, MaxLength *uint32
+	// Pattern (PropertyString only) is an RE2 regular expression, or "" for none.
+	Pattern string
+
+	// Integer bounds (PropertyInteger only); Minimum <= Maximum when both are set.
+	Minimum, Maximum *int64
+
+	// Byte array bounds (PropertyByteArray; PropertyIdentifier has both at 32). MaxItems,
+	// when set, is at most the version's MaxByteArrayLength and not below MinItems.
+	MinItems, MaxItems *uint32
+}
+
+// PropertyType is the kind of value a property holds. There is no number type: a
+// consensus value is never a float.
+type PropertyType uint8
+
+const (
+	PropertyString  PropertyType = 1
+	PropertyInteger PropertyType = 2 // a signed 64-bit integer
+	PropertyBoolean PropertyType = 3
+	// PropertyByteArray is written {"type": "array", "byteArray": true}.
+	PropertyByteArray PropertyType = 4
+	// PropertyIdentifier is a 32-byte byte array with contentMediaType
+	// IdentifierMediaType: an identity, contract or document id.
+	PropertyIdentifier PropertyType = 5
+)
+
+// IdentifierMediaType marks a 32-byte byte array as an identifier, as the platform writes it.
+const IdentifierMediaType = "application/x.dash.dpp.identifier"
+
+func (t PropertyType) String() string {
+	switch t {
+	case PropertyString:
+		return "string"
+	case PropertyInteger:
+		return "integer"
+	case PropertyBoolean:
+		return "boolean"
+	case PropertyByteArray:
+		return "byteArray"
+	case PropertyIdentifier:
+		return "identifier"
+	}
+	return fmt.Sprintf("PropertyType(%d)", uint8(t))
+}
+
+// Transferable says whether a document's owner may give it to another identity. The
+// values are the platform's: JSON 0 or 1.
+type Transferable uint8
+
+const (
+	TransferableNever  Transferable = 0 // the default
+	TransferableAlways Transferable = 1
+)
+
+// TradeMode says whether documents can be sold. The values are the platform's: JSON 0 or 1.
+type TradeMode uint8
+
+const (
+	TradeModeNone TradeMode = 0 // the default
+	// TradeModeDirectPurchase: the owner sets a price and anyone may buy at it.
+	TradeModeDirectPurchase TradeMode = 1
+)
+
+// CreationRestrictionMode says who may create documents. The values are the platform's:
+// JSON 0, 1 or 2.
+type CreationRestrictionMode uint8
+
+const (
+	CreationUnrestricted CreationRestrictionMode = 0 // the default: anyone
+	CreationOwnerOnly    CreationRestrictionMode = 1 // the contract's owner only
+	CreationNotAllowed   CreationRestrictionMode = 2 // nobody
+)
+
+// Index is one index of a document type.
+type Index struct {
+	// Name is unique within its type and follows the name rule.
+	Name string
+	// Properties are the index's key, in order: each a property of the type or one of
+	// IndexableSystemFields, none twice.
+	Properties []IndexProperty
+	// Unique: no two documents share the values of the index's properties.
+	Unique bool
+	// Countable: the index keeps a provable count of its documents.
+	Countable bool
+	// Summable names an integer property of the type whose provable sum the index
+	// keeps, or is "" for none.
+	Summable string
+	// Contested is parsed and stored only: contested values and their vote polls come
+	// with a later issue. Nil for none.
+	Contested *Contested
+}
+
+// IndexProperty is one key part of an index.
+type IndexProperty struct {
+	Name       string
+	Descending bool // "desc"; false is "asc"
+}
+
+// Contested is an index's contested resolution, as the platform writes it.
+type Contested struct {
+	// Resolution is 0, the only one the platform defines (masternode vote).
+	Resolution   uint8
+	FieldMatches []FieldMatch
+}
+
+// FieldMatch: values of Field matching RegexPattern (RE2) are contested.
+type FieldMatch struct {
+	Field        string
+	RegexPattern string
+}
+
+// RequirableSystemFields are the system fields a type may list in required (sorted).
+var RequirableSystemFields = []string{"$createdAt", "$transferredAt", "$updatedAt"}
+
+// IndexableSystemFields are the system fields an index may use (sorted).
+var IndexableSystemFields = []string{"$createdAt", "$id", "$ownerId", "$transferredAt", "$updatedAt"}
+
+// Property returns the type's property called name.
+func (t DocumentType) Property(name string) (Property, bool) {
+	for _, p := range t.Properties {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Property{}, false
+}
+
+// IsRequired reports whether name (a property or a system field) is in required.
+func (t DocumentType) IsRequired(name string) bool {
+	for _, r := range t.Required {
+		if r == name {
+			return true
+		}
+	}
+	return false
+}

@@ -42,6 +42,8 @@ const (
 
 	CodeBalanceIsNotEnough Code = 30000
 
+	CodeDataContractAlreadyPresent Code = 40000
+
 	CodeInvalidIdentityNonce        Code = 40204
 	CodeIdentityInsufficientBalance Code = 40210
 	CodeRecipientIdentityNotFound   Code = 40211
@@ -49,6 +51,11 @@ const (
 	CodeInvalidAddressNonce         Code = 40220
 	CodeAddressInsufficientBalance  Code = 40221
 	CodeCreditOverflow              Code = 40230
+
+	// Contract transitions against state; 40000 is the platform's, 40240 on are ours.
+	CodeDataContractNotFound       Code = 40240
+	CodeDataContractOwnerMismatch  Code = 40241
+	CodeInvalidDataContractVersion Code = 40242
 )
 
 // CodeInfo is one row of the code registry.
@@ -93,13 +100,17 @@ var codeTable = []CodeInfo{
 	{CodeInvalidSignature, "InvalidSignature", false, "the signature does not verify over the sign bytes (wrong key, chain or type)"},
 	{CodeAddressNotFound, "AddressNotFound", false, "the signing address holds nothing"},
 	{CodeBalanceIsNotEnough, "BalanceIsNotEnough", false, "the payer cannot pay the processing fee"},
+	{CodeDataContractAlreadyPresent, "DataContractAlreadyPresentError", true, "a contract create's id (from its owner and nonce) names a stored contract"},
 	{CodeInvalidIdentityNonce, "InvalidIdentityNonce", false, "the identity's nonce is used already, more than 24 below its highest, or more than 24 above it"},
-	{CodeIdentityInsufficientBalance, "IdentityInsufficientBalance", true, "the identity can pay the fee but not the amount as well"},
+	{CodeIdentityInsufficientBalance, "IdentityInsufficientBalance", true, "the identity can pay the processing of its authentication but not the amount and the transition's full fee (storage included) as well"},
 	{CodeRecipientIdentityNotFound, "RecipientIdentityNotFound", true, "a top-up or credit transfer names an identity that does not exist"},
 	{CodeDocumentTypeUpdate, "DocumentTypeUpdateError", true, "a contract update removes or changes an existing document type: a flag, an index, required, a property, or adds a required property"},
 	{CodeInvalidAddressNonce, "InvalidAddressNonce", false, "the address's nonce is used already, more than 24 below its highest, or more than 24 above it"},
 	{CodeAddressInsufficientBalance, "AddressInsufficientBalance", true, "the address can pay the fee but not the amount as well"},
 	{CodeCreditOverflow, "CreditOverflow", false, "a credit would take a balance or a fee sum past 2^64-1; impossible while credits are conserved, refused so that no state can make a block fail"},
+	{CodeDataContractNotFound, "DataContractNotFound", true, "a contract update names no stored contract"},
+	{CodeDataContractOwnerMismatch, "DataContractOwnerMismatch", true, "a contract update is signed by another identity than the contract's owner"},
+	{CodeInvalidDataContractVersion, "InvalidDataContractVersion", true, "a contract update's version is not the stored version plus one"},
 }
 
 // codeIndex finds a code's row; built once from codeTable.

@@ -46,6 +46,7 @@ func TestCodesPinned(t *testing.T) {
 		{CodeInvalidSignature, 20002, "InvalidSignature", false, ErrInvalidSignature{}},
 		{CodeAddressNotFound, 20010, "AddressNotFound", false, ErrAddressNotFound{}},
 		{CodeBalanceIsNotEnough, 30000, "BalanceIsNotEnough", false, ErrBalanceIsNotEnough{}},
+		{CodeDataContractAlreadyPresent, 40000, "DataContractAlreadyPresentError", true, ErrDataContractAlreadyPresent{}},
 		{CodeInvalidIdentityNonce, 40204, "InvalidIdentityNonce", false, ErrInvalidIdentityNonce{}},
 		{CodeIdentityInsufficientBalance, 40210, "IdentityInsufficientBalance", true, ErrIdentityInsufficientBalance{}},
 		{CodeRecipientIdentityNotFound, 40211, "RecipientIdentityNotFound", true, ErrRecipientIdentityNotFound{}},
@@ -53,6 +54,9 @@ func TestCodesPinned(t *testing.T) {
 		{CodeInvalidAddressNonce, 40220, "InvalidAddressNonce", false, ErrInvalidAddressNonce{}},
 		{CodeAddressInsufficientBalance, 40221, "AddressInsufficientBalance", true, ErrAddressInsufficientBalance{}},
 		{CodeCreditOverflow, 40230, "CreditOverflow", false, ErrCreditOverflow{}},
+		{CodeDataContractNotFound, 40240, "DataContractNotFound", true, ErrDataContractNotFound{}},
+		{CodeDataContractOwnerMismatch, 40241, "DataContractOwnerMismatch", true, ErrDataContractOwnerMismatch{}},
+		{CodeInvalidDataContractVersion, 40242, "InvalidDataContractVersion", true, ErrInvalidDataContractVersion{}},
 	}
 	if len(pinned) != len(Codes()) {
 		t.Fatalf("%d codes pinned, the registry has %d: pin the new ones", len(pinned), len(Codes()))

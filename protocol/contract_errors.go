@@ -160,3 +160,45 @@ func (e ErrDocumentTypeUpdate) Code() Code { return CodeDocumentTypeUpdate }
 func (e ErrDocumentTypeUpdate) Error() string {
 	return fmt.Sprintf("document type %q cannot be updated: %s", e.Type, e.Change)
 }
+
+// ErrDataContractAlreadyPresent: a create's contract id names a stored contract. The
+// id is derived from the owner and a nonce the owner has not used, so only a hash
+// collision reaches it. Paid.
+type ErrDataContractAlreadyPresent struct{ ID ContractID }
+
+func (e ErrDataContractAlreadyPresent) Code() Code { return CodeDataContractAlreadyPresent }
+func (e ErrDataContractAlreadyPresent) Error() string {
+	return fmt.Sprintf("data contract %s is already present", e.ID)
+}
+
+// ErrDataContractNotFound: an update names no stored contract. Paid.
+type ErrDataContractNotFound struct{ ID ContractID }
+
+func (e ErrDataContractNotFound) Code() Code { return CodeDataContractNotFound }
+func (e ErrDataContractNotFound) Error() string {
+	return fmt.Sprintf("data contract %s not found", e.ID)
+}
+
+// ErrDataContractOwnerMismatch: an update is signed by another identity than the
+// contract's owner. Paid.
+type ErrDataContractOwnerMismatch struct {
+	ID            ContractID
+	Owner, Signer IdentityID
+}
+
+func (e ErrDataContractOwnerMismatch) Code() Code { return CodeDataContractOwnerMismatch }
+func (e ErrDataContractOwnerMismatch) Error() string {
+	return fmt.Sprintf("data contract %s is owned by %s, not by the signer %s", e.ID, e.Owner, e.Signer)
+}
+
+// ErrInvalidDataContractVersion: an update's version is not the stored version plus
+// one. Paid.
+type ErrInvalidDataContractVersion struct {
+	ID          ContractID
+	Stored, Got uint32
+}
+
+func (e ErrInvalidDataContractVersion) Code() Code { return CodeInvalidDataContractVersion }
+func (e ErrInvalidDataContractVersion) Error() string {
+	return fmt.Sprintf("data contract %s is at version %d: an update must make version %d, not %d", e.ID, e.Stored, e.Stored+1, e.Got)
+}

@@ -174,8 +174,16 @@ func (s *Signed) VerifySignature(chainID string, pub ed25519.PublicKey) error {
 type encoder struct{ buf []byte }
 
 func (e *encoder) u8(v uint8)     { e.buf = append(e.buf, v) }
+func (e *encoder) u32(v uint32)   { e.buf = binary.BigEndian.AppendUint32(e.buf, v) }
 func (e *encoder) u64(v uint64)   { e.buf = binary.BigEndian.AppendUint64(e.buf, v) }
 func (e *encoder) bytes(b []byte) { e.buf = append(e.buf, b...) }
+
+// sized writes b after its length as a big-endian u16; b is at most 65,535 bytes (the
+// structure rules of its kind bound it below that).
+func (e *encoder) sized(b []byte) {
+	e.buf = binary.BigEndian.AppendUint16(e.buf, uint16(len(b)))
+	e.buf = append(e.buf, b...)
+}
 
 // decoder reads fixed-width fields; the first failure sticks and later reads return zeros.
 type decoder struct {
@@ -198,7 +206,15 @@ func (d *decoder) take(n int, what string) []byte {
 }
 
 func (d *decoder) u8(what string) uint8   { return d.take(1, what)[0] }
+func (d *decoder) u32(what string) uint32 { return binary.BigEndian.Uint32(d.take(4, what)) }
 func (d *decoder) u64(what string) uint64 { return binary.BigEndian.Uint64(d.take(8, what)) }
+
+// sized reads a field written by encoder.sized: a big-endian u16 length, then that
+// many bytes.
+func (d *decoder) sized(what string) []byte {
+	n := int(binary.BigEndian.Uint16(d.take(2, what+" length")))
+	return d.fixed(n, what)
+}
 
 func (d *decoder) fixed(n int, what string) []byte {
 	out := make([]byte, n)

@@ -22,6 +22,9 @@ func testContext(t testing.TB) Context {
 	return ctx
 }
 
+// sampleContractJSON is the smallest useful contract: one type, one property.
+const sampleContractJSON = `{"documentSchemas":{"note":{"type":"object","properties":{"text":{"type":"string","maxLength":280,"position":0}},"additionalProperties":false}}}`
+
 // sampleTransitions holds one valid transition of every type.
 func sampleTransitions() []Transition {
 	alice, bob := testKey("alice"), testKey("bob")
@@ -33,6 +36,8 @@ func sampleTransitions() []Transition {
 		&IdentityCreditTransfer{Identity: ida, KeyIndex: 1, Nonce: 3, Recipient: idb, Amount: 9},
 		&IdentityCreditTransferToAddress{Identity: ida, Nonce: 4, Recipient: AddressOf(bob.Public().(ed25519.PublicKey)), Amount: 11},
 		&AddressFundsTransfer{PubKey: alice.Public().(ed25519.PublicKey), Nonce: 5, Recipient: AddressOf(bob.Public().(ed25519.PublicKey)), Amount: 13},
+		&DataContractCreate{Identity: ida, KeyIndex: 1, Nonce: 6, Definition: []byte(sampleContractJSON)},
+		&DataContractUpdate{Identity: ida, Nonce: 7, Contract: NewContractID(ida, 6), Version: 2, Definition: []byte(sampleContractJSON)},
 	}
 }
 
@@ -84,6 +89,8 @@ func TestRegistry(t *testing.T) {
 		3: "identity_credit_transfer",
 		4: "identity_credit_transfer_to_address",
 		5: "address_funds_transfer",
+		6: "data_contract_create",
+		7: "data_contract_update",
 	}
 	kinds := Kinds()
 	if len(kinds) != len(pinned) {

@@ -45,6 +45,10 @@ func txDocVectors() []txDocVector {
 		{"identity_top_up", addrKey, &IdentityTopUp{PubKey: addrPub, Nonce: 2, Identity: id, Amount: 1000}, nil},
 		{"identity_credit_transfer", idKey, &IdentityCreditTransfer{Identity: id, KeyIndex: 0, Nonce: 1, Recipient: toID, Amount: 500}, nil},
 		{"identity_credit_transfer_to_address", idKey, &IdentityCreditTransferToAddress{Identity: id, KeyIndex: 0, Nonce: 2, Recipient: to, Amount: 250}, nil},
+		{"data_contract_create", idKey, &DataContractCreate{Identity: id, KeyIndex: 0, Nonce: 3, Definition: []byte(sampleContractJSON)}, map[string]string{
+			"contract": NewContractID(id, 3).String(),
+		}},
+		{"data_contract_update", idKey, &DataContractUpdate{Identity: id, KeyIndex: 0, Nonce: 4, Contract: NewContractID(id, 3), Version: 2, Definition: []byte(sampleContractJSON)}, nil},
 	}
 }
 

@@ -1,0 +1,61 @@
+package protocol
+
+// TypeDataContractCreate: an identity registers a data contract.
+const TypeDataContractCreate TransitionType = 6
+
+func init() {
+	register(Kind{Type: TypeDataContractCreate, Name: "data_contract_create", New: func() Transition { return &DataContractCreate{} }})
+}
+
+// DataContractCreate registers the document types of Definition (the JSON of
+// docs/CONTRACTS.md) as a contract owned by the signing identity, at version 1, under
+// the id NewContractID(Identity, Nonce).
+type DataContractCreate struct {
+	Identity IdentityID
+	KeyIndex uint8
+	Nonce    uint64
+	// Definition is the contract JSON as the owner wrote it; what is stored is its
+	// canonical form.
+	Definition []byte
+}
+
+func (*DataContractCreate) Type() TransitionType { return TypeDataContractCreate }
+func (t *DataContractCreate) GetNonce() uint64   { return t.Nonce }
+func (t *DataContractCreate) SetNonce(n uint64)  { t.Nonce = n }
+func (t *DataContractCreate) Signer() Signer {
+	return Signer{Kind: SignerIdentity, Identity: t.Identity, KeyIndex: t.KeyIndex}
+}
+
+// ContractID is the id of the contract the transition creates.
+func (t *DataContractCreate) ContractID() ContractID { return NewContractID(t.Identity, t.Nonce) }
+
+// Contract is the contract the transition creates, its definition parsed under
+// protocol version v.
+func (t *DataContractCreate) Contract(v Version) (Contract, error) {
+	types, err := ParseDocumentTypes(t.Definition, v)
+	if err != nil {
+		return Contract{}, err
+	}
+	return Contract{ID: t.ContractID(), Owner: t.Identity, Version: 1, DocumentTypes: types}, nil
+}
+
+func (t *DataContractCreate) encodeBody(e *encoder) {
+	e.bytes(t.Identity[:])
+	e.u8(t.KeyIndex)
+	e.u64(t.Nonce)
+	e.sized(t.Definition)
+}
+
+func (t *DataContractCreate) decodeBody(d *decoder) {
+	copy(t.Identity[:], d.fixed(IdentityIDLen, "identity id"))
+	t.KeyIndex = d.u8("key index")
+	t.Nonce = d.u64("nonce")
+	t.Definition = d.sized("contract definition")
+}
+
+// validate parses the definition with the version's parser: a contract that does not
+// parse is refused before any state is read, unpaid.
+func (t *DataContractCreate) validate(ctx Context) error {
+	_, err := ParseDocumentTypes(t.Definition, ctx.Version)
+	return err
+}

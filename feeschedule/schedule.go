@@ -2,6 +2,7 @@ package feeschedule
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ttld-dev/ttld/protocol"
 )
@@ -9,7 +10,8 @@ import (
 // Version numbers a fee table. Declared once, never renumbered or reused.
 type Version uint32
 
-// FeeVersion1 is the first table: processing only, the platform's figures.
+// FeeVersion1 is the first table: processing and perpetual storage, the platform's
+// figures.
 const FeeVersion1 Version = 1
 
 // Processing prices the work a transition makes the node do, in credits.
@@ -32,6 +34,9 @@ type Processing struct {
 type Schedule struct {
 	Version    Version
 	Processing Processing
+	// StoragePerByte is the perpetual storage fee of one byte (key or value) added to
+	// the state.
+	StoragePerByte uint64
 }
 
 var schedules = map[Version]Schedule{
@@ -45,6 +50,7 @@ var schedules = map[Version]Schedule{
 			HashPerBlock:    300,
 			SignatureVerify: 3000,
 		},
+		StoragePerByte: 27000,
 	},
 }
 
@@ -106,4 +112,13 @@ func (s Schedule) ProcessingFee(ops Operations) uint64 {
 // bound of the fee charged after.
 func (s Schedule) AbsentReadMargin(maxValueLen int) uint64 {
 	return uint64(maxValueLen) * s.Processing.LoadedPerByte
+}
+
+// PerpetualStorageFee prices bytesAdded bytes stored for ever. An overflow is an
+// ErrOverflow: the caller refuses the transition.
+func (s Schedule) PerpetualStorageFee(bytesAdded uint64) (uint64, error) {
+	if s.StoragePerByte != 0 && bytesAdded > math.MaxUint64/s.StoragePerByte {
+		return 0, ErrOverflow{What: "perpetual storage fee"}
+	}
+	return bytesAdded * s.StoragePerByte, nil
 }

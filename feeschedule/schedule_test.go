@@ -1,6 +1,8 @@
 package feeschedule
 
 import (
+	"errors"
+	"math"
 	"math/rand"
 	"testing"
 
@@ -9,18 +11,39 @@ import (
 
 // TestFeeVersion1Pinned pins the first table: the platform's processing figures
 // (REFERENCE.md: 2,000 per seek, 400 per byte written, 20 per byte loaded, 100 + 300 per
-// hash block) and our ed25519 check. Changing a figure needs a new fee version.
+// hash block), our ed25519 check and the perpetual storage price (27,000 per byte). Changing a figure needs a new fee version.
 func TestFeeVersion1Pinned(t *testing.T) {
 	s, err := For(protocol.V13)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Processing{SeekCost: 2000, LoadedPerByte: 20, WrittenPerByte: 400, HashBase: 100, HashPerBlock: 300, SignatureVerify: 3000}
-	if s.Version != FeeVersion1 || s.Processing != want {
+	if s.Version != FeeVersion1 || s.Processing != want || s.StoragePerByte != 27000 {
 		t.Fatalf("protocol 13 uses %+v", s)
 	}
 	if _, err := For(protocol.Version(12)); err == nil {
 		t.Fatal("a fee table for an unknown protocol version")
+	}
+}
+
+// TestPerpetualStorageFee: REFERENCE.md's 27,000 credits per byte added, and an
+// overflow refused rather than wrapped.
+func TestPerpetualStorageFee(t *testing.T) {
+	s, err := For(protocol.V13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ bytes, want uint64 }{{0, 0}, {1, 27000}, {300, 8_100_000}} {
+		if got, err := s.PerpetualStorageFee(c.bytes); err != nil || got != c.want {
+			t.Errorf("PerpetualStorageFee(%d) = %d, %v; want %d", c.bytes, got, err, c.want)
+		}
+	}
+	var o ErrOverflow
+	if _, err := s.PerpetualStorageFee(math.MaxUint64/27000 + 1); !errors.As(err, &o) {
+		t.Errorf("an overflowing storage fee gave %v", err)
+	}
+	if got, err := s.PerpetualStorageFee(math.MaxUint64 / 27000); err != nil || got != math.MaxUint64/27000*27000 {
+		t.Errorf("the largest storage fee gave %d, %v", got, err)
 	}
 }
 

@@ -8,12 +8,14 @@ import (
 )
 
 // Root prefixes: the first byte of every key. The numbers follow the platform's root
-// trees where it has one (Identities 32, Pools 48, Misc 104). Never renumbered.
+// trees where it has one (Identities 32, Pools 48, DataContractDocuments 64, Misc
+// 104). Never renumbered.
 const (
 	RootIdentities            byte = 32
 	RootPools                 byte = 48
 	RootAddresses             byte = 56
 	RootAddressBalanceChanges byte = 58
+	RootDataContracts         byte = 64
 	RootMisc                  byte = 104
 )
 
@@ -37,6 +39,8 @@ const (
 	changesBlock     byte = 'b'
 	changesCompacted byte = 'c'
 	changesExpiry    byte = 'e'
+
+	contractDefinition byte = 'c'
 
 	miscGenesis   byte = 'g'
 	miscLastBlock byte = 'l'
@@ -107,6 +111,27 @@ func IdentityKeyKey(id protocol.IdentityID, index uint8) []byte {
 // AddressKey: 56 | address -> balance u64 ++ nonce u64.
 func AddressKey(a protocol.Address) []byte {
 	return append([]byte{RootAddresses}, a[:]...)
+}
+
+// ContractPrefix is the prefix of every key of one data contract: 64 | id. The
+// contract itself is one key under it; its documents and index entries will share it,
+// so a contract and everything in it is one range.
+func ContractPrefix(id protocol.ContractID) []byte {
+	return append([]byte{RootDataContracts}, id[:]...)
+}
+
+// ContractKey: 64 | id | 'c' -> the stored contract (protocol.Contract.Encode).
+func ContractKey(id protocol.ContractID) []byte {
+	return append(ContractPrefix(id), contractDefinition)
+}
+
+// ParseContractKey reads a key built by ContractKey.
+func ParseContractKey(k []byte) (id protocol.ContractID, ok bool) {
+	if len(k) != 1+protocol.ContractIDLen+1 || k[0] != RootDataContracts || k[len(k)-1] != contractDefinition {
+		return id, false
+	}
+	copy(id[:], k[1:])
+	return id, true
 }
 
 // CurrentEpochKey: 48 | 'c' -> the current epoch: index u32 ++ first height u64 ++

@@ -17,6 +17,7 @@ func TestKeysRoundTrip(t *testing.T) {
 		IdentityBalanceKey(id), IdentityNonceKey(id), IdentityKeyKey(id, 3), AddressKey(a),
 		BlockChangesKey(42), CompactedChangesKey(40, 45), ChangesExpiryKey(1234, 40, 45),
 		StoragePoolKey(), GenesisKey(), LastBlockKey(), SupplyKey(), ProtocolVersionKey(),
+		ContractKey(protocol.ContractID{5, 5}),
 	}
 	for i, k := range all {
 		gotID, entry, index, ok := ParseIdentityKey(k)
@@ -46,6 +47,9 @@ func TestKeysRoundTrip(t *testing.T) {
 		}
 		if s, e, ok := ParseCompactedChangesKey(k); ok != (i == 5) || (ok && (s != 40 || e != 45)) {
 			t.Errorf("key %x: ParseCompactedChangesKey = %d %d, %v", k, s, e, ok)
+		}
+		if c, ok := ParseContractKey(k); ok != (i == len(all)-1) || (ok && c != (protocol.ContractID{5, 5})) {
+			t.Errorf("key %x: ParseContractKey = %v, %v", k, c, ok)
 		}
 		if x, s, e, ok := ParseChangesExpiryKey(k); ok != (i == 6) || (ok && (x != 1234 || s != 40 || e != 45)) {
 			t.Errorf("key %x: ParseChangesExpiryKey = %d %d %d, %v", k, x, s, e, ok)

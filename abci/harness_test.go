@@ -5,6 +5,8 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +38,7 @@ type harness struct {
 	app        *Application
 	height     int64
 	identities map[string]protocol.IdentityID // scenario name -> id
+	contracts  map[string]protocol.ContractID // scenario name -> id
 	// validators are the genesis validators; proposer proposes the next blocks (nil:
 	// none named), and names maps a validator's consensus address to its name.
 	validators []abcitypes.ValidatorUpdate
@@ -44,7 +47,7 @@ type harness struct {
 }
 
 func newHarness(t testing.TB) *harness {
-	h := &harness{t: t, db: dbm.NewMemDB(), identities: map[string]protocol.IdentityID{}, names: map[string]string{}}
+	h := &harness{t: t, db: dbm.NewMemDB(), identities: map[string]protocol.IdentityID{}, contracts: map[string]protocol.ContractID{}, names: map[string]string{}}
 	h.open()
 	return h
 }
@@ -204,8 +207,12 @@ func (h *harness) identity(name string) protocol.IdentityID {
 //	top-up from=A nonce=N identity=I amount=X
 //	identity-transfer identity=I signer=K nonce=N to=J amount=X [key=0]
 //	identity-to-address identity=I signer=K nonce=N to=B amount=X [key=0]
+//	contract-create identity=I signer=K nonce=N file=PATH as=NAME [key=0]
+//	contract-update identity=I signer=K nonce=N contract=NAME version=V file=PATH [key=0]
 //	raw hex=...
 //
+// PATH is relative to the repository root (docs/examples/note.json); json=TEXT gives
+// the definition inline instead (no spaces).
 // sign=NAME signs with another key than the signer's; chain=ID signs for another chain.
 func (h *harness) tx(line string) []byte {
 	words := strings.Fields(line)
@@ -243,6 +250,29 @@ func (h *harness) tx(line string) []byte {
 			tr = &protocol.IdentityCreditTransfer{Identity: h.identity(m["identity"]), KeyIndex: index, Nonce: h.u64(m, "nonce"), Recipient: h.identity(m["to"]), Amount: h.u64(m, "amount")}
 		} else {
 			tr = &protocol.IdentityCreditTransferToAddress{Identity: h.identity(m["identity"]), KeyIndex: index, Nonce: h.u64(m, "nonce"), Recipient: addr(m["to"]), Amount: h.u64(m, "amount")}
+		}
+	case "contract-create", "contract-update":
+		signer = m["signer"]
+		var index uint8
+		if m["key"] != "" {
+			index = uint8(h.u64(m, "key"))
+		}
+		def := []byte(m["json"])
+		if m["file"] != "" {
+			b, err := os.ReadFile(filepath.Join("..", m["file"]))
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			def = b
+		}
+		id, nonce := h.identity(m["identity"]), h.u64(m, "nonce")
+		if words[0] == "contract-create" {
+			tr = &protocol.DataContractCreate{Identity: id, KeyIndex: index, Nonce: nonce, Definition: def}
+			if m["as"] != "" {
+				h.contracts[m["as"]] = protocol.NewContractID(id, nonce)
+			}
+		} else {
+			tr = &protocol.DataContractUpdate{Identity: id, KeyIndex: index, Nonce: nonce, Contract: h.contracts[m["contract"]], Version: uint32(h.u64(m, "version")), Definition: def}
 		}
 	default:
 		h.t.Fatalf("unknown transaction %q", words[0])

@@ -41,6 +41,12 @@ type execution struct {
 	changes []drive.BalanceChange
 	events  []Event
 	sigs    uint64 // signatures verified
+	// stored counts the bytes (keys and values) the transition adds to the state for
+	// ever; run prices them into the fee's PerpetualStorage part.
+	stored uint64
+	// margin is what the fee estimate adds besides the absent reads' margin, for a read
+	// that found nothing and whose later value would cost more than that margin covers.
+	margin uint64
 }
 
 // errUnaffordable: the payer's balance does not cover what the transition spends. The
@@ -59,8 +65,13 @@ func (e *execution) spend(amount uint64) error {
 	return nil
 }
 
-// discard drops the transition's staged writes, credits and events; what its reads cost
-// stays counted.
+// storage records bytes (keys and values) the transition adds to the state for ever: a
+// handler calls it with the size of what it staged. run charges their perpetual
+// storage fee with the processing fee.
+func (e *execution) storage(bytesAdded uint64) { e.stored += bytesAdded }
+
+// discard drops the transition's staged writes, credits, events and stored bytes; what
+// its reads cost stays counted.
 func (e *execution) discard() {
 	ops := e.cache.Operations()
 	e.cache.Discard()
@@ -68,6 +79,7 @@ func (e *execution) discard() {
 	e.credits = nil
 	e.changes = nil
 	e.events = nil
+	e.stored = 0
 }
 
 // CheckTx runs tx against kv (the check state) as a block at atMs would. Only a success
@@ -136,20 +148,31 @@ func (e *execution) run(collected uint64) (TxResult, error) {
 		e.spent = 0
 	}
 	fee := e.processing(e.cache.Operations())
-	if stateErr == nil && (e.payer.balance < e.spent || e.payer.balance-e.spent < fee.Processing) {
+	if stateErr == nil {
+		storage, err := e.r.fees.PerpetualStorageFee(e.stored)
+		if err != nil {
+			return refused(protocol.ErrCreditOverflow{Account: "the storage fee", Amount: e.stored})
+		}
+		fee.PerpetualStorage = storage
+	}
+	charged, err := fee.Charged()
+	if err != nil {
+		return refused(protocol.ErrCreditOverflow{Account: "the fee", Balance: fee.Processing, Amount: fee.PerpetualStorage})
+	}
+	if stateErr == nil && (e.payer.balance < e.spent || e.payer.balance-e.spent < charged) {
 		unaffordable = true
 	}
 	if unaffordable {
 		// A paid refusal priced on the authentication alone, if the payer can pay
 		// that much.
 		e.discard()
+		e.margin = 0
 		fee = e.processing(authOps)
 		stateErr = e.insufficient(fee.Processing)
 		e.spent = 0
-	}
-	charged, err := fee.Charged()
-	if err != nil {
-		return refused(protocol.ErrCreditOverflow{Account: "the fee", Amount: fee.Processing})
+		if charged, err = fee.Charged(); err != nil {
+			return refused(protocol.ErrCreditOverflow{Account: "the fee", Amount: fee.Processing})
+		}
 	}
 	if e.payer.balance < charged {
 		return refused(protocol.ErrBalanceIsNotEnough{Balance: e.payer.balance, Fee: charged})
@@ -165,7 +188,7 @@ func (e *execution) run(collected uint64) (TxResult, error) {
 			return TxResult{}, err
 		}
 	}
-	margin := e.cache.Operations().AbsentReads * e.r.fees.AbsentReadMargin(drive.MaxReadValueLen)
+	margin := e.cache.Operations().AbsentReads*e.r.fees.AbsentReadMargin(drive.MaxReadValueLen) + e.margin
 	if err := e.cache.Flush(); err != nil {
 		return TxResult{}, err
 	}

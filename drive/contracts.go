@@ -23,7 +23,9 @@ func GetContract(kv KV, id protocol.ContractID, v protocol.Version) (protocol.Co
 	return c, true, nil
 }
 
-// SetContract writes contract c (its encoding) under its id.
-func SetContract(kv KV, c protocol.Contract) error {
-	return kv.Set(ContractKey(c.ID), c.Encode())
+// SetContract writes contract c (its encoding) under its id and returns the length of
+// the value written.
+func SetContract(kv KV, c protocol.Contract) (valueLen int, err error) {
+	v := c.Encode()
+	return len(v), kv.Set(ContractKey(c.ID), v)
 }

@@ -50,6 +50,10 @@ const (
 	// (drive.TotalCreditsKey). The genesis supply it must equal is PathKey on
 	// drive.SupplyKey().
 	PathTotalCredits = "/total-credits"
+	// PathContract: data = 32-byte contract id; value = the stored contract
+	// (protocol.Contract.Encode, decoded by protocol.DecodeContract under the protocol
+	// version at the answer's height), or empty when absent.
+	PathContract = "/contract"
 )
 
 // PathPendingNonce: data = a 20-byte address or a 32-byte identity id; value = the last
@@ -179,6 +183,13 @@ func TargetOf(path string, data []byte) (Target, error) {
 			return Target{}, ErrBadQuery{path, "want no data, or a big-endian u32 paid-in epoch and u32 from epoch"}
 		}
 		return Target{Start: start, End: drive.PrefixEnd(drive.PendingRefundsPrefix())}, nil
+	case PathContract:
+		if len(data) != protocol.ContractIDLen {
+			return Target{}, ErrBadQuery{path, fmt.Sprintf("want a %d-byte contract id", protocol.ContractIDLen)}
+		}
+		var id protocol.ContractID
+		copy(id[:], data)
+		return Target{Key: drive.ContractKey(id)}, nil
 	case PathTotalCredits:
 		if len(data) != 0 {
 			return Target{}, ErrBadQuery{path, "want no data"}

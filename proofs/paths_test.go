@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // inTarget reports whether key is what t reads: its key, or a key of its range.
@@ -78,11 +79,28 @@ func TestPoolPathsRefuseBadData(t *testing.T) {
 		{PathPools, []byte{0}},
 		{PathPendingRefunds, make([]byte, 4)},
 		{PathTotalCredits, []byte{1}},
+		{PathContract, nil},
+		{PathContract, make([]byte, 31)},
 	} {
 		_, err := TargetOf(tc.path, tc.data)
 		var bad ErrBadQuery
 		if !errors.As(err, &bad) || bad.Path != tc.path {
 			t.Errorf("%s %x: %v, want ErrBadQuery", tc.path, tc.data, err)
 		}
+	}
+}
+
+// PathContract reads the contract's key and nothing else under its prefix.
+func TestContractPathTarget(t *testing.T) {
+	id := protocol.ContractID{4, 2}
+	target, err := TargetOf(PathContract, id[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.Range() || !bytes.Equal(target.Key, drive.ContractKey(id)) {
+		t.Fatalf("PathContract reads %+v", target)
+	}
+	if got, ok := drive.ParseContractKey(target.Key); !ok || got != id {
+		t.Fatalf("the key read parses as %v, %v", got, ok)
 	}
 }

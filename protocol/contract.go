@@ -65,6 +65,10 @@ const contractEncodingFormat = 1
 // contractHeaderLen: format byte, id, owner, version.
 const contractHeaderLen = 1 + ContractIDLen + IdentityIDLen + 4
 
+// MaxContractEncodingLen bounds the encoding of a contract valid under limits l: the
+// header and a canonical JSON of at most l.MaxContractBytes.
+func MaxContractEncodingLen(l Limits) int { return contractHeaderLen + l.MaxContractBytes }
+
 // Encode returns the contract's one deterministic encoding: the format byte 1, the id
 // (32 bytes), the owner (32 bytes), the version (4 bytes big-endian), then the
 // canonical JSON of its document types (CanonicalJSON). Decoding parses that JSON

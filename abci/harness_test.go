@@ -200,6 +200,16 @@ func (h *harness) identity(name string) protocol.IdentityID {
 	return genesisIdentityID(name)
 }
 
+// identityName is the scenario name of id, or its hex.
+func (h *harness) identityName(id protocol.IdentityID) string {
+	for _, n := range names(h.identities) {
+		if h.identities[n] == id {
+			return n
+		}
+	}
+	return id.String()
+}
+
 // tx builds one transaction from a scenario line:
 //
 //	address-transfer from=A nonce=N to=B amount=X

@@ -38,6 +38,7 @@ import (
 //	query path=address name=A [height=H]   a proven read, verified against the root
 //	query path=identity name=I [height=H]
 //	query path=epoch index=E | path=pools | path=pending-refunds | path=total-credits
+//	query path=contract name=C   a contract created in a block (as=C), proven
 //	changes name=A since=H       the address's balance changes since H, proven complete
 //
 // Regenerate with: go test ./abci -run TestScenarios -rewrite (commit a rewrite only
@@ -71,6 +72,7 @@ func (h *harness) run(d *datadriven.TestData) string {
 				for _, k := range strings.Split(f[3], ",") {
 					keys = append(keys, fmt.Sprintf("%x", []byte(pub(k))))
 				}
+				h.identities[f[1]] = genesisIdentityID(f[1])
 				st.Identities = append(st.Identities, genesis.Identity{ID: genesisIdentityID(f[1]).String(), Balance: h.u64(map[string]string{"b": f[2]}, "b"), Keys: keys})
 			case len(f) == 3 && f[0] == "validator":
 				h.addValidator(f[1], genesisIdentityID(f[2]), &st)
@@ -266,6 +268,9 @@ func (h *harness) run(d *datadriven.TestData) string {
 			path = proofs.PathPendingRefunds
 		case "total-credits":
 			path = proofs.PathTotalCredits
+		case "contract":
+			id := h.contracts[m["name"]]
+			path, data = proofs.PathContract, id[:]
 		default:
 			h.t.Fatalf("unknown query path %q", m["path"])
 		}
@@ -376,6 +381,26 @@ func (h *harness) verified(path string, data []byte, res *abcitypes.ResponseQuer
 	}
 	if err := proofs.VerifyPresence(root, target.Key, res.Value, res.ProofOps); err != nil {
 		h.t.Fatal(err)
+	}
+	if path == proofs.PathContract {
+		kv, err := h.store.Saved(res.Height)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		v, err := drive.GetProtocolVersion(kv)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		c, err := protocol.DecodeContract(res.Value, v)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		types := make([]string, len(c.DocumentTypes))
+		for i, dt := range c.DocumentTypes {
+			types[i] = fmt.Sprintf("%s(%d properties)", dt.Name, len(dt.Properties))
+		}
+		return fmt.Sprintf("contract owner=%s version=%d bytes=%d types=%s\nverified presence at height %d\n",
+			h.identityName(c.Owner), c.Version, len(target.Key)+len(res.Value), strings.Join(types, ","), res.Height)
 	}
 	st, err := drive.DecodeAddressState(res.Value)
 	if err != nil {

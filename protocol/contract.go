@@ -17,6 +17,17 @@ type ContractID [ContractIDLen]byte
 
 func (id ContractID) String() string { return hex.EncodeToString(id[:]) }
 
+// ParseContractID reads a contract id written as 64 hex digits.
+func ParseContractID(s string) (ContractID, error) {
+	var id ContractID
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != ContractIDLen {
+		return id, fmt.Errorf("contract id must be %d hex digits", 2*ContractIDLen)
+	}
+	copy(id[:], b)
+	return id, nil
+}
+
 // NewContractID derives the id of the contract that owner creates with identity nonce
 // nonce: sha256 of the domain "ttld/contract", the owner and the nonce, so no two creates
 // can yield the same id.

@@ -117,6 +117,15 @@ func identityPos(s string) (protocol.IdentityID, error) {
 	return id, nil
 }
 
+// contractPos reads a positional contract id.
+func contractPos(s string) (protocol.ContractID, error) {
+	id, err := protocol.ParseContractID(s)
+	if err != nil {
+		return id, errBadArg{Name: "ID", Value: s, Want: fmt.Sprintf("a contract id of %d hex digits", 2*protocol.ContractIDLen)}
+	}
+	return id, nil
+}
+
 // addressPos reads a positional address.
 func addressPos(s string) (protocol.Address, error) {
 	a, err := protocol.ParseAddress(s)

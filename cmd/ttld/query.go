@@ -91,7 +91,7 @@ func newQueryCmd() *cobra.Command {
 	}
 	changes.Flags().Uint64("since", 0, "first block height of interest")
 
-	cmd.AddCommand(identity, address, changes)
+	cmd.AddCommand(identity, address, changes, newQueryContractCmd())
 	cmd.AddCommand(newQueryPoolsCmds()...)
 	return cmd
 }

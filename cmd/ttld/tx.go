@@ -58,6 +58,7 @@ type txOutput struct {
 	TxHash      string `json:"tx_hash"`
 	Nonce       uint64 `json:"nonce"`
 	Identity    string `json:"identity,omitempty"`
+	Contract    string `json:"contract,omitempty"`
 }
 
 func (o txOutput) text(w io.Writer) {
@@ -95,6 +96,9 @@ func (o txOutput) text(w io.Writer) {
 	if o.Identity != "" {
 		fmt.Fprintf(w, "identity: %s\n", o.Identity)
 	}
+	if o.Contract != "" {
+		fmt.Fprintf(w, "contract: %s\n", o.Contract)
+	}
 }
 
 // txCommand is the command of one transition kind under `ttld tx GROUP`. Each kind's
@@ -102,7 +106,8 @@ func (o txOutput) text(w io.Writer) {
 type txCommand struct {
 	// Kind is the transition kind the command sends.
 	Kind protocol.TransitionType
-	// Group is the subcommand of `ttld tx` it sits under: "identity" or "address".
+	// Group is the subcommand of `ttld tx` it sits under: "identity", "address" or
+	// "contract".
 	Group string
 	Use   string
 	Short string
@@ -121,6 +126,7 @@ type txCommand struct {
 var txGroups = []struct{ Name, Short string }{
 	{"identity", "Identity transitions"},
 	{"address", "Address transitions"},
+	{"contract", "Data contract transitions"},
 }
 
 // txCommands are written only by registerTx, from init functions.
@@ -308,6 +314,7 @@ type dryRunOutput struct {
 	TxHash   string `json:"tx_hash"`
 	Nonce    uint64 `json:"nonce"`
 	Identity string `json:"identity,omitempty"`
+	Contract string `json:"contract,omitempty"`
 }
 
 func (o dryRunOutput) text(w io.Writer) {
@@ -322,6 +329,9 @@ func (o dryRunOutput) text(w io.Writer) {
 	if o.Identity != "" {
 		fmt.Fprintf(w, "identity: %s\n", o.Identity)
 	}
+	if o.Contract != "" {
+		fmt.Fprintf(w, "contract: %s\n", o.Contract)
+	}
 }
 
 // dryRun asks the node what tx would do and prints it; a refusal exits non-zero.
@@ -335,7 +345,7 @@ func dryRun(ctx context.Context, cmd *cobra.Command, c *client.Client, tx []byte
 	if extra != nil {
 		var o txOutput
 		extra(&o)
-		out.Identity = o.Identity
+		out.Identity, out.Contract = o.Identity, o.Contract
 	}
 	if err := printResult(cmd, out.text, out); err != nil {
 		return err

@@ -3,6 +3,7 @@ package drive
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	dbm "github.com/cosmos/cosmos-db"
@@ -60,17 +61,29 @@ func NewStore(db dbm.DB, opts Options) (*Store, error) {
 	if opts.CacheSize == 0 {
 		opts.CacheSize = DefaultCacheSize
 	}
-	iopts := []iavl.Option{iavl.AsyncPruningOption(true)}
+	// NB: IAVL v1.2.6's BatchWithFlusher unlocks its mutex to flush a batch that passes
+	// FlushThreshold and, when that flush fails, returns without locking it again: its
+	// deferred unlock then ends the process ("fatal error: sync: unlock of unlocked
+	// mutex") instead of returning the error. So no batch flushes in the middle of a
+	// commit: the threshold is out of reach, and batches are not preallocated to it
+	// (unsizedBatches). A failed write comes back from Commit, and the node halts cleanly.
+	iopts := []iavl.Option{iavl.AsyncPruningOption(true), iavl.FlushThresholdOption(math.MaxInt)}
 	if opts.InitialVersion > 1 {
 		iopts = append(iopts, iavl.InitialVersionOption(opts.InitialVersion))
 	}
-	tree := iavl.NewMutableTree(idb.NewWrapper(db), opts.CacheSize, true, iavl.NewNopLogger(), iopts...)
+	tree := iavl.NewMutableTree(unsizedBatches{idb.NewWrapper(db)}, opts.CacheSize, true, iavl.NewNopLogger(), iopts...)
 	version, err := tree.Load()
 	if err != nil {
 		return nil, fmt.Errorf("drive: load tree: %w", err)
 	}
 	return &Store{tree: tree, keepRecent: opts.KeepRecent, treeMu: &sync.RWMutex{}, lastVersion: version, lastHash: tree.Hash()}, nil
 }
+
+// unsizedBatches makes every batch grow as it fills instead of being preallocated to
+// IAVL's flush threshold, which NewStore puts out of reach.
+type unsizedBatches struct{ idb.DB }
+
+func (d unsizedBatches) NewBatchWithSize(int) idb.Batch { return d.DB.NewBatch() }
 
 // Working is the uncommitted tree that block execution writes. Only the goroutine that
 // executes blocks may use it.

@@ -22,6 +22,7 @@ type Generator struct {
 	rng        *rand.Rand
 	keys       []ed25519.PrivateKey
 	identities []identity // created or attempted, in order
+	contracts  []contract // created or attempted, in order
 	time       time.Time
 	// InvalidPercent is the share of transactions made invalid on purpose.
 	InvalidPercent int
@@ -30,6 +31,22 @@ type Generator struct {
 type identity struct {
 	id  protocol.IdentityID
 	key ed25519.PrivateKey
+}
+
+type contract struct {
+	id    protocol.ContractID
+	owner identity
+}
+
+// contractDefinitions are what contract transitions carry: valid ones (a second type
+// added to the first is a valid update of it, a changed property is not), and ones
+// structure validation refuses.
+var contractDefinitions = []string{
+	`{"documentSchemas":{"note":{"type":"object","properties":{"text":{"type":"string","maxLength":280,"position":0}},"additionalProperties":false}}}`,
+	`{"documentSchemas":{"note":{"type":"object","properties":{"text":{"type":"string","maxLength":280,"position":0}},"additionalProperties":false},"story":{"type":"object","properties":{"caption":{"type":"string","maxLength":200,"position":0},"url":{"type":"string","maxLength":500,"position":1}},"required":["url"],"additionalProperties":false}}}`,
+	`{"documentSchemas":{"note":{"type":"object","properties":{"text":{"type":"string","maxLength":100,"position":0}},"additionalProperties":false}}}`,
+	`{"documentSchemas":{"note":{"type":"object","properties":{"n":{"type":"number","position":0}},"additionalProperties":false}}}`,
+	`{"documentSchemas":{`,
 }
 
 // EpochLengthS is the epoch length of simulated chains: an hour, so the generator's
@@ -176,7 +193,7 @@ func (g *Generator) tx(kv drive.KV, used map[string]uint64) ([]byte, error) {
 	signer := g.keys[g.rng.Intn(len(g.keys))]
 	from := protocol.AddressOf(pubOf(signer))
 	var tr protocol.Transition
-	switch kind := g.rng.Intn(5); {
+	switch kind := g.rng.Intn(6); {
 	case kind == 0 || (kind >= 3 && len(g.identities) == 0):
 		nonce, bal, err := g.addressNonce(kv, from, used)
 		if err != nil {
@@ -201,6 +218,11 @@ func (g *Generator) tx(kv drive.KV, used map[string]uint64) ([]byte, error) {
 		}
 		to := g.someIdentity()
 		tr = &protocol.IdentityTopUp{PubKey: pubOf(signer), Nonce: nonce, Identity: to, Amount: g.amount(bal)}
+	case kind == 5:
+		var err error
+		if tr, signer, err = g.contractTx(kv, used); err != nil {
+			return nil, err
+		}
 	default:
 		idn := g.identities[g.rng.Intn(len(g.identities))]
 		signer = idn.key
@@ -244,4 +266,45 @@ func (g *Generator) someIdentity() protocol.IdentityID {
 		return id
 	}
 	return g.identities[g.rng.Intn(len(g.identities))].id
+}
+
+// contractTx makes a contract create by a known identity or, now and then, an update of
+// a known contract: mostly by its owner at the next version, sometimes not.
+func (g *Generator) contractTx(kv drive.KV, used map[string]uint64) (protocol.Transition, ed25519.PrivateKey, error) {
+	def := []byte(contractDefinitions[g.rng.Intn(len(contractDefinitions))])
+	if len(g.contracts) == 0 || g.rng.Intn(3) > 0 {
+		idn := g.identities[g.rng.Intn(len(g.identities))]
+		nonce, _, err := g.identityNonce(kv, idn.id, used)
+		if err != nil {
+			return nil, nil, err
+		}
+		t := &protocol.DataContractCreate{Identity: idn.id, Nonce: nonce, Definition: def}
+		g.contracts = append(g.contracts, contract{id: t.ContractID(), owner: idn})
+		return t, idn.key, nil
+	}
+	c := g.contracts[g.rng.Intn(len(g.contracts))]
+	idn := c.owner
+	if g.rng.Intn(8) == 0 {
+		idn = g.identities[g.rng.Intn(len(g.identities))]
+	}
+	nonce, _, err := g.identityNonce(kv, idn.id, used)
+	if err != nil {
+		return nil, nil, err
+	}
+	version := uint32(2)
+	if b, err := drive.GetContractBytes(kv, c.id); err != nil {
+		return nil, nil, err
+	} else if len(b) > 0 {
+		v, err := drive.GetProtocolVersion(kv)
+		if err != nil {
+			return nil, nil, err
+		}
+		if stored, err := protocol.DecodeContract(b, v); err == nil {
+			version = stored.Version + 1
+		}
+	}
+	if g.rng.Intn(8) == 0 {
+		version += uint32(g.rng.Intn(3))
+	}
+	return &protocol.DataContractUpdate{Identity: idn.id, Nonce: nonce, Contract: c.id, Version: version, Definition: def}, idn.key, nil
 }

@@ -52,6 +52,7 @@ type blockFuzz struct {
 	kv         *drive.Cache
 	keys       []ed25519.PrivateKey
 	identities []identity
+	contracts  []contract        // created or attempted
 	nonces     map[string]uint64 // the next nonce the fuzzer hands out, by signer
 }
 
@@ -125,7 +126,26 @@ func (f *blockFuzz) tx() []byte {
 	pub := signer.Public().(ed25519.PublicKey)
 	from := protocol.AddressOf(pub)
 	var tr protocol.Transition
-	switch f.c.n(5) {
+	switch f.c.n(6) {
+	case 5:
+		// A contract create by an identity, or an update of one created before, by its
+		// owner or not, at a version near the next: the definitions are valid, an
+		// invalid update, and refusals of structure (generator.go's
+		// contractDefinitions).
+		idn := f.identity()
+		signer = idn.key
+		def := []byte(contractDefinitions[f.c.n(len(contractDefinitions))])
+		if len(f.contracts) == 0 || f.c.n(2) == 0 {
+			t := &protocol.DataContractCreate{Identity: idn.id, Nonce: f.nonce(idn.id[:]), Definition: def}
+			f.contracts = append(f.contracts, contract{id: t.ContractID(), owner: idn})
+			tr = t
+			break
+		}
+		c := f.contracts[f.c.n(len(f.contracts))]
+		if f.c.n(4) > 0 {
+			idn, signer = c.owner, c.owner.key
+		}
+		tr = &protocol.DataContractUpdate{Identity: idn.id, Nonce: f.nonce(idn.id[:]), Contract: c.id, Version: uint32(f.c.n(4)), Definition: def}
 	case 0:
 		to := f.address(from)
 		bal := f.addressBalance(from)

@@ -87,16 +87,7 @@ func (e *execution) discard() {
 // carries what can succeed, and a paid refusal, which the block would charge, is
 // refused here without touching the check state. A Fault leaves kv unchanged too.
 func CheckTx(kv drive.KV, tx []byte, atMs uint64) (TxResult, error) {
-	r, err := loadRules(kv, atMs)
-	if err != nil {
-		return TxResult{}, asFault(err)
-	}
-	staged := drive.NewCache(kv)
-	pool, err := epochPool(staged, r, atMs)
-	if err != nil {
-		return TxResult{}, asFault(err)
-	}
-	res, _, err := executeTx(staged, r, tx, pool)
+	res, staged, err := stageTx(kv, tx, atMs)
 	if err != nil || res.Code != protocol.CodeOK {
 		return res, err
 	}
@@ -393,17 +384,24 @@ func u64(n uint64) string { return strconv.FormatUint(n, 10) }
 // block on kv's state, or on a later state where keys it found absent have been
 // written, charges.
 func DryRun(kv drive.KV, tx []byte, atMs uint64) (TxResult, error) {
+	res, _, err := stageTx(kv, tx, atMs)
+	return res, err
+}
+
+// stageTx runs tx over a cache on kv, outside a block at atMs, and returns the cache
+// holding its writes: CheckTx keeps them on success, DryRun never does.
+func stageTx(kv drive.KV, tx []byte, atMs uint64) (TxResult, *drive.Cache, error) {
 	r, err := loadRules(kv, atMs)
 	if err != nil {
-		return TxResult{}, asFault(err)
+		return TxResult{}, nil, asFault(err)
 	}
 	staged := drive.NewCache(kv)
 	pool, err := epochPool(staged, r, atMs)
 	if err != nil {
-		return TxResult{}, asFault(err)
+		return TxResult{}, nil, asFault(err)
 	}
 	res, _, err := executeTx(staged, r, tx, pool)
-	return res, err
+	return res, staged, err
 }
 
 // epochPool is what the fee pool of the epoch of a block at atMs holds: what a

@@ -17,6 +17,32 @@ type DataContractCreate struct {
 	// Definition is the contract JSON as the owner wrote it; what is stored is its
 	// canonical form.
 	Definition []byte
+
+	// parsed holds Definition's types once structure validation parsed them, and the
+	// version it parsed them under.
+	parsed parsedDefinition
+}
+
+// parsedDefinition is a contract definition parsed by structure validation, so that
+// state validation does not parse it again.
+type parsedDefinition struct {
+	version Version
+	types   []DocumentType
+	ok      bool
+}
+
+// parse returns the document types of definition under v: those structure validation
+// kept, or a fresh parse when it ran under another version (or not at all).
+func (p *parsedDefinition) parse(definition []byte, v Version) ([]DocumentType, error) {
+	if p.ok && p.version == v {
+		return p.types, nil
+	}
+	types, err := ParseDocumentTypes(definition, v)
+	if err != nil {
+		return nil, err
+	}
+	*p = parsedDefinition{version: v, types: types, ok: true}
+	return types, nil
 }
 
 func (*DataContractCreate) Type() TransitionType { return TypeDataContractCreate }
@@ -32,7 +58,7 @@ func (t *DataContractCreate) ContractID() ContractID { return NewContractID(t.Id
 // Contract is the contract the transition creates, its definition parsed under
 // protocol version v.
 func (t *DataContractCreate) Contract(v Version) (Contract, error) {
-	types, err := ParseDocumentTypes(t.Definition, v)
+	types, err := t.parsed.parse(t.Definition, v)
 	if err != nil {
 		return Contract{}, err
 	}
@@ -56,6 +82,6 @@ func (t *DataContractCreate) decodeBody(d *decoder) {
 // validate parses the definition with the version's parser: a contract that does not
 // parse is refused before any state is read, unpaid.
 func (t *DataContractCreate) validate(ctx Context) error {
-	_, err := ParseDocumentTypes(t.Definition, ctx.Version)
+	_, err := t.parsed.parse(t.Definition, ctx.Version)
 	return err
 }

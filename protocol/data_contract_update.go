@@ -18,6 +18,13 @@ type DataContractUpdate struct {
 	Contract   ContractID
 	Version    uint32
 	Definition []byte
+
+	parsed parsedDefinition // see DataContractCreate
+}
+
+// DocumentTypes are Definition's types under protocol version v (parsed once).
+func (t *DataContractUpdate) DocumentTypes(v Version) ([]DocumentType, error) {
+	return t.parsed.parse(t.Definition, v)
 }
 
 func (*DataContractUpdate) Type() TransitionType { return TypeDataContractUpdate }
@@ -51,6 +58,6 @@ func (t *DataContractUpdate) validate(ctx Context) error {
 	if t.Version < 2 {
 		return ErrInvalidTransition{Field: "version", Reason: "an update makes version 2 or later"}
 	}
-	_, err := ParseDocumentTypes(t.Definition, ctx.Version)
+	_, err := t.parsed.parse(t.Definition, ctx.Version)
 	return err
 }

@@ -39,6 +39,7 @@ type harness struct {
 	height     int64
 	identities map[string]protocol.IdentityID // scenario name -> id
 	contracts  map[string]protocol.ContractID // scenario name -> id
+	documents  map[string]protocol.DocumentID // scenario name -> id
 	// validators are the genesis validators; proposer proposes the next blocks (nil:
 	// none named), and names maps a validator's consensus address to its name.
 	validators []abcitypes.ValidatorUpdate
@@ -47,7 +48,7 @@ type harness struct {
 }
 
 func newHarness(t testing.TB) *harness {
-	h := &harness{t: t, db: dbm.NewMemDB(), identities: map[string]protocol.IdentityID{}, contracts: map[string]protocol.ContractID{}, names: map[string]string{}}
+	h := &harness{t: t, db: dbm.NewMemDB(), identities: map[string]protocol.IdentityID{}, contracts: map[string]protocol.ContractID{}, documents: map[string]protocol.DocumentID{}, names: map[string]string{}}
 	h.open()
 	return h
 }
@@ -219,6 +220,7 @@ func (h *harness) identityName(id protocol.IdentityID) string {
 //	identity-to-address identity=I signer=K nonce=N to=B amount=X [key=0]
 //	contract-create identity=I signer=K nonce=N file=PATH as=NAME [key=0]
 //	contract-update identity=I signer=K nonce=N contract=NAME version=V file=PATH [key=0]
+//	doc identity=I signer=K nonce=N contract=NAME ACTION... (documentsBatch)
 //	raw hex=...
 //
 // PATH is relative to the repository root (docs/examples/note.json); json=TEXT gives
@@ -284,6 +286,9 @@ func (h *harness) tx(line string) []byte {
 		} else {
 			tr = &protocol.DataContractUpdate{Identity: id, KeyIndex: index, Nonce: nonce, Contract: h.contracts[m["contract"]], Version: uint32(h.u64(m, "version")), Definition: def}
 		}
+	case "doc":
+		signer = m["signer"]
+		tr = h.documentsBatch(words[1:], m)
 	default:
 		h.t.Fatalf("unknown transaction %q", words[0])
 	}

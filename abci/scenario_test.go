@@ -289,6 +289,8 @@ func (h *harness) run(d *datadriven.TestData) string {
 		default:
 			out.WriteString(h.verified(path, data, res))
 		}
+	case "documents":
+		h.showDocuments(&out, m)
 	case "changes":
 		a := addr(m["name"])
 		since := binary.BigEndian.AppendUint64(nil, h.u64(m, "since"))

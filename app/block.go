@@ -100,6 +100,11 @@ type rules struct {
 	fees    feeschedule.Schedule
 }
 
+// epoch is the index of the epoch of the block the rules judge.
+func (r rules) epoch() uint32 {
+	return protocol.EpochIndex(r.params.GenesisTimeMs, r.params.EpochLengthS, r.ctx.BlockTimeMs)
+}
+
 // loadRules reads the rules in force in kv, for a block at atMs.
 func loadRules(kv drive.KV, atMs uint64) (rules, error) {
 	v, err := drive.GetProtocolVersion(kv)

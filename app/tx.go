@@ -44,6 +44,10 @@ type execution struct {
 	// stored counts the bytes (keys and values) the transition adds to the state for
 	// ever; run prices them into the fee's PerpetualStorage part.
 	stored uint64
+	// removed counts the stored bytes the transition removed, and refunds what their
+	// payers get back; run puts both into the fee result.
+	removed uint64
+	refunds []feeschedule.Refund
 	// margin is what the fee estimate adds besides the absent reads' margin, for a read
 	// that found nothing and whose later value would cost more than that margin covers.
 	margin uint64
@@ -80,6 +84,8 @@ func (e *execution) discard() {
 	e.changes = nil
 	e.events = nil
 	e.stored = 0
+	e.removed = 0
+	e.refunds = nil
 }
 
 // CheckTx runs tx against kv (the check state) as a block at atMs would. Only a success
@@ -145,6 +151,9 @@ func (e *execution) run(collected uint64) (TxResult, error) {
 			return refused(protocol.ErrCreditOverflow{Account: "the storage fee", Amount: e.stored})
 		}
 		fee.PerpetualStorage = storage
+		if fee, err = fee.Add(feeschedule.Result{Refunds: e.refunds, RemovedBytes: e.removed}); err != nil {
+			return refused(protocol.ErrCreditOverflow{Account: "the refunds", Amount: e.removed})
+		}
 	}
 	charged, err := fee.Charged()
 	if err != nil {

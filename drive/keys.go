@@ -41,6 +41,12 @@ const (
 	changesExpiry    byte = 'e'
 
 	contractDefinition byte = 'c'
+	contractDocuments  byte = 'd'
+
+	documentPrimary byte = 'p'
+	documentHistory byte = 'h'
+	documentIndex   byte = 'i'
+	documentCount   byte = 'n'
 
 	miscGenesis   byte = 'g'
 	miscLastBlock byte = 'l'
@@ -132,6 +138,135 @@ func ParseContractKey(k []byte) (id protocol.ContractID, ok bool) {
 	}
 	copy(id[:], k[1:])
 	return id, true
+}
+
+// DocumentTypePrefix is the prefix of every key of one document type of a contract:
+// 64 | contract | 'd' | name length u8 | name.
+func DocumentTypePrefix(c protocol.ContractID, typeName string) []byte {
+	k := append(ContractPrefix(c), contractDocuments, uint8(len(typeName)))
+	return append(k, typeName...)
+}
+
+// DocumentsPrefix is the prefix of the documents of a type: DocumentTypePrefix | 'p'.
+func DocumentsPrefix(c protocol.ContractID, typeName string) []byte {
+	return append(DocumentTypePrefix(c, typeName), documentPrimary)
+}
+
+// DocumentKey: DocumentsPrefix | id -> storage flags ++ the document
+// (protocol.Document.Encode).
+func DocumentKey(c protocol.ContractID, typeName string, id protocol.DocumentID) []byte {
+	return append(DocumentsPrefix(c, typeName), id[:]...)
+}
+
+// DocumentHistoryPrefix is the prefix of the revisions of one document of a type that
+// keeps history: DocumentTypePrefix | 'h' | id.
+func DocumentHistoryPrefix(c protocol.ContractID, typeName string, id protocol.DocumentID) []byte {
+	return append(append(DocumentTypePrefix(c, typeName), documentHistory), id[:]...)
+}
+
+// DocumentHistoryKey: DocumentHistoryPrefix | revision u64 -> storage flags ++ the
+// document at that revision.
+func DocumentHistoryKey(c protocol.ContractID, typeName string, id protocol.DocumentID, revision uint64) []byte {
+	return binary.BigEndian.AppendUint64(DocumentHistoryPrefix(c, typeName, id), revision)
+}
+
+// IndexPrefix is the prefix of the entries of one index: DocumentTypePrefix | 'i' |
+// index name length u8 | index name.
+func IndexPrefix(c protocol.ContractID, typeName, index string) []byte {
+	k := append(DocumentTypePrefix(c, typeName), documentIndex, uint8(len(index)))
+	return append(k, index...)
+}
+
+// IndexEntryKey: IndexPrefix | the encoded values of the index's properties
+// (AppendIndexPart) | document id -> storage flags. The id ends the key, so documents
+// with equal values are ordered by id.
+func IndexEntryKey(c protocol.ContractID, typeName, index string, values []byte, id protocol.DocumentID) []byte {
+	return append(append(IndexPrefix(c, typeName, index), values...), id[:]...)
+}
+
+// IndexCountKey: DocumentTypePrefix | 'n' | index name length u8 | index name | the
+// encoded values of the index's first properties -> count u64 ++ sum i128: how many
+// documents of a countable or summable index have those leading values, and the sum of
+// their summable property. Every prefix length has its record, the empty one included.
+func IndexCountKey(c protocol.ContractID, typeName, index string, prefix []byte) []byte {
+	k := append(DocumentTypePrefix(c, typeName), documentCount, uint8(len(index)))
+	return append(append(k, index...), prefix...)
+}
+
+// DocumentEntry names what a key under DocumentTypePrefix holds.
+type DocumentEntry uint8
+
+// The entries of a document type.
+const (
+	DocumentEntryDocument DocumentEntry = iota + 1
+	DocumentEntryHistory
+	DocumentEntryIndex
+	DocumentEntryCount
+)
+
+// DocumentKeyParts is a key under DocumentTypePrefix, read back: which entry it is, the
+// document id (documents, history, index entries), the revision (history), the index
+// name and the encoded values (index entries and counts).
+type DocumentKeyParts struct {
+	Contract protocol.ContractID
+	Type     string
+	Entry    DocumentEntry
+	ID       protocol.DocumentID
+	Revision uint64
+	Index    string
+	Values   []byte
+}
+
+// ParseDocumentKey reads a key built by DocumentKey, DocumentHistoryKey, IndexEntryKey
+// or IndexCountKey.
+func ParseDocumentKey(k []byte) (p DocumentKeyParts, ok bool) {
+	const head = 1 + protocol.ContractIDLen
+	if len(k) < head+3 || k[0] != RootDataContracts || k[head] != contractDocuments {
+		return p, false
+	}
+	copy(p.Contract[:], k[1:head])
+	n := int(k[head+1])
+	rest := k[head+2:]
+	if len(rest) < n+1 {
+		return p, false
+	}
+	p.Type, rest = string(rest[:n]), rest[n:]
+	sub, rest := rest[0], rest[1:]
+	switch sub {
+	case documentPrimary:
+		if len(rest) != protocol.DocumentIDLen {
+			return p, false
+		}
+		p.Entry = DocumentEntryDocument
+		copy(p.ID[:], rest)
+	case documentHistory:
+		if len(rest) != protocol.DocumentIDLen+8 {
+			return p, false
+		}
+		p.Entry = DocumentEntryHistory
+		copy(p.ID[:], rest)
+		p.Revision = binary.BigEndian.Uint64(rest[protocol.DocumentIDLen:])
+	case documentIndex, documentCount:
+		if len(rest) < 1 || len(rest) < 1+int(rest[0]) {
+			return p, false
+		}
+		p.Index, rest = string(rest[1:1+int(rest[0])]), rest[1+int(rest[0]):]
+		if sub == documentCount {
+			p.Entry = DocumentEntryCount
+			p.Values = append([]byte{}, rest...)
+			break
+		}
+		if len(rest) < protocol.DocumentIDLen {
+			return p, false
+		}
+		p.Entry = DocumentEntryIndex
+		cut := len(rest) - protocol.DocumentIDLen
+		p.Values = append([]byte{}, rest[:cut]...)
+		copy(p.ID[:], rest[cut:])
+	default:
+		return p, false
+	}
+	return p, true
 }
 
 // CurrentEpochKey: 48 | 'c' -> the current epoch: index u32 ++ first height u64 ++

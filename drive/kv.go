@@ -98,8 +98,14 @@ func (c *Cache) stage(key, value []byte) {
 	c.ops = append(c.ops, op{key: k, value: value})
 }
 
-// Iterate merges the staged writes into the parent's keys.
-func (c *Cache) Iterate(start, end []byte, fn func(key, value []byte) (bool, error)) error {
+// Iterate merges the staged writes into the parent's keys. It counts one seek, and the
+// bytes of every pair it hands to fn as loaded.
+func (c *Cache) Iterate(start, end []byte, visit func(key, value []byte) (bool, error)) error {
+	c.meter.Seeks++
+	fn := func(k, v []byte) (bool, error) {
+		c.meter.BytesLoaded += uint64(len(k) + len(v))
+		return visit(k, v)
+	}
 	var staged []string
 	for k := range c.pending {
 		if inRange([]byte(k), start, end) {

@@ -34,6 +34,7 @@ const (
 	CodeInvalidPropertyPosition  Code = 10248
 	CodeDuplicateIndexName       Code = 10249
 	CodeContractDecode           Code = 10250
+	CodeDocumentDecode           Code = 10260
 
 	CodeIdentityNotFound Code = 20000
 	CodeMissingPublicKey Code = 20001
@@ -56,6 +57,20 @@ const (
 	CodeDataContractNotFound       Code = 40240
 	CodeDataContractOwnerMismatch  Code = 40241
 	CodeInvalidDataContractVersion Code = 40242
+
+	// Documents batch actions against state; 40100 to 40109 are the platform's, 40250
+	// on are ours.
+	CodeDocumentAlreadyPresent         Code = 40100
+	CodeDocumentNotFound               Code = 40101
+	CodeDocumentOwnerIDMismatch        Code = 40102
+	CodeDuplicateUniqueIndex           Code = 40105
+	CodeInvalidDocumentRevision        Code = 40106
+	CodeDocumentNotForSale             Code = 40108
+	CodeDocumentIncorrectPurchasePrice Code = 40109
+	CodeDocumentTypeNotFound           Code = 40250
+	CodeInvalidDocument                Code = 40251
+	CodeDocumentActionNotAllowed       Code = 40252
+	CodeDocumentTypeUnsupported        Code = 40253
 )
 
 // CodeInfo is one row of the code registry.
@@ -95,6 +110,7 @@ var codeTable = []CodeInfo{
 	{CodeInvalidPropertyPosition, "InvalidPropertyPosition", false, "a document type's property positions do not run 0, 1, ... without gaps or repeats"},
 	{CodeDuplicateIndexName, "DuplicateIndexName", false, "two indices of a document type share a name"},
 	{CodeContractDecode, "ContractDecode", false, "the bytes are not a contract encoding (format byte, id, owner, version, canonical JSON)"},
+	{CodeDocumentDecode, "DocumentDecode", false, "stored bytes are not a document encoding of their type (only a damaged store gives it)"},
 	{CodeIdentityNotFound, "IdentityNotFound", false, "the signing identity does not exist"},
 	{CodeMissingPublicKey, "MissingPublicKey", false, "the signing identity has no key at the given index"},
 	{CodeInvalidSignature, "InvalidSignature", false, "the signature does not verify over the sign bytes (wrong key, chain or type)"},
@@ -111,6 +127,17 @@ var codeTable = []CodeInfo{
 	{CodeDataContractNotFound, "DataContractNotFound", true, "a contract update names no stored contract"},
 	{CodeDataContractOwnerMismatch, "DataContractOwnerMismatch", true, "a contract update is signed by another identity than the contract's owner"},
 	{CodeInvalidDataContractVersion, "InvalidDataContractVersion", true, "a contract update's version is not the stored version plus one"},
+	{CodeDocumentAlreadyPresent, "DocumentAlreadyPresent", true, "a document create's id (from contract, owner, type and entropy) names a stored document"},
+	{CodeDocumentNotFound, "DocumentNotFound", true, "a replace, delete, transfer, purchase or price update names no stored document of the type"},
+	{CodeDocumentOwnerIDMismatch, "DocumentOwnerIdMismatch", true, "a replace, delete, transfer or price update is signed by another identity than the document's owner"},
+	{CodeDuplicateUniqueIndex, "DuplicateUniqueIndex", true, "a create or replace gives a unique index values another document holds"},
+	{CodeInvalidDocumentRevision, "InvalidDocumentRevision", true, "a replace, transfer, purchase or price update carries another revision than the stored one plus one"},
+	{CodeDocumentNotForSale, "DocumentNotForSale", true, "a purchase of a document whose price is not set"},
+	{CodeDocumentIncorrectPurchasePrice, "DocumentIncorrectPurchasePrice", true, "a purchase offers another price than the document's"},
+	{CodeDocumentTypeNotFound, "DocumentTypeNotFound", true, "a documents batch names a document type its contract does not define"},
+	{CodeInvalidDocument, "InvalidDocument", true, "document data its type refuses: not a JSON object, a wrong type, a missing required or an unknown property, a string or byte array too long or short, a pattern or integer bound broken, a number that is not an integer"},
+	{CodeDocumentActionNotAllowed, "DocumentActionNotAllowed", true, "the type's flags forbid the action (documentsMutable, canBeDeleted, transferable, tradeMode, creationRestrictionMode), or it buys one's own document or transfers it to its owner"},
+	{CodeDocumentTypeUnsupported, "DocumentTypeUnsupported", true, "documents of the type use a feature the contract may declare but this version does not carry out yet (indexOnly, a contested index)"},
 }
 
 // codeIndex finds a code's row; built once from codeTable.

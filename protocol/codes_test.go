@@ -41,6 +41,7 @@ func TestCodesPinned(t *testing.T) {
 		{CodeInvalidPropertyPosition, 10248, "InvalidPropertyPosition", false, ErrInvalidPropertyPosition{}},
 		{CodeDuplicateIndexName, 10249, "DuplicateIndexName", false, ErrDuplicateIndexName{}},
 		{CodeContractDecode, 10250, "ContractDecode", false, ErrContractDecode{}},
+		{CodeDocumentDecode, 10260, "DocumentDecode", false, ErrDocumentDecode{}},
 		{CodeIdentityNotFound, 20000, "IdentityNotFound", false, ErrIdentityNotFound{}},
 		{CodeMissingPublicKey, 20001, "MissingPublicKey", false, ErrMissingPublicKey{}},
 		{CodeInvalidSignature, 20002, "InvalidSignature", false, ErrInvalidSignature{}},
@@ -57,6 +58,17 @@ func TestCodesPinned(t *testing.T) {
 		{CodeDataContractNotFound, 40240, "DataContractNotFound", true, ErrDataContractNotFound{}},
 		{CodeDataContractOwnerMismatch, 40241, "DataContractOwnerMismatch", true, ErrDataContractOwnerMismatch{}},
 		{CodeInvalidDataContractVersion, 40242, "InvalidDataContractVersion", true, ErrInvalidDataContractVersion{}},
+		{CodeDocumentAlreadyPresent, 40100, "DocumentAlreadyPresent", true, ErrDocumentAlreadyPresent{}},
+		{CodeDocumentNotFound, 40101, "DocumentNotFound", true, ErrDocumentNotFound{}},
+		{CodeDocumentOwnerIDMismatch, 40102, "DocumentOwnerIdMismatch", true, ErrDocumentOwnerIDMismatch{}},
+		{CodeDuplicateUniqueIndex, 40105, "DuplicateUniqueIndex", true, ErrDuplicateUniqueIndex{}},
+		{CodeInvalidDocumentRevision, 40106, "InvalidDocumentRevision", true, ErrInvalidDocumentRevision{}},
+		{CodeDocumentNotForSale, 40108, "DocumentNotForSale", true, ErrDocumentNotForSale{}},
+		{CodeDocumentIncorrectPurchasePrice, 40109, "DocumentIncorrectPurchasePrice", true, ErrDocumentIncorrectPurchasePrice{}},
+		{CodeDocumentTypeNotFound, 40250, "DocumentTypeNotFound", true, ErrDocumentTypeNotFound{}},
+		{CodeInvalidDocument, 40251, "InvalidDocument", true, ErrInvalidDocument{}},
+		{CodeDocumentActionNotAllowed, 40252, "DocumentActionNotAllowed", true, ErrDocumentActionNotAllowed{}},
+		{CodeDocumentTypeUnsupported, 40253, "DocumentTypeUnsupported", true, ErrDocumentTypeUnsupported{}},
 	}
 	if len(pinned) != len(Codes()) {
 		t.Fatalf("%d codes pinned, the registry has %d: pin the new ones", len(pinned), len(Codes()))

@@ -38,7 +38,25 @@ func sampleTransitions() []Transition {
 		&AddressFundsTransfer{PubKey: alice.Public().(ed25519.PublicKey), Nonce: 5, Recipient: AddressOf(bob.Public().(ed25519.PublicKey)), Amount: 13},
 		&DataContractCreate{Identity: ida, KeyIndex: 1, Nonce: 6, Definition: []byte(sampleContractJSON)},
 		&DataContractUpdate{Identity: ida, Nonce: 7, Contract: NewContractID(ida, 6), Version: 2, Definition: []byte(sampleContractJSON)},
+		sampleBatch(ida, idb, NewContractID(ida, 6)),
 	}
+}
+
+// sampleBatch is a documents batch with one action of every kind.
+func sampleBatch(signer, other IdentityID, c ContractID) *DocumentsBatch {
+	var id DocumentID
+	id[0] = 7
+	at := func(i byte) DocumentID { d := id; d[1] = i; return d }
+	b := &DocumentsBatch{Identity: signer, Nonce: 8, Contract: c, Actions: []DocumentAction{
+		{Kind: ActionCreate, Type: "note", Entropy: [32]byte{1}, Data: []byte(`{"text":"hello"}`)},
+		{Kind: ActionReplace, Type: "note", ID: at(1), Revision: 2, Data: []byte(`{"text":"again"}`)},
+		{Kind: ActionDelete, Type: "note", ID: at(2)},
+		{Kind: ActionTransfer, Type: "note", ID: at(3), Revision: 3, Recipient: other},
+		{Kind: ActionPurchase, Type: "note", ID: at(4), Revision: 4, Price: 1000},
+		{Kind: ActionUpdatePrice, Type: "note", ID: at(5), Revision: 5, Price: 0},
+	}}
+	b.Actions[0].ID = b.CreateID(b.Actions[0])
+	return b
 }
 
 func TestRoundTripAndSignature(t *testing.T) {
@@ -91,6 +109,7 @@ func TestRegistry(t *testing.T) {
 		5: "address_funds_transfer",
 		6: "data_contract_create",
 		7: "data_contract_update",
+		8: "documents_batch",
 	}
 	kinds := Kinds()
 	if len(kinds) != len(pinned) {

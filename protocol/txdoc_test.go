@@ -49,7 +49,19 @@ func txDocVectors() []txDocVector {
 			"contract": NewContractID(id, 3).String(),
 		}},
 		{"data_contract_update", idKey, &DataContractUpdate{Identity: id, KeyIndex: 0, Nonce: 4, Contract: NewContractID(id, 3), Version: 2, Definition: []byte(sampleContractJSON)}, nil},
+		{"documents_batch", idKey, docVectorBatch(id), map[string]string{
+			"document": docVectorBatch(id).Actions[0].ID.String(),
+		}},
 	}
+}
+
+// docVectorBatch is the documents batch vector: one create of a note, entropy 32 × 0x44.
+func docVectorBatch(id IdentityID) *DocumentsBatch {
+	b := &DocumentsBatch{Identity: id, Nonce: 5, Contract: NewContractID(id, 3), Actions: []DocumentAction{
+		{Kind: ActionCreate, Type: "note", Entropy: [32]byte(bytes.Repeat([]byte{0x44}, 32)), Data: []byte(`{"text":"hello"}`)},
+	}}
+	b.Actions[0].ID = b.CreateID(b.Actions[0])
+	return b
 }
 
 // txDocBlocks reads the vector blocks of docs/TX.md: the "name value" lines between

@@ -67,6 +67,10 @@ type Limits struct {
 	// MaxIndexedByteArrayLength: an indexed byte array property declares a maxItems of
 	// at most this (<= MaxByteArrayLength).
 	MaxIndexedByteArrayLength int
+	// MaxDocumentActions bounds the actions of one documents batch (1..255).
+	MaxDocumentActions int
+	// MaxQueryLimit bounds the documents one query answers with.
+	MaxQueryLimit int
 }
 
 var limits = map[Version]Limits{
@@ -88,6 +92,8 @@ var limits = map[Version]Limits{
 		MaxByteArrayLength:                  8 * 1024,
 		MaxIndexedStringLength:              63,
 		MaxIndexedByteArrayLength:           255,
+		MaxDocumentActions:                  10,
+		MaxQueryLimit:                       100,
 	},
 }
 

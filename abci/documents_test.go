@@ -1,0 +1,147 @@
+package abci
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// documentsBatch builds a documents batch from the action words of a scenario line:
+//
+//	create:TYPE:NAME:JSON            the entropy is sha256(NAME); the id is kept as NAME
+//	replace:TYPE:NAME:REVISION:JSON
+//	delete:TYPE:NAME
+//	transfer:TYPE:NAME:REVISION:TO
+//	purchase:TYPE:NAME:REVISION:PRICE
+//	set-price:TYPE:NAME:REVISION:PRICE
+//
+// JSON has no spaces. NAME may be a document id in hex.
+func (h *harness) documentsBatch(words []string, m map[string]string) protocol.Transition {
+	b := &protocol.DocumentsBatch{Identity: h.identity(m["identity"]), Nonce: h.u64(m, "nonce"), Contract: h.contracts[m["contract"]]}
+	if m["key"] != "" {
+		b.KeyIndex = uint8(h.u64(m, "key"))
+	}
+	for _, w := range words {
+		if strings.Contains(strings.SplitN(w, ":", 2)[0], "=") {
+			continue
+		}
+		f := strings.SplitN(w, ":", 5)
+		if len(f) < 3 {
+			h.t.Fatalf("bad document action %q", w)
+		}
+		a := protocol.DocumentAction{Type: f[1]}
+		num := func(i int) uint64 {
+			n, err := strconv.ParseUint(f[i], 10, 64)
+			if err != nil {
+				h.t.Fatalf("action %q: %v", w, err)
+			}
+			return n
+		}
+		switch f[0] {
+		case "create":
+			f = strings.SplitN(w, ":", 4)
+			a.Kind, a.Entropy, a.Data = protocol.ActionCreate, sha256.Sum256([]byte(f[2])), []byte(f[3])
+			a.ID = b.CreateID(a)
+			h.documents[f[2]] = a.ID
+		case "replace":
+			a.Kind, a.ID, a.Revision, a.Data = protocol.ActionReplace, h.document(f[2]), num(3), []byte(f[4])
+		case "delete":
+			a.Kind, a.ID = protocol.ActionDelete, h.document(f[2])
+		case "transfer":
+			a.Kind, a.ID, a.Revision, a.Recipient = protocol.ActionTransfer, h.document(f[2]), num(3), h.identity(f[4])
+		case "purchase":
+			a.Kind, a.ID, a.Revision, a.Price = protocol.ActionPurchase, h.document(f[2]), num(3), num(4)
+		case "set-price":
+			a.Kind, a.ID, a.Revision, a.Price = protocol.ActionUpdatePrice, h.document(f[2]), num(3), num(4)
+		default:
+			h.t.Fatalf("unknown document action %q", w)
+		}
+		b.Actions = append(b.Actions, a)
+	}
+	return b
+}
+
+// document resolves a scenario document name, or a hex id.
+func (h *harness) document(name string) protocol.DocumentID {
+	if id, ok := h.documents[name]; ok {
+		return id
+	}
+	id, err := protocol.ParseDocumentID(name)
+	if err != nil {
+		h.t.Fatalf("unknown document %q", name)
+	}
+	return id
+}
+
+// documentName is the scenario name of id, or its hex.
+func (h *harness) documentName(id protocol.DocumentID) string {
+	for _, n := range names(h.documents) {
+		if h.documents[n] == id {
+			return n
+		}
+	}
+	return id.String()
+}
+
+// showDocuments prints, from the last committed state, every document of a type (by
+// scenario name, in id order) with its system fields, values and storage flags, then
+// the index entries and count records of the type:
+//
+//	documents contract=NAME type=TYPE
+func (h *harness) showDocuments(out *strings.Builder, m map[string]string) {
+	kv, err := h.store.Saved(h.height)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c, ok, err := drive.GetContract(kv, h.contracts[m["contract"]], protocol.Latest)
+	if err != nil || !ok {
+		h.t.Fatalf("contract %s: %v", m["contract"], err)
+	}
+	dt, ok := c.DocumentType(m["type"])
+	if !ok {
+		h.t.Fatalf("no type %s", m["type"])
+	}
+	prefix := drive.DocumentTypePrefix(c.ID, dt.Name)
+	err = kv.Iterate(prefix, drive.PrefixEnd(prefix), func(k, v []byte) (bool, error) {
+		p, ok := drive.ParseDocumentKey(k)
+		if !ok {
+			h.t.Fatalf("key %x under the type does not parse", k)
+		}
+		switch p.Entry {
+		case drive.DocumentEntryDocument, drive.DocumentEntryHistory:
+			sd, err := drive.DecodeStoredDocument(k, v, dt)
+			if err != nil {
+				return true, err
+			}
+			if p.Entry == drive.DocumentEntryHistory {
+				fmt.Fprintf(out, "history %s revision %d: %s\n", h.documentName(p.ID), p.Revision, protocol.DocumentData(dt, sd.Document))
+				break
+			}
+			d := sd.Document
+			fmt.Fprintf(out, "document %s: owner=%s revision=%d created=%d updated=%d transferred=%d price=%d %s\n",
+				h.documentName(d.ID), h.identityName(d.Owner), d.Revision, d.CreatedAt, d.UpdatedAt, d.TransferredAt, d.Price, protocol.DocumentData(dt, d))
+			fmt.Fprintf(out, "  flags:%s\n", h.flags(sd.Flags))
+		case drive.DocumentEntryIndex:
+			fmt.Fprintf(out, "index %s entry %x -> %s\n", p.Index, p.Values, h.documentName(p.ID))
+		case drive.DocumentEntryCount:
+			c, _ := drive.DecodeIndexCount(v)
+			fmt.Fprintf(out, "count %s [%x]: %d sum %s\n", p.Index, p.Values, c.Count, c.Sum)
+		}
+		return false, nil
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) flags(f drive.StorageFlags) string {
+	var b strings.Builder
+	for _, p := range f {
+		fmt.Fprintf(&b, " %s@%d=%d", h.identityName(p.Owner), p.Epoch, p.Bytes)
+	}
+	return b.String()
+}

@@ -1,0 +1,169 @@
+package drive
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/ttld-dev/ttld/feeschedule"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// StorageFlags lead the value of every stored item of a permanent document (its row,
+// its history rows, its index entries): who paid for the item's bytes and in which
+// epoch, so that removing them refunds what the perpetual storage fee has not yet paid
+// out. The bytes an item is charged for are its key and its payload (the value after
+// the flags); the flags themselves are not charged. Entries are sorted by epoch, then
+// owner, one per pair; a shrink takes bytes from the latest entries first.
+type StorageFlags []StoragePaid
+
+// StoragePaid is Bytes paid by Owner in Epoch.
+type StoragePaid struct {
+	Owner protocol.IdentityID
+	Epoch uint32
+	Bytes uint32
+}
+
+// storagePaidLen: owner, epoch, bytes.
+const storagePaidLen = protocol.IdentityIDLen + 4 + 4
+
+// Bytes is the total the flags account for.
+func (f StorageFlags) Bytes() uint64 {
+	var n uint64
+	for _, p := range f {
+		n += uint64(p.Bytes)
+	}
+	return n
+}
+
+// appendFlags writes f: the entry count u16, then each entry: owner, epoch u32, bytes u32.
+func appendFlags(out []byte, f StorageFlags) []byte {
+	out = binary.BigEndian.AppendUint16(out, uint16(len(f)))
+	for _, p := range f {
+		out = append(out, p.Owner[:]...)
+		out = binary.BigEndian.AppendUint32(out, p.Epoch)
+		out = binary.BigEndian.AppendUint32(out, p.Bytes)
+	}
+	return out
+}
+
+// splitFlags reads the flags that lead v and returns them with the payload after them.
+func splitFlags(v []byte) (StorageFlags, []byte, error) {
+	if len(v) < 2 {
+		return nil, nil, fmt.Errorf("%d bytes, no storage flags", len(v))
+	}
+	n := int(binary.BigEndian.Uint16(v))
+	v = v[2:]
+	if len(v) < n*storagePaidLen {
+		return nil, nil, fmt.Errorf("%d storage flag entries announced, %d bytes left", n, len(v))
+	}
+	f := make(StorageFlags, n)
+	for i := range f {
+		copy(f[i].Owner[:], v)
+		f[i].Epoch = binary.BigEndian.Uint32(v[protocol.IdentityIDLen:])
+		f[i].Bytes = binary.BigEndian.Uint32(v[protocol.IdentityIDLen+4:])
+		v = v[storagePaidLen:]
+		if i > 0 && !f[i-1].before(f[i]) {
+			return nil, nil, fmt.Errorf("storage flag entries out of order")
+		}
+		if f[i].Bytes == 0 {
+			return nil, nil, fmt.Errorf("storage flag entry of 0 bytes")
+		}
+	}
+	return f, v, nil
+}
+
+func (p StoragePaid) before(q StoragePaid) bool {
+	if p.Epoch != q.Epoch {
+		return p.Epoch < q.Epoch
+	}
+	return bytes.Compare(p.Owner[:], q.Owner[:]) < 0
+}
+
+// Storage keeps the books of one transition's document writes: who pays for the bytes
+// it adds, in which epoch, at what perpetual price per byte, and what it has added,
+// removed and refunded so far.
+type Storage struct {
+	Payer   protocol.IdentityID
+	Epoch   uint32
+	PerByte uint64
+	Added   uint64
+	Removed uint64
+	Refunds []feeschedule.Refund
+}
+
+// add records n bytes paid now and returns the flags with them.
+func (s *Storage) add(f StorageFlags, n uint64) StorageFlags {
+	s.Added += n
+	if n == 0 {
+		return f
+	}
+	out := append(StorageFlags(nil), f...)
+	p := StoragePaid{Owner: s.Payer, Epoch: s.Epoch}
+	i := sort.Search(len(out), func(i int) bool { return !out[i].before(p) })
+	if i < len(out) && out[i].Epoch == p.Epoch && out[i].Owner == p.Owner {
+		out[i].Bytes += uint32(n) // items are bounded by the transaction size
+		return out
+	}
+	p.Bytes = uint32(n)
+	return append(out[:i], append(StorageFlags{p}, out[i:]...)...)
+}
+
+// remove takes n bytes off f, latest first, refunds each owner what its fee for them
+// has not paid out from the current epoch on, and returns what is left.
+func (s *Storage) remove(f StorageFlags, n uint64) StorageFlags {
+	s.Removed += n
+	out := append(StorageFlags(nil), f...)
+	for n > 0 && len(out) > 0 {
+		last := &out[len(out)-1]
+		take := min(uint64(last.Bytes), n)
+		s.refund(last.Owner, last.Epoch, take)
+		n -= take
+		last.Bytes -= uint32(take)
+		if last.Bytes == 0 {
+			out = out[:len(out)-1]
+		}
+	}
+	return out
+}
+
+func (s *Storage) refund(owner protocol.IdentityID, paidIn uint32, n uint64) {
+	if s.PerByte != 0 && n > math.MaxUint64/s.PerByte {
+		panic("drive: a stored item's fee overflows") // items are bounded by the transaction size
+	}
+	fee := n * s.PerByte
+	credits := feeschedule.StorageRefund(fee, paidIn, s.Epoch)
+	if credits == 0 && fee == 0 {
+		return
+	}
+	s.Refunds = append(s.Refunds, feeschedule.Refund{Owner: owner, PaidIn: paidIn, StorageFee: fee, Credits: credits})
+}
+
+// putItem writes key = flags ++ payload, its bytes (key and payload) paid now, over
+// nothing.
+func (s *Storage) putItem(kv KV, key, payload []byte) error {
+	f := s.add(nil, uint64(len(key)+len(payload)))
+	return kv.Set(key, append(appendFlags(nil, f), payload...))
+}
+
+// resizeItem writes a new payload at key over an item whose flags were old: growth is
+// paid now, a shrink refunded.
+func (s *Storage) resizeItem(kv KV, key []byte, old StorageFlags, payload []byte) error {
+	total, was := uint64(len(key)+len(payload)), old.Bytes()
+	f := old
+	switch {
+	case total > was:
+		f = s.add(old, total-was)
+	case total < was:
+		f = s.remove(old, was-total)
+	}
+	return kv.Set(key, append(appendFlags(nil, f), payload...))
+}
+
+// dropItem deletes key, an item whose flags are f, refunding all its bytes.
+func (s *Storage) dropItem(kv KV, key []byte, f StorageFlags) error {
+	s.remove(f, f.Bytes())
+	return kv.Delete(key)
+}

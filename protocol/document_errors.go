@@ -1,0 +1,141 @@
+package protocol
+
+import "fmt"
+
+// The refusals of documents batch actions. Each carries the document, type or property
+// it is about; the code is consensus, the message is for the log. All of them are found
+// after the signer is authenticated, so all are paid, except ErrDocumentDecode, which
+// only a corrupt store can give.
+
+// ErrInvalidDocument: a document's values are refused by its type (the JSON Schema
+// library's verdict on the data, or a limit of the version).
+type ErrInvalidDocument struct {
+	Type    string
+	Path    string // JSON pointer of the offending value in the data
+	Keyword string // the schema keyword that failed, when known
+	Reason  string
+}
+
+func (e ErrInvalidDocument) Code() Code { return CodeInvalidDocument }
+func (e ErrInvalidDocument) Error() string {
+	return fmt.Sprintf("document of type %q refused at %q (%s): %s", e.Type, e.Path, e.Keyword, e.Reason)
+}
+
+// ErrDocumentDecode: bytes are not a document encoding of the type.
+type ErrDocumentDecode struct {
+	Offset int
+	Reason string
+}
+
+func (e ErrDocumentDecode) Code() Code { return CodeDocumentDecode }
+func (e ErrDocumentDecode) Error() string {
+	return fmt.Sprintf("document encoding at byte %d: %s", e.Offset, e.Reason)
+}
+
+// ErrDocumentTypeNotFound: the contract has no document type of that name.
+type ErrDocumentTypeNotFound struct {
+	Contract ContractID
+	Type     string
+}
+
+func (e ErrDocumentTypeNotFound) Code() Code { return CodeDocumentTypeNotFound }
+func (e ErrDocumentTypeNotFound) Error() string {
+	return fmt.Sprintf("contract %s has no document type %q", e.Contract, e.Type)
+}
+
+// ErrDocumentAlreadyPresent: a create's id names a stored document.
+type ErrDocumentAlreadyPresent struct{ ID DocumentID }
+
+func (e ErrDocumentAlreadyPresent) Code() Code { return CodeDocumentAlreadyPresent }
+func (e ErrDocumentAlreadyPresent) Error() string {
+	return fmt.Sprintf("document %s is already present", e.ID)
+}
+
+// ErrDocumentNotFound: an action names a document that is not stored.
+type ErrDocumentNotFound struct{ ID DocumentID }
+
+func (e ErrDocumentNotFound) Code() Code    { return CodeDocumentNotFound }
+func (e ErrDocumentNotFound) Error() string { return fmt.Sprintf("document %s not found", e.ID) }
+
+// ErrDocumentOwnerIDMismatch: an action only the owner may take is signed by another
+// identity.
+type ErrDocumentOwnerIDMismatch struct {
+	ID            DocumentID
+	Owner, Signer IdentityID
+}
+
+func (e ErrDocumentOwnerIDMismatch) Code() Code { return CodeDocumentOwnerIDMismatch }
+func (e ErrDocumentOwnerIDMismatch) Error() string {
+	return fmt.Sprintf("document %s is owned by %s, not %s", e.ID, e.Owner, e.Signer)
+}
+
+// ErrDuplicateUniqueIndex: the document's values of a unique index are another
+// document's.
+type ErrDuplicateUniqueIndex struct {
+	ID, Other DocumentID
+	Index     string
+}
+
+func (e ErrDuplicateUniqueIndex) Code() Code { return CodeDuplicateUniqueIndex }
+func (e ErrDuplicateUniqueIndex) Error() string {
+	return fmt.Sprintf("document %s: unique index %q already holds its values for document %s", e.ID, e.Index, e.Other)
+}
+
+// ErrInvalidDocumentRevision: an action's revision is not the stored one plus one.
+type ErrInvalidDocumentRevision struct {
+	ID            DocumentID
+	Stored, Given uint64
+}
+
+func (e ErrInvalidDocumentRevision) Code() Code { return CodeInvalidDocumentRevision }
+func (e ErrInvalidDocumentRevision) Error() string {
+	return fmt.Sprintf("document %s is at revision %d: an action on it must carry %d, not %d", e.ID, e.Stored, e.Stored+1, e.Given)
+}
+
+// ErrDocumentNotForSale: a purchase of a document without a price.
+type ErrDocumentNotForSale struct{ ID DocumentID }
+
+func (e ErrDocumentNotForSale) Code() Code { return CodeDocumentNotForSale }
+func (e ErrDocumentNotForSale) Error() string {
+	return fmt.Sprintf("document %s is not for sale", e.ID)
+}
+
+// ErrDocumentIncorrectPurchasePrice: a purchase offers another price than the
+// document's.
+type ErrDocumentIncorrectPurchasePrice struct {
+	ID             DocumentID
+	Price, Offered uint64
+}
+
+func (e ErrDocumentIncorrectPurchasePrice) Code() Code { return CodeDocumentIncorrectPurchasePrice }
+func (e ErrDocumentIncorrectPurchasePrice) Error() string {
+	return fmt.Sprintf("document %s costs %d, the purchase offers %d", e.ID, e.Price, e.Offered)
+}
+
+// ErrDocumentActionNotAllowed: the document type's flags forbid the action
+// (documentsMutable, canBeDeleted, transferable, tradeMode, creationRestrictionMode), or
+// the action makes no sense for its document (buying one's own, giving it to oneself).
+type ErrDocumentActionNotAllowed struct {
+	Type   string
+	ID     DocumentID
+	Action DocumentActionKind
+	Rule   string // the flag or rule that forbids it
+}
+
+func (e ErrDocumentActionNotAllowed) Code() Code { return CodeDocumentActionNotAllowed }
+func (e ErrDocumentActionNotAllowed) Error() string {
+	return fmt.Sprintf("%s of document %s of type %q is not allowed: %s", e.Action, e.ID, e.Type, e.Rule)
+}
+
+// ErrDocumentTypeUnsupported: documents of the type use a feature this version
+// parses and stores in the contract but does not carry out yet (indexOnly, a contested
+// index), so they cannot be written rather than be written half right.
+type ErrDocumentTypeUnsupported struct {
+	Type    string
+	Feature string
+}
+
+func (e ErrDocumentTypeUnsupported) Code() Code { return CodeDocumentTypeUnsupported }
+func (e ErrDocumentTypeUnsupported) Error() string {
+	return fmt.Sprintf("documents of type %q cannot be written: %s is not supported by this protocol version", e.Type, e.Feature)
+}

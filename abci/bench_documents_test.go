@@ -1,0 +1,112 @@
+package abci
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// benchPostContract is the benchmarks' document type: three properties, two indexes
+// (one of two properties), documents of about 200 bytes.
+const benchPostContract = `{"documentSchemas":{"post":{"type":"object","properties":{` +
+	`"author":{"type":"array","byteArray":true,"minItems":32,"maxItems":32,"contentMediaType":"application/x.dash.dpp.identifier","position":0},` +
+	`"title":{"type":"string","maxLength":63,"position":1},` +
+	`"body":{"type":"string","maxLength":200,"position":2}},` +
+	`"required":["author","title","body"],"additionalProperties":false,` +
+	`"indices":[{"name":"byAuthor","properties":[{"author":"asc"},{"$createdAt":"desc"}]},{"name":"byTitle","properties":[{"title":"asc"}]}]}}}`
+
+// benchBody is the body of every benchmark post.
+var benchBody = strings.Repeat("lorem ipsum ", 8)
+
+// benchPosts starts benchChain, registers benchPostContract (owned by the first
+// identity) and stores existing posts, written through drive's document path
+// (InsertDocument: row, index entries, storage flags) and committed 20,000 at a time;
+// their fees are not charged, which no benchmark reads. It returns the contract's
+// post type.
+func benchPosts(b *testing.B, existing int) (*harness, []benchIdentity, drive.DocumentType) {
+	h, ids := benchChain(b)
+	owner := &ids[0]
+	owner.nonce++
+	res := h.block(genesisTime.Add(2*time.Second), [][]byte{protocol.Sign(testChainID, &protocol.DataContractCreate{Identity: owner.id, Nonce: owner.nonce, Definition: []byte(benchPostContract)}, owner.key)})
+	if res.TxResults[0].Code != 0 {
+		b.Fatalf("contract refused: %s", res.TxResults[0].Log)
+	}
+	c, ok, err := drive.GetContract(h.store.Working(), protocol.NewContractID(owner.id, owner.nonce), protocol.Latest)
+	if err != nil || !ok {
+		b.Fatal(err)
+	}
+	dt, _ := c.DocumentType("post")
+	t := drive.DocumentType{Contract: c.ID, DocumentType: dt}
+	const chunk = 20_000
+	for done := 0; done < existing; done += chunk {
+		kv := h.store.Working()
+		for i := done; i < min(done+chunk, existing); i++ {
+			author := ids[i%len(ids)]
+			var entropy [32]byte
+			binary.BigEndian.PutUint64(entropy[:], uint64(i))
+			d := protocol.Document{
+				ID: protocol.NewDocumentID(c.ID, author.id, "post", entropy), Owner: author.id, Revision: 1,
+				CreatedAt: uint64(genesisTime.UnixMilli()) + uint64(i), UpdatedAt: uint64(genesisTime.UnixMilli()) + uint64(i),
+				Values: []protocol.Value{{Set: true, Bytes: author.id[:]}, {Set: true, Bytes: []byte(fmt.Sprintf("existing post %09d", i))}, {Set: true, Bytes: []byte(benchBody)}},
+			}
+			if err := drive.InsertDocument(kv, &drive.Storage{Payer: author.id, PerByte: 27_000}, t, d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, _, err := h.store.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	h.open() // the application again, over the versions committed beside it
+	return h, ids, t
+}
+
+// BenchmarkDocumentCreates measures document creates per second through FinalizeBlock
+// and Commit (one create per documents batch, blocks of 1,000, signed before the timer)
+// with 10,000 and 1,000,000 documents of the type stored already.
+func BenchmarkDocumentCreates(b *testing.B) {
+	for _, existing := range []int{10_000, 1_000_000} {
+		b.Run(fmt.Sprintf("existing=%d", existing), func(b *testing.B) {
+			h, ids, t := benchPosts(b, existing)
+			const perBlock = 1000
+			all := make([][][]byte, (b.N+perBlock-1)/perBlock)
+			for n := 0; n < b.N; n++ {
+				w := &ids[n%len(ids)]
+				w.nonce++
+				data := fmt.Sprintf(`{"author":[%s],"title":"new post %09d","body":%q}`, byteList(w.id[:]), n, benchBody)
+				var entropy [32]byte
+				binary.BigEndian.PutUint64(entropy[:], uint64(n)+1<<40)
+				tx := protocol.Sign(testChainID, &protocol.DocumentsBatch{Identity: w.id, Nonce: w.nonce, Contract: t.Contract, Actions: []protocol.DocumentAction{
+					{Kind: protocol.ActionCreate, Type: "post", Entropy: entropy, Data: []byte(data)},
+				}}, w.key)
+				all[n/perBlock] = append(all[n/perBlock], tx)
+			}
+			at := genesisTime.Add(time.Hour)
+			b.ResetTimer()
+			start := time.Now()
+			for i, txs := range all {
+				res := h.block(at.Add(time.Duration(i)*time.Second), txs)
+				for _, r := range res.TxResults {
+					if r.Code != 0 {
+						b.Fatalf("create refused: %d %s", r.Code, r.Log)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "creates/s")
+		})
+	}
+}
+
+// byteList writes bs as the JSON array items of a byte array.
+func byteList(bs []byte) string {
+	s := make([]string, len(bs))
+	for i, c := range bs {
+		s[i] = fmt.Sprint(c)
+	}
+	return strings.Join(s, ",")
+}

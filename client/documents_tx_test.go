@@ -73,9 +73,9 @@ func TestWireDocumentData(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ given, property string }{
-		{`{"seller":"abcd"}`, "seller"},              // neither 0x nor 64 digits
-		{`{"photo":"0x0"}`, "photo"},                 // odd digits
-		{`{"photo":"0xzz"}`, "photo"},                // no hex
+		{`{"seller":"abcd"}`, "seller"}, // neither 0x nor 64 digits
+		{`{"photo":"0x0"}`, "photo"},    // odd digits
+		{`{"photo":"0xzz"}`, "photo"},   // no hex
 		{`{"seller":"` + strings.Repeat("g", 64) + `"}`, "seller"},
 		{`[1,2]`, ""},
 		{`null`, ""},

@@ -59,6 +59,9 @@ type txOutput struct {
 	Nonce       uint64 `json:"nonce"`
 	Identity    string `json:"identity,omitempty"`
 	Contract    string `json:"contract,omitempty"`
+	// DocumentType and Document name the document a documents_batch command writes.
+	DocumentType string `json:"document_type,omitempty"`
+	Document     string `json:"document,omitempty"`
 }
 
 func (o txOutput) text(w io.Writer) {
@@ -99,19 +102,29 @@ func (o txOutput) text(w io.Writer) {
 	if o.Contract != "" {
 		fmt.Fprintf(w, "contract: %s\n", o.Contract)
 	}
+	if o.DocumentType != "" {
+		fmt.Fprintf(w, "document type: %s\n", o.DocumentType)
+	}
+	if o.Document != "" {
+		fmt.Fprintf(w, "document: %s\n", o.Document)
+	}
 }
 
-// txCommand is the command of one transition kind under `ttld tx GROUP`. Each kind's
-// command lives in its own file (tx_*.go) and registers itself with registerTx.
+// txCommand is a command under `ttld tx GROUP` that sends one transition kind. Each
+// kind's commands live in their own file (tx_*.go) and register themselves with
+// registerTx: one command per kind, or a group of them for a kind whose transition
+// carries several actions (documents_batch: one command per action).
 type txCommand struct {
 	// Kind is the transition kind the command sends.
 	Kind protocol.TransitionType
-	// Group is the subcommand of `ttld tx` it sits under: "identity", "address" or
-	// "contract".
+	// Group is the subcommand of `ttld tx` it sits under: "identity", "address",
+	// "contract" or "document".
 	Group string
 	Use   string
 	Short string
-	Args  cobra.PositionalArgs
+	// Long is the help's longer text; may be empty.
+	Long string
+	Args cobra.PositionalArgs
 	// Flags declares the command's own flags.
 	Flags func(cmd *cobra.Command)
 	// Build reads the arguments and flags, refusing a missing or malformed one before
@@ -127,6 +140,7 @@ var txGroups = []struct{ Name, Short string }{
 	{"identity", "Identity transitions"},
 	{"address", "Address transitions"},
 	{"contract", "Data contract transitions"},
+	{"document", "Document transitions (documents_batch)"},
 }
 
 // txCommands are written only by registerTx, from init functions.
@@ -181,6 +195,7 @@ func (c txCommand) command() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   c.Use,
 		Short: c.Short,
+		Long:  c.Long,
 		Args:  c.Args,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in := &txInput{cmd: cmd, args: args}
@@ -315,6 +330,9 @@ type dryRunOutput struct {
 	Nonce    uint64 `json:"nonce"`
 	Identity string `json:"identity,omitempty"`
 	Contract string `json:"contract,omitempty"`
+	// DocumentType and Document: see txOutput.
+	DocumentType string `json:"document_type,omitempty"`
+	Document     string `json:"document,omitempty"`
 }
 
 func (o dryRunOutput) text(w io.Writer) {
@@ -332,6 +350,12 @@ func (o dryRunOutput) text(w io.Writer) {
 	if o.Contract != "" {
 		fmt.Fprintf(w, "contract: %s\n", o.Contract)
 	}
+	if o.DocumentType != "" {
+		fmt.Fprintf(w, "document type: %s\n", o.DocumentType)
+	}
+	if o.Document != "" {
+		fmt.Fprintf(w, "document: %s\n", o.Document)
+	}
 }
 
 // dryRun asks the node what tx would do and prints it; a refusal exits non-zero.
@@ -345,7 +369,7 @@ func dryRun(ctx context.Context, cmd *cobra.Command, c *client.Client, tx []byte
 	if extra != nil {
 		var o txOutput
 		extra(&o)
-		out.Identity, out.Contract = o.Identity, o.Contract
+		out.Identity, out.Contract, out.DocumentType, out.Document = o.Identity, o.Contract, o.DocumentType, o.Document
 	}
 	if err := printResult(cmd, out.text, out); err != nil {
 		return err

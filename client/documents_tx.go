@@ -1,0 +1,126 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// What a writer of documents reads before it signs a documents batch: the type of the
+// documents (to convert their data) and the stored document an action names (its
+// revision, its price). Both are read unproven from the latest saved state: a wrong or
+// stale answer only makes the batch refused.
+
+// TxDocumentType reads document type typeName of contract id from the latest saved
+// state, unproven. A missing contract is protocol.ErrDataContractNotFound, a missing
+// type protocol.ErrDocumentTypeNotFound.
+func (c *Client) TxDocumentType(ctx context.Context, id protocol.ContractID, typeName string) (drive.DocumentType, error) {
+	st, err := c.Contract(ctx, id, 0, false)
+	if err != nil {
+		return drive.DocumentType{}, err
+	}
+	if !st.Present {
+		return drive.DocumentType{}, protocol.ErrDataContractNotFound{ID: id}
+	}
+	t, ok := st.DocumentType(typeName)
+	if !ok {
+		return drive.DocumentType{}, protocol.ErrDocumentTypeNotFound{Contract: id, Type: typeName}
+	}
+	return drive.DocumentType{Contract: id, DocumentType: t}, nil
+}
+
+// TxStoredDocument reads document id of type t from the latest saved state, unproven:
+// the raw row at drive.DocumentKey, decoded under t. found is false when no such
+// document is stored.
+func (c *Client) TxStoredDocument(ctx context.Context, t drive.DocumentType, id protocol.DocumentID) (d drive.StoredDocument, found bool, err error) {
+	key := drive.DocumentKey(t.Contract, t.Name, id)
+	v, _, err := c.single(ctx, proofs.PathKey, key, 0, false)
+	if err != nil || v == nil {
+		return drive.StoredDocument{}, false, err
+	}
+	d, err = drive.DecodeStoredDocument(key, v, t.DocumentType)
+	if err != nil {
+		return drive.StoredDocument{}, false, ErrCorruptValue{Key: key, Err: err}
+	}
+	if d.ID != id {
+		return drive.StoredDocument{}, false, ErrInconsistentAnswer{Path: proofs.PathKey, Reason: "the stored document names another id"}
+	}
+	return d, true, nil
+}
+
+// ErrDocumentData: the data given for a document is not a JSON object, or a byte array
+// or identifier property of it is a string that is no hex form.
+type ErrDocumentData struct {
+	Type     string
+	Property string // empty when the data as a whole is refused
+	Reason   string
+}
+
+func (e ErrDocumentData) Error() string {
+	if e.Property == "" {
+		return fmt.Sprintf("client: data of a %q document: %s", e.Type, e.Reason)
+	}
+	return fmt.Sprintf("client: data of a %q document, property %q: %s", e.Type, e.Property, e.Reason)
+}
+
+// WireDocumentData converts the data a writer gives for a document of type t to the
+// form the node reads (protocol.ParseDocumentData), where a byte array or identifier
+// property is an array of integers 0..255. Here such a property may also be given as a
+// string: "0x" followed by hex digits (any even number, "0x" alone is empty), or exactly
+// 64 hex digits (an id as ttld prints it). Strings of string properties, and every
+// other value, are left as they are, as is data that needs no conversion (byte for
+// byte); the node validates the result.
+func WireDocumentData(t protocol.DocumentType, data []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil || obj == nil || dec.More() {
+		return nil, ErrDocumentData{Type: t.Name, Reason: "not one JSON object"}
+	}
+	changed := false
+	for _, p := range t.Properties {
+		if p.Type != protocol.PropertyByteArray && p.Type != protocol.PropertyIdentifier {
+			continue
+		}
+		s, ok := obj[p.Name].(string)
+		if !ok {
+			continue
+		}
+		b, err := hexBytes(s)
+		if err != nil {
+			return nil, ErrDocumentData{Type: t.Name, Property: p.Name, Reason: err.Error()}
+		}
+		items := make([]json.Number, len(b))
+		for i, x := range b {
+			items[i] = json.Number(strconv.Itoa(int(x)))
+		}
+		obj[p.Name] = items
+		changed = true
+	}
+	if !changed {
+		return data, nil
+	}
+	return json.Marshal(obj)
+}
+
+// hexBytes reads the string form of a byte array: "0x<hex>" or 64 hex digits.
+func hexBytes(s string) ([]byte, error) {
+	const want = `a byte array is an array of integers 0..255, "0x<hex>" or 64 hex digits`
+	digits, prefixed := strings.CutPrefix(s, "0x")
+	if !prefixed && len(s) != 2*protocol.DocumentIDLen {
+		return nil, fmt.Errorf("%q: %s", s, want)
+	}
+	b, err := hex.DecodeString(digits)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %s", s, want)
+	}
+	return b, nil
+}

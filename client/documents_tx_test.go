@@ -1,0 +1,90 @@
+package client
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+func listingType(t *testing.T) protocol.DocumentType {
+	t.Helper()
+	raw, err := os.ReadFile("../docs/examples/market.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := protocol.ParseDocumentTypes(raw, protocol.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dt := range types {
+		if dt.Name == "listing" {
+			return dt
+		}
+	}
+	t.Fatal("market.json has no listing type")
+	return protocol.DocumentType{}
+}
+
+// TestWireDocumentData: "the client may also accept a string "0x<hex>" or a 64-hex
+// string for such a property and convert it before sending, using the contract's type
+// ... Strings of string properties stay strings." The converted data reads, through
+// protocol.ParseDocumentData, as the same values as the wire form written by hand.
+func TestWireDocumentData(t *testing.T) {
+	lt := listingType(t)
+	ctx, err := protocol.ContextFor(protocol.Latest, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seller := strings.Repeat("ab", 32)
+	sellerWire := "[" + strings.TrimSuffix(strings.Repeat("171,", 32), ",") + "]"
+	for _, tc := range []struct{ given, wire string }{
+		// A 64-hex identifier, a 0x byte array, and a 0x string of a string property kept.
+		{`{"sku":"A-1","category":"0x00ff","quantity":3,"seller":"` + seller + `","photo":"0x00ff10"}`,
+			`{"sku":"A-1","category":"0x00ff","quantity":3,"seller":` + sellerWire + `,"photo":[0,255,16]}`},
+		{`{"sku":"A-1","category":"c","quantity":3,"seller":"0x` + seller + `","photo":"0x"}`,
+			`{"sku":"A-1","category":"c","quantity":3,"seller":` + sellerWire + `,"photo":[]}`},
+	} {
+		got, err := WireDocumentData(lt, []byte(tc.given))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.given, err)
+		}
+		vals, err := protocol.ParseDocumentData(lt, got, ctx.Limits)
+		if err != nil {
+			t.Fatalf("%s converted to %s: %v", tc.given, got, err)
+		}
+		want, err := protocol.ParseDocumentData(lt, []byte(tc.wire), ctx.Limits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(vals, want) {
+			t.Errorf("%s converted to %s: values %v, want %v", tc.given, got, vals, want)
+		}
+	}
+
+	// Data in the wire form already is sent byte for byte.
+	wire := []byte(`{"sku":"A-1", "category":"c","quantity":3,"seller":` + sellerWire + `}`)
+	if got, err := WireDocumentData(lt, wire); err != nil || !bytes.Equal(got, wire) {
+		t.Errorf("wire data: %s %v, want it unchanged", got, err)
+	}
+
+	for _, tc := range []struct{ given, property string }{
+		{`{"seller":"abcd"}`, "seller"}, // neither 0x nor 64 digits
+		{`{"photo":"0x0"}`, "photo"},    // odd digits
+		{`{"photo":"0xzz"}`, "photo"},   // no hex
+		{`{"seller":"` + strings.Repeat("g", 64) + `"}`, "seller"},
+		{`[1,2]`, ""},
+		{`null`, ""},
+		{`{"sku":"A"} {}`, ""},
+	} {
+		_, err := WireDocumentData(lt, []byte(tc.given))
+		var bad ErrDocumentData
+		if !errors.As(err, &bad) || bad.Property != tc.property || bad.Type != "listing" {
+			t.Errorf("%s: err = %v, want ErrDocumentData on %q", tc.given, err, tc.property)
+		}
+	}
+}

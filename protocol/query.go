@@ -133,6 +133,33 @@ type queryJSON struct {
 	StartAt    *string             `json:"startAt"`
 }
 
+// decodeQuery reads one JSON object into v after checking it has no member but the
+// known ones.
+func decodeQuery(raw []byte, v any, known ...string) error {
+	var members map[string]json.RawMessage
+	d := json.NewDecoder(bytes.NewReader(raw))
+	if err := d.Decode(&members); err != nil {
+		return ErrInvalidQuery{Kind: QueryNotJSON, Reason: err.Error()}
+	}
+	if d.More() {
+		return ErrInvalidQuery{Kind: QueryNotJSON, Reason: "trailing data after the query"}
+	}
+	names := make([]string, 0, len(members))
+	for name := range members {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !slices.Contains(known, name) {
+			return ErrInvalidQuery{Kind: QueryUnknownField, Field: name, Reason: "not a member of a query"}
+		}
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return ErrInvalidQuery{Kind: QueryNotJSON, Reason: err.Error()}
+	}
+	return nil
+}
+
 // queryField is a field a query may name: a property of the type or a system field.
 type queryField struct {
 	typ       PropertyType
@@ -154,13 +181,8 @@ func fieldOf(t DocumentType, name string) (queryField, bool) {
 // index. Every refusal is ErrInvalidQuery.
 func ParseQuery(t DocumentType, raw []byte, l Limits) (Query, error) {
 	var qj queryJSON
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&qj); err != nil {
-		return Query{}, ErrInvalidQuery{Kind: QueryNotJSON, Reason: err.Error()}
-	}
-	if d.More() {
-		return Query{}, ErrInvalidQuery{Kind: QueryNotJSON, Reason: "trailing data after the query"}
+	if err := decodeQuery(raw, &qj, "where", "orderBy", "limit", "startAfter", "startAt"); err != nil {
+		return Query{}, err
 	}
 	q := Query{Type: t, Limit: l.MaxQueryLimit}
 	if qj.Limit != nil {
@@ -541,13 +563,8 @@ type countJSON struct {
 func ParseCountQuery(t DocumentType, raw []byte, index string, sum bool) (CountQuery, error) {
 	var cj countJSON
 	if len(bytes.TrimSpace(raw)) > 0 {
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.DisallowUnknownFields()
-		if err := d.Decode(&cj); err != nil {
-			return CountQuery{}, ErrInvalidQuery{Kind: QueryNotJSON, Reason: err.Error()}
-		}
-		if d.More() {
-			return CountQuery{}, ErrInvalidQuery{Kind: QueryNotJSON, Reason: "trailing data after the query"}
+		if err := decodeQuery(raw, &cj, "where"); err != nil {
+			return CountQuery{}, err
 		}
 	}
 	equal := map[string]Value{}

@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/ttld-dev/ttld/protocol"
 	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // docQuery runs a document query through Query with prove=true and checks the answer

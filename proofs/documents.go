@@ -2,12 +2,15 @@ package proofs
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
+	abci "github.com/cometbft/cometbft/abci/types"
 	cmtcrypto "github.com/cometbft/cometbft/proto/tendermint/crypto"
 	"github.com/cosmos/iavl"
 
@@ -548,4 +551,56 @@ func strictJSON(b []byte, v any) error {
 		return ErrAnswerMismatch{Index: -1, Reason: "trailing data after the answer"}
 	}
 	return nil
+}
+
+// Checked names the signed header a document answer was checked against: header
+// Height+1, with its app hash and time.
+type Checked struct {
+	Height  int64
+	AppHash []byte
+	Time    time.Time
+}
+
+// VerifyDocumentsQuery checks a PathDocuments abci_query answer (prove=true) to the
+// request data end to end: VerifyDocuments against the signed app hash of the state
+// resp.Height.
+func (v *Verifier) VerifyDocumentsQuery(ctx context.Context, resp abci.ResponseQuery, data []byte) (DocumentsResult, Checked, error) {
+	if resp.Code != 0 {
+		return DocumentsResult{}, Checked{}, ErrQueryFailed{Code: resp.Code, Codespace: resp.Codespace, Log: resp.Log}
+	}
+	a, err := DecodeDocumentsAnswer(resp.Value)
+	if err != nil {
+		return DocumentsResult{}, Checked{}, err
+	}
+	header, err := v.headerAfter(ctx, resp.Height)
+	if err != nil {
+		return DocumentsResult{}, Checked{}, err
+	}
+	res, err := VerifyDocuments(header.AppHash, data, a, resp.ProofOps)
+	if err != nil {
+		return DocumentsResult{}, Checked{}, err
+	}
+	return res, Checked{Height: resp.Height, AppHash: header.AppHash, Time: header.Time}, nil
+}
+
+// VerifyCountQuery checks a PathCount or PathSum abci_query answer (prove=true) to the
+// request data end to end: VerifyCount against the signed app hash of the state
+// resp.Height.
+func (v *Verifier) VerifyCountQuery(ctx context.Context, resp abci.ResponseQuery, path string, data []byte) (CountResult, Checked, error) {
+	if resp.Code != 0 {
+		return CountResult{}, Checked{}, ErrQueryFailed{Code: resp.Code, Codespace: resp.Codespace, Log: resp.Log}
+	}
+	a, err := DecodeCountAnswer(resp.Value)
+	if err != nil {
+		return CountResult{}, Checked{}, err
+	}
+	header, err := v.headerAfter(ctx, resp.Height)
+	if err != nil {
+		return CountResult{}, Checked{}, err
+	}
+	res, err := VerifyCount(header.AppHash, path, data, a, resp.ProofOps)
+	if err != nil {
+		return CountResult{}, Checked{}, err
+	}
+	return res, Checked{Height: resp.Height, AppHash: header.AppHash, Time: header.Time}, nil
 }

@@ -2,8 +2,10 @@ package proofs
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -446,4 +448,171 @@ func TestDocumentQueryErrors(t *testing.T) {
 			t.Errorf("sum on a countable index: %v, want QueryCodeFieldNotIndexed", err)
 		}
 	})
+}
+
+// itemTypes has an index with a descending string part and one with a descending
+// integer part, where the inverted bytes swap the bounds of ranges and startsWith.
+const itemTypes = `{"documentSchemas":{"item":{"type":"object","properties":{
+ "name":{"type":"string","maxLength":8,"position":0},
+ "n":{"type":"integer","position":1},
+ "flag":{"type":"boolean","position":2}},
+ "additionalProperties":false,
+ "indices":[{"name":"byName","properties":[{"name":"desc"},{"n":"asc"}]},
+  {"name":"byN","properties":[{"n":"desc"},{"flag":"asc"}]}]}}}`
+
+// TestDocumentQueriesAgainstReference: random queries on random documents (unset values
+// among them) are answered as the brute-force reference answers them, and verify: the
+// raft quick-test habit of a dumb implementation checked against the real one.
+func TestDocumentQueriesAgainstReference(t *testing.T) {
+	types, err := protocol.ParseDocumentTypes([]byte(itemTypes), protocol.V13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := protocol.IdentityID{1}
+	c := protocol.Contract{ID: protocol.NewContractID(owner, 1), Owner: owner, Version: 1, DocumentTypes: types}
+	dt := drive.DocumentType{Contract: c.ID, DocumentType: types[0]}
+	store, err := drive.NewStore(dbm.NewMemDB(), drive.Options{CacheSize: 10_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := store.Working()
+	if err := drive.SetProtocolVersion(kv, protocol.V13); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drive.SetContract(kv, c); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(8, 4))
+	names := []string{"", "a", "ab", "abc", "a\x00", "a\x00b", "b", "ba", "\xff"}
+	var docs []protocol.Document
+	for i := range 60 {
+		vals := make([]protocol.Value, 3)
+		if rng.IntN(8) > 0 {
+			vals[0] = protocol.Value{Set: true, Bytes: []byte(names[rng.IntN(len(names))])}
+		}
+		if rng.IntN(8) > 0 {
+			vals[1] = protocol.Value{Set: true, Int: int64(rng.IntN(9) - 4)}
+		}
+		if rng.IntN(3) > 0 {
+			vals[2] = protocol.Value{Set: true, Bool: rng.IntN(2) == 0}
+		}
+		d := protocol.Document{ID: protocol.DocumentID{byte(i), 7}, Owner: owner, Revision: 1, CreatedAt: uint64(i), UpdatedAt: uint64(i), Values: vals}
+		if err := drive.InsertDocument(kv, &drive.Storage{Payer: owner, PerByte: 1}, dt, d); err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, d)
+	}
+	_, root, err := store.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	quote := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	value := func(field string) string {
+		switch field {
+		case "name":
+			return quote(names[rng.IntN(len(names))])
+		case "n":
+			return fmt.Sprint(rng.IntN(11) - 5)
+		}
+		return fmt.Sprint(rng.IntN(2) == 0)
+	}
+	indexes := map[string][]string{"byName": {"name", "n"}, "byN": {"n", "flag"}}
+	answered := 0
+	for range 600 {
+		props := indexes[[]string{"byName", "byN"}[rng.IntN(2)]]
+		var where, order []string
+		k := rng.IntN(2)
+		for _, p := range props[:k] {
+			where = append(where, `["`+p+`","==",`+value(p)+`]`)
+		}
+		next := props[k]
+		switch op := []string{"", "in", "<", "<=", ">", ">=", "startsWith", "between"}[rng.IntN(8)]; {
+		case op == "":
+		case op == "in":
+			where = append(where, `["`+next+`","in",[`+value(next)+`,`+value(next)+`,`+value(next)+`]]`)
+		case op == "startsWith":
+			if next == "name" {
+				where = append(where, `["name","startsWith",`+quote([]string{"a", "a\x00", "b", "ab"}[rng.IntN(4)])+`]`)
+			}
+		case op == "between":
+			if next != "flag" {
+				where = append(where, `["`+next+`",">",`+value(next)+`]`, `["`+next+`","<=",`+value(next)+`]`)
+			}
+		case next != "flag":
+			where = append(where, `["`+next+`","`+op+`",`+value(next)+`]`)
+		}
+		if rng.IntN(2) == 0 {
+			reverse := rng.IntN(2) == 0
+			for i, p := range props[k:] {
+				dir := "asc"
+				if (k+i == 0) != reverse { // the first property of each index is desc
+					dir = "desc"
+				}
+				order = append(order, `["`+p+`","`+dir+`"]`)
+			}
+		}
+		query := `{"where":[` + strings.Join(where, ",") + `],"orderBy":[` + strings.Join(order, ",") + `],"limit":` + fmt.Sprint(rng.IntN(8))
+		if rng.IntN(3) == 0 {
+			query += `,"` + []string{"startAt", "startAfter"}[rng.IntN(2)] + `":"` + docs[rng.IntN(len(docs))].ID.String() + `"`
+		}
+		query += "}"
+
+		data := DocumentsData(c.ID, "item", []byte(query))
+		var a DocumentsAnswer
+		var ops *cmtcrypto.ProofOps
+		err := store.View(0, func(tr *iavl.ImmutableTree) error {
+			var err error
+			a, ops, err = AnswerDocuments(tr, data)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("%q: %v", query, err)
+		}
+		res, err := VerifyDocuments(root, data, a, ops)
+		if err != nil {
+			t.Fatalf("%q: %v", query, err)
+		}
+		q := res.Query
+		var want []protocol.Document
+		for _, d := range docs {
+			if q.Matches(d) {
+				want = append(want, d)
+			}
+		}
+		key := func(d protocol.Document) []byte { return drive.EntryKey(c.ID, q, d) }
+		slices.SortFunc(want, func(x, y protocol.Document) int {
+			if q.Reverse {
+				return bytes.Compare(key(y), key(x))
+			}
+			return bytes.Compare(key(x), key(y))
+		})
+		if q.Start != nil {
+			sk := key(docs[q.Start[0]])
+			want = slices.DeleteFunc(want, func(d protocol.Document) bool {
+				cmp := bytes.Compare(key(d), sk)
+				if q.Reverse {
+					cmp = -cmp
+				}
+				return cmp < 0 || (cmp == 0 && !q.StartIncluded)
+			})
+		}
+		if len(want) > q.Limit {
+			want = want[:q.Limit]
+		}
+		if len(want) != len(res.Documents) {
+			t.Fatalf("%q: %d documents, the reference %d", query, len(res.Documents), len(want))
+		}
+		for i := range want {
+			if want[i].ID != res.Documents[i].ID {
+				t.Fatalf("%q: document %d is %x, the reference's %x", query, i, res.Documents[i].ID[:1], want[i].ID[:1])
+			}
+		}
+		if len(want) > 0 {
+			answered++
+		}
+	}
+	if answered < 200 {
+		t.Fatalf("only %d of 600 queries found documents", answered)
+	}
 }

@@ -35,13 +35,19 @@ const (
 	QueryStartsWith                              // startsWith: a string prefix
 )
 
-var queryOperators = map[string]QueryOperator{
-	"==": QueryEqual, "in": QueryIn, "<": QueryLess, "<=": QueryLessOrEqual,
-	">": QueryGreater, ">=": QueryGreaterOrEqual, "startsWith": QueryStartsWith,
-}
-
+// operatorNames are the operators as a query writes them.
 var operatorNames = [...]string{QueryEqual: "==", QueryIn: "in", QueryLess: "<", QueryLessOrEqual: "<=",
 	QueryGreater: ">", QueryGreaterOrEqual: ">=", QueryStartsWith: "startsWith"}
+
+// operatorOf reads an operator as a query writes it.
+func operatorOf(s string) (QueryOperator, bool) {
+	for o := QueryEqual; o <= QueryStartsWith; o++ {
+		if operatorNames[o] == s {
+			return o, true
+		}
+	}
+	return 0, false
+}
 
 func (o QueryOperator) String() string {
 	if o >= QueryEqual && o <= QueryStartsWith {
@@ -241,7 +247,7 @@ func parseWhere(t DocumentType, w []json.RawMessage) (WhereClause, error) {
 		return WhereClause{}, ErrInvalidQuery{Kind: QueryUnknownField, Field: name, Reason: "no such property"}
 	}
 	c := WhereClause{Field: name}
-	if c.Op, ok = queryOperators[op]; !ok {
+	if c.Op, ok = operatorOf(op); !ok {
 		return WhereClause{}, ErrInvalidQuery{Kind: QueryUnsupportedOperator, Field: name, Reason: fmt.Sprintf("unknown operator %q", op)}
 	}
 	switch c.Op {

@@ -616,3 +616,25 @@ func TestDocumentQueriesAgainstReference(t *testing.T) {
 		t.Fatalf("only %d of 600 queries found documents", answered)
 	}
 }
+
+// The query codes are stable (docs/ERRORS.md, docs/PROOFS.md), and every kind of query
+// refusal has its own.
+func TestQueryCodesPinned(t *testing.T) {
+	for code, want := range map[uint32]uint32{
+		QueryCodeBadRequest: 1, QueryCodeVersionMissing: 2, QueryCodeInternal: 3,
+		QueryCodeNotJSON: 4, QueryCodeUnknownField: 5, QueryCodeFieldNotIndexed: 6, QueryCodeUnsupportedOperator: 7,
+		QueryCodeWrongValueType: 8, QueryCodeLimitTooLarge: 9, QueryCodeBothStarts: 10, QueryCodeNotFound: 11,
+	} {
+		if code != want {
+			t.Errorf("query code %d, pinned at %d", code, want)
+		}
+	}
+	seen := map[uint32]bool{}
+	for k := protocol.QueryNotJSON; k <= protocol.QueryBothStarts; k++ {
+		code := QueryCodeOf(protocol.ErrInvalidQuery{Kind: k})
+		if code < QueryCodeNotJSON || code > QueryCodeBothStarts || seen[code] {
+			t.Errorf("query error kind %d has code %d", k, code)
+		}
+		seen[code] = true
+	}
+}

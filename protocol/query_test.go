@@ -141,8 +141,8 @@ func TestQueryMatches(t *testing.T) {
 	}
 }
 
-// FuzzParseQuery: the parser never panics; what it refuses is an ErrInvalidQuery, and
-// what it accepts has an index whose properties hold every where clause, a limit in
+// FuzzParseQuery: the parsers (ParseQuery, ParseCountQuery) never panic; what they
+// refuse is an ErrInvalidQuery, and what ParseQuery accepts has an index whose properties hold every where clause, a limit in
 // 1..MaxQueryLimit, and a range (if any) right after the equal values.
 func FuzzParseQuery(f *testing.F) {
 	lt := marketListing(f)
@@ -160,6 +160,16 @@ func FuzzParseQuery(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		for _, sum := range []bool{false, true} {
+			cq, err := ParseCountQuery(lt, raw, "", sum)
+			var iq ErrInvalidQuery
+			switch {
+			case err != nil && (!errors.As(err, &iq) || iq.Kind < QueryNotJSON || iq.Kind > QueryBothStarts):
+				t.Fatalf("ParseCountQuery(%q) = %v, not an ErrInvalidQuery", raw, err)
+			case err == nil && (len(cq.Equal) > len(cq.Index.Properties) || (sum && cq.Index.Summable == "")):
+				t.Fatalf("ParseCountQuery(%q, sum %t) plans %d values on index %+v", raw, sum, len(cq.Equal), cq.Index)
+			}
+		}
 		q, err := ParseQuery(lt, raw, lim)
 		if err != nil {
 			var iq ErrInvalidQuery

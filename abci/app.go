@@ -14,6 +14,7 @@ import (
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
+	cmtcrypto "github.com/cometbft/cometbft/proto/tendermint/crypto"
 	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/cosmos/iavl"
 	"github.com/rs/zerolog"
@@ -326,6 +327,8 @@ func (a *Application) Query(_ context.Context, req *abcitypes.RequestQuery) (*ab
 		return a.pendingNonce(req), nil
 	case proofs.PathDryRun:
 		return a.dryRun(req), nil
+	case proofs.PathDocuments, proofs.PathCount, proofs.PathSum:
+		return a.documentQuery(req), nil
 	}
 	target, err := proofs.TargetOf(req.Path, req.Data)
 	if err != nil {
@@ -344,6 +347,54 @@ func (a *Application) Query(_ context.Context, req *abcitypes.RequestQuery) (*ab
 		return &abcitypes.ResponseQuery{Code: proofs.QueryCodeInternal, Log: err.Error()}, nil
 	}
 	return res, nil
+}
+
+// documentQuery answers a document query path (proofs.AnswerDocuments,
+// proofs.AnswerCount) at a saved version, with its proofs when asked.
+func (a *Application) documentQuery(req *abcitypes.RequestQuery) *abcitypes.ResponseQuery {
+	res := &abcitypes.ResponseQuery{}
+	err := a.store.View(req.Height, func(tree *iavl.ImmutableTree) error {
+		var answer any
+		var ops *cmtcrypto.ProofOps
+		var err error
+		if req.Path == proofs.PathDocuments {
+			var d proofs.DocumentsAnswer
+			d, ops, err = proofs.AnswerDocuments(tree, req.Data)
+			answer, res.Log = d, fmt.Sprintf("%d documents", len(d.Documents))
+		} else {
+			var c proofs.CountAnswer
+			c, ops, err = proofs.AnswerCount(tree, req.Path, req.Data)
+			answer, res.Log = c, describeCount(c.Record)
+		}
+		if err != nil {
+			return err
+		}
+		if res.Value, err = json.Marshal(answer); err != nil {
+			return err
+		}
+		res.Height = tree.Version()
+		if req.Prove {
+			res.ProofOps = ops
+		}
+		return nil
+	})
+	var nk drive.ErrVersionNotKept
+	switch {
+	case err == nil:
+		return res
+	case errors.As(err, &nk):
+		return &abcitypes.ResponseQuery{Code: proofs.QueryCodeVersionMissing, Log: err.Error(), Height: req.Height}
+	}
+	return &abcitypes.ResponseQuery{Code: proofs.QueryCodeOf(err), Log: err.Error()}
+}
+
+// describeCount renders a count record for people reading raw RPC output.
+func describeCount(record []byte) string {
+	c, ok := drive.DecodeIndexCount(record)
+	if !ok {
+		return "count 0 sum 0"
+	}
+	return fmt.Sprintf("count %d sum %s", c.Count, c.Sum)
 }
 
 // answer reads target from a saved version, with its proof when asked.

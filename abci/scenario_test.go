@@ -291,6 +291,8 @@ func (h *harness) run(d *datadriven.TestData) string {
 		}
 	case "documents":
 		h.showDocuments(&out, m)
+	case "doc-query":
+		out.WriteString(h.docQuery(m, d.Input))
 	case "changes":
 		a := addr(m["name"])
 		since := binary.BigEndian.AppendUint64(nil, h.u64(m, "since"))

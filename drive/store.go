@@ -254,6 +254,10 @@ func (emptyKV) Set([]byte, []byte) error                                        
 func (emptyKV) Delete([]byte) error                                                { return ErrReadOnly }
 func (emptyKV) Iterate(_, _ []byte, _ func(key, value []byte) (bool, error)) error { return nil }
 
+// ReadTree is saved version t as a Reader. The caller keeps writes away from the tree
+// while it reads (Store.View).
+func ReadTree(t *iavl.ImmutableTree) Reader { return immutableKV{t} }
+
 type immutableKV struct{ t *iavl.ImmutableTree }
 
 func (k immutableKV) Get(key []byte) ([]byte, error) { return k.t.Get(key) }
@@ -261,6 +265,13 @@ func (k immutableKV) Set([]byte, []byte) error       { return ErrReadOnly }
 func (k immutableKV) Delete([]byte) error            { return ErrReadOnly }
 func (k immutableKV) Iterate(start, end []byte, fn func(key, value []byte) (bool, error)) error {
 	it, err := k.t.Iterator(start, end, true)
+	if err != nil {
+		return err
+	}
+	return drain(it, fn)
+}
+func (k immutableKV) IterateReverse(start, end []byte, fn func(key, value []byte) (bool, error)) error {
+	it, err := k.t.Iterator(start, end, false)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,13 @@
 // immediately follows k (the absence of k++0x00, whose left neighbour is k and whose
 // right neighbour is k's successor; ICS23 checks the two neighbours are adjacent
 // leaves). No key in the covered range can be left out without breaking a link.
+// Document queries (documents.go) prove several items against one root: the
+// protocol version and contract they are read under, the query's start document, each
+// index range the answer read (complete, by the chain above, from its start to its end
+// or to the last entry the limit took) and each returned document's row. The client
+// derives the ranges from the query itself and re-derives each document's index entry
+// from its row, so a node can neither leave a document out nor swap one in.
+//
 // docs/PROOFS.md describes every query path and both proof layouts for clients
 // written without this package.
 package proofs

@@ -54,6 +54,24 @@ const (
 	// (protocol.Contract.Encode, decoded by protocol.DecodeContract under the protocol
 	// version at the answer's height), or empty when absent.
 	PathContract = "/contract"
+	// PathDocument: data = DocumentData(contract, type, id); value = the document's row
+	// (drive.DocumentKey: storage flags ++ protocol.Document.Encode), or empty when
+	// absent. The client decodes it with the type from PathContract at the same height.
+	PathDocument = "/document"
+)
+
+// The document query paths. Their answers prove several keys and ranges against one
+// root (documents.go): the value is JSON, the proof operations follow its items.
+const (
+	// PathDocuments: data = DocumentsData(contract, type, query JSON); value = a
+	// DocumentsAnswer, proven complete.
+	PathDocuments = "/documents"
+	// PathCount: data = CountData(contract, type, index, where JSON); value = a
+	// CountAnswer: the count record of a countable (or summable) index, proven present
+	// or absent.
+	PathCount = "/count"
+	// PathSum: as PathCount, on a summable index.
+	PathSum = "/sum"
 )
 
 // PathPendingNonce: data = a 20-byte address or a 32-byte identity id; value = the last
@@ -93,7 +111,24 @@ const (
 	QueryCodeBadRequest     uint32 = 1
 	QueryCodeVersionMissing uint32 = 2
 	QueryCodeInternal       uint32 = 3
+	// The refusals of a document query (protocol.ErrInvalidQuery, by kind).
+	QueryCodeNotJSON             uint32 = 4
+	QueryCodeUnknownField        uint32 = 5
+	QueryCodeFieldNotIndexed     uint32 = 6
+	QueryCodeUnsupportedOperator uint32 = 7
+	QueryCodeWrongValueType      uint32 = 8
+	QueryCodeLimitTooLarge       uint32 = 9
+	QueryCodeBothStarts          uint32 = 10
+	// QueryCodeNotFound: the contract, the document type or the start document of a
+	// document query does not exist at the height asked.
+	QueryCodeNotFound uint32 = 11
 )
+
+// DocumentData is the request data of PathDocument: contract id ++ type name length
+// u8 ++ type name ++ document id.
+func DocumentData(c protocol.ContractID, typeName string, id protocol.DocumentID) []byte {
+	return append(DocumentsData(c, typeName, nil), id[:]...)
+}
 
 // SinceData is the request data of the address-changes paths: since as a big-endian u64.
 func SinceData(since uint64) []byte { return binary.BigEndian.AppendUint64(nil, since) }
@@ -190,6 +225,17 @@ func TargetOf(path string, data []byte) (Target, error) {
 		var id protocol.ContractID
 		copy(id[:], data)
 		return Target{Key: drive.ContractKey(id)}, nil
+	case PathDocument:
+		r, err := parseDocumentsData(path, data)
+		if err != nil {
+			return Target{}, err
+		}
+		if len(r.query) != protocol.DocumentIDLen {
+			return Target{}, ErrBadQuery{path, fmt.Sprintf("want a %d-byte document id after the type name", protocol.DocumentIDLen)}
+		}
+		var id protocol.DocumentID
+		copy(id[:], r.query)
+		return Target{Key: drive.DocumentKey(r.contract, r.typeName, id)}, nil
 	case PathTotalCredits:
 		if len(data) != 0 {
 			return Target{}, ErrBadQuery{path, "want no data"}

@@ -93,6 +93,7 @@ func newQueryCmd() *cobra.Command {
 
 	cmd.AddCommand(identity, address, changes, newQueryContractCmd())
 	cmd.AddCommand(newQueryPoolsCmds()...)
+	cmd.AddCommand(newQueryDocumentCmds()...)
 	return cmd
 }
 

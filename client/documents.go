@@ -1,0 +1,217 @@
+package client
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// DocumentState is one document as read at Height.
+type DocumentState struct {
+	Contract protocol.ContractID
+	Type     protocol.DocumentType
+	protocol.Document
+	// Present: the document exists; when false only ID is set.
+	Present  bool
+	Height   int64
+	Verified bool
+}
+
+// DocumentsAnswer is the answer to a document query at Height: the documents in the
+// query's order. Verified: proven complete against the signed header after Height.
+type DocumentsAnswer struct {
+	Type      protocol.DocumentType
+	Query     protocol.Query
+	Documents []protocol.Document
+	Height    int64
+	Verified  bool
+}
+
+// CountAnswer is the answer to a count or sum query at Height: how many documents
+// have the where clauses' values in Index, and the sum of its summable property.
+type CountAnswer struct {
+	Index    string
+	Count    uint64
+	Sum      drive.Int128
+	Height   int64
+	Verified bool
+}
+
+// Document reads document id of type typeName in contract at height (0: the latest
+// saved state), then the contract at the height the first answered, to decode it.
+// With prove, both answers (the document's presence or absence) are checked against
+// the signed header after that height.
+func (c *Client) Document(ctx context.Context, contract protocol.ContractID, typeName string, id protocol.DocumentID, height int64, prove bool) (DocumentState, error) {
+	value, h, err := c.single(ctx, proofs.PathDocument, proofs.DocumentData(contract, typeName, id), height, prove)
+	if err != nil {
+		return DocumentState{}, err
+	}
+	out := DocumentState{Contract: contract, Document: protocol.Document{ID: id}, Height: h, Verified: prove}
+	cs, err := c.Contract(ctx, contract, h, prove)
+	if err != nil {
+		return DocumentState{}, err
+	}
+	t, ok := cs.DocumentType(typeName)
+	if !cs.Present || !ok {
+		if value != nil {
+			return DocumentState{}, ErrInconsistentAnswer{Path: proofs.PathDocument, Reason: "a document of a type the contract does not have"}
+		}
+		return out, nil
+	}
+	out.Type = t
+	if value == nil {
+		return out, nil
+	}
+	key := drive.DocumentKey(contract, typeName, id)
+	d, err := drive.DecodeStoredDocument(key, value, t)
+	if err != nil {
+		return DocumentState{}, ErrCorruptValue{Key: key, Err: err}
+	}
+	if d.ID != id {
+		return DocumentState{}, ErrInconsistentAnswer{Path: proofs.PathDocument, Reason: "the stored document names another id"}
+	}
+	out.Document, out.Present = d.Document, true
+	return out, nil
+}
+
+// Documents runs query (the platform's JSON: where, orderBy, limit, startAt or
+// startAfter) on type typeName of contract at height (0: the latest saved state).
+// With prove, the answer is checked complete against the signed header after its
+// height: the index ranges the query reads re-derived here, every entry in them up to
+// the limit accounted for, and each document's index entry re-derived from its row.
+func (c *Client) Documents(ctx context.Context, contract protocol.ContractID, typeName string, query []byte, height int64, prove bool) (DocumentsAnswer, error) {
+	data := proofs.DocumentsData(contract, typeName, query)
+	resp, err := c.query(ctx, proofs.PathDocuments, data, height, prove)
+	if err != nil {
+		return DocumentsAnswer{}, err
+	}
+	if prove {
+		v, err := c.Verifier(ctx)
+		if err != nil {
+			return DocumentsAnswer{}, err
+		}
+		r, checked, err := v.VerifyDocumentsQuery(ctx, resp, data)
+		if err != nil {
+			return DocumentsAnswer{}, err
+		}
+		if err := c.fresh(proofs.PathDocuments, height, checked.Height, checked.Time); err != nil {
+			return DocumentsAnswer{}, err
+		}
+		out := DocumentsAnswer{Type: r.Query.Type, Query: r.Query, Height: resp.Height, Verified: true}
+		for _, d := range r.Documents {
+			out.Documents = append(out.Documents, d.Document)
+		}
+		return out, nil
+	}
+	a, err := proofs.DecodeDocumentsAnswer(resp.Value)
+	if err != nil {
+		return DocumentsAnswer{}, err
+	}
+	t, v, err := answerType(contract, typeName, a.ProtocolVersion, a.Contract)
+	if err != nil {
+		return DocumentsAnswer{}, err
+	}
+	lim, err := protocol.LimitsFor(v)
+	if err != nil {
+		return DocumentsAnswer{}, err
+	}
+	q, err := protocol.ParseQuery(t, query, lim)
+	if err != nil {
+		return DocumentsAnswer{}, err
+	}
+	out := DocumentsAnswer{Type: t, Query: q, Height: resp.Height}
+	for _, row := range a.Documents {
+		d, err := drive.DecodeStoredDocument(nil, row, t)
+		if err != nil {
+			return DocumentsAnswer{}, ErrCorruptValue{Key: drive.DocumentsPrefix(contract, typeName), Err: err}
+		}
+		out.Documents = append(out.Documents, d.Document)
+	}
+	return out, nil
+}
+
+// Reasons of an ErrCorruptValue in a document answer.
+var (
+	errNotVersion     = errors.New("not a 4-byte protocol version")
+	errNotCountRecord = errors.New("not a count record")
+)
+
+// answerType decodes the version and contract an unproven document answer carries
+// and returns the type typeName.
+func answerType(contract protocol.ContractID, typeName string, version, stored []byte) (protocol.DocumentType, protocol.Version, error) {
+	if len(version) != 4 {
+		return protocol.DocumentType{}, 0, ErrCorruptValue{Key: drive.ProtocolVersionKey(), Err: errNotVersion}
+	}
+	v := protocol.Version(binary.BigEndian.Uint32(version))
+	ct, err := protocol.DecodeContract(stored, v)
+	if err != nil {
+		return protocol.DocumentType{}, 0, ErrCorruptValue{Key: drive.ContractKey(contract), Err: err}
+	}
+	t, ok := ct.DocumentType(typeName)
+	if !ok || ct.ID != contract {
+		return protocol.DocumentType{}, 0, ErrInconsistentAnswer{Path: proofs.PathDocuments, Reason: "the contract in the answer is not the one asked, or lacks the type"}
+	}
+	return t, v, nil
+}
+
+// Count counts the documents of type typeName in contract whose values equal the where
+// clauses' (where: {"where": [[field, "==", value], ...]}, or nil for all), from the
+// count record of index (""): the first countable or summable index whose leading
+// properties they name). With prove, the record's presence or absence (0) is checked
+// against the signed header after the answer's height.
+func (c *Client) Count(ctx context.Context, contract protocol.ContractID, typeName, index string, where []byte, height int64, prove bool) (CountAnswer, error) {
+	return c.count(ctx, proofs.PathCount, contract, typeName, index, where, height, prove)
+}
+
+// Sum is Count on a summable index, whose record also holds the sum of its summable
+// property over the documents counted.
+func (c *Client) Sum(ctx context.Context, contract protocol.ContractID, typeName, index string, where []byte, height int64, prove bool) (CountAnswer, error) {
+	return c.count(ctx, proofs.PathSum, contract, typeName, index, where, height, prove)
+}
+
+func (c *Client) count(ctx context.Context, path string, contract protocol.ContractID, typeName, index string, where []byte, height int64, prove bool) (CountAnswer, error) {
+	data := proofs.CountData(contract, typeName, index, where)
+	resp, err := c.query(ctx, path, data, height, prove)
+	if err != nil {
+		return CountAnswer{}, err
+	}
+	if prove {
+		v, err := c.Verifier(ctx)
+		if err != nil {
+			return CountAnswer{}, err
+		}
+		r, checked, err := v.VerifyCountQuery(ctx, resp, path, data)
+		if err != nil {
+			return CountAnswer{}, err
+		}
+		if err := c.fresh(path, height, checked.Height, checked.Time); err != nil {
+			return CountAnswer{}, err
+		}
+		return CountAnswer{Index: r.Query.Index.Name, Count: r.Count, Sum: r.Sum, Height: resp.Height, Verified: true}, nil
+	}
+	a, err := proofs.DecodeCountAnswer(resp.Value)
+	if err != nil {
+		return CountAnswer{}, err
+	}
+	t, _, err := answerType(contract, typeName, a.ProtocolVersion, a.Contract)
+	if err != nil {
+		return CountAnswer{}, err
+	}
+	q, err := protocol.ParseCountQuery(t, where, index, path == proofs.PathSum)
+	if err != nil {
+		return CountAnswer{}, err
+	}
+	out := CountAnswer{Index: q.Index.Name, Height: resp.Height}
+	if len(a.Record) > 0 {
+		rec, ok := drive.DecodeIndexCount(a.Record)
+		if !ok {
+			return CountAnswer{}, ErrCorruptValue{Key: drive.CountKey(contract, q), Err: errNotCountRecord}
+		}
+		out.Count, out.Sum = rec.Count, rec.Sum
+	}
+	return out, nil
+}

@@ -85,17 +85,9 @@ func Field(t protocol.DocumentType, name string) (IndexField, bool) {
 // FieldValue reads field f of document d as a value of its kind (system fields are
 // always set).
 func FieldValue(f IndexField, d protocol.Document) protocol.Value {
-	switch f.Name {
-	case "$id":
-		return protocol.Value{Set: true, Bytes: d.ID[:]}
-	case "$ownerId":
-		return protocol.Value{Set: true, Bytes: d.Owner[:]}
-	case "$createdAt":
-		return protocol.Value{Set: true, Int: int64(d.CreatedAt)}
-	case "$updatedAt":
-		return protocol.Value{Set: true, Int: int64(d.UpdatedAt)}
-	case "$transferredAt":
-		return protocol.Value{Set: true, Int: int64(d.TransferredAt)}
+	if f.System {
+		v, _ := d.SystemFieldValue(f.Name)
+		return v
 	}
 	return d.Value(f.Position)
 }

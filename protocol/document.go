@@ -78,6 +78,24 @@ func (d Document) Value(pos uint32) Value {
 	return Value{}
 }
 
+// SystemFieldValue returns the value of the system field called name ($id, $ownerId,
+// $createdAt, $updatedAt, $transferredAt: always set); ok is false for any other name.
+func (d Document) SystemFieldValue(name string) (Value, bool) {
+	switch name {
+	case "$id":
+		return Value{Set: true, Bytes: d.ID[:]}, true
+	case "$ownerId":
+		return Value{Set: true, Bytes: d.Owner[:]}, true
+	case "$createdAt":
+		return Value{Set: true, Int: int64(d.CreatedAt)}, true
+	case "$updatedAt":
+		return Value{Set: true, Int: int64(d.UpdatedAt)}, true
+	case "$transferredAt":
+		return Value{Set: true, Int: int64(d.TransferredAt)}, true
+	}
+	return Value{}, false
+}
+
 // documentEncodingFormat leads an encoded document.
 const documentEncodingFormat = 1
 

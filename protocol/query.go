@@ -495,17 +495,8 @@ func rangeOf(field string, cs []WhereClause) (*QueryRange, bool) {
 
 // FieldValue returns the value of field name (a property or a system field) of d.
 func (t DocumentType) FieldValue(d Document, name string) (Value, bool) {
-	switch name {
-	case "$id":
-		return Value{Set: true, Bytes: d.ID[:]}, true
-	case "$ownerId":
-		return Value{Set: true, Bytes: d.Owner[:]}, true
-	case "$createdAt":
-		return Value{Set: true, Int: int64(d.CreatedAt)}, true
-	case "$updatedAt":
-		return Value{Set: true, Int: int64(d.UpdatedAt)}, true
-	case "$transferredAt":
-		return Value{Set: true, Int: int64(d.TransferredAt)}, true
+	if v, ok := d.SystemFieldValue(name); ok {
+		return v, true
 	}
 	p, ok := t.Property(name)
 	if !ok {

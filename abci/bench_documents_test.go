@@ -1,13 +1,17 @@
 package abci
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	abcitypes "github.com/cometbft/cometbft/abci/types"
+
 	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
@@ -19,6 +23,12 @@ const benchPostContract = `{"documentSchemas":{"post":{"type":"object","properti
 	`"body":{"type":"string","maxLength":200,"position":2}},` +
 	`"required":["author","title","body"],"additionalProperties":false,` +
 	`"indices":[{"name":"byAuthor","properties":[{"author":"asc"},{"$createdAt":"desc"}]},{"name":"byTitle","properties":[{"title":"asc"}]}]}}}`
+
+// benchAuthors is how many identities wrote the existing posts: 100 posts each.
+func benchAuthors(existing int) int { return max(1, existing/100) }
+
+// benchSeq numbers the benchmark's creates, so every run of benchCreates makes new ids.
+var benchSeq uint64
 
 // benchBody is the body of every benchmark post.
 var benchBody = strings.Repeat("lorem ipsum ", 8)
@@ -46,7 +56,7 @@ func benchPosts(b *testing.B, existing int) (*harness, []benchIdentity, drive.Do
 	for done := 0; done < existing; done += chunk {
 		kv := h.store.Working()
 		for i := done; i < min(done+chunk, existing); i++ {
-			author := ids[i%len(ids)]
+			author := ids[i%benchAuthors(existing)]
 			var entropy [32]byte
 			binary.BigEndian.PutUint64(entropy[:], uint64(i))
 			d := protocol.Document{
@@ -66,40 +76,83 @@ func benchPosts(b *testing.B, existing int) (*harness, []benchIdentity, drive.Do
 	return h, ids, t
 }
 
-// BenchmarkDocumentCreates measures document creates per second through FinalizeBlock
-// and Commit (one create per documents batch, blocks of 1,000, signed before the timer)
-// with 10,000 and 1,000,000 documents of the type stored already.
-func BenchmarkDocumentCreates(b *testing.B) {
+// BenchmarkDocuments measures, with 10,000 and with 1,000,000 documents of the type
+// stored already (benchPosts): document creates per second through FinalizeBlock and
+// Commit (one create per documents batch, blocks of 1,000, signed before the timer),
+// then proven range queries of 50 results (one author's latest posts, of the 100 each
+// author wrote: equality on the byAuthor index's first property, newest first), each generated through Query from
+// the saved version and verified as a client does, with the answer's size (the value
+// and its proof operations) reported.
+func BenchmarkDocuments(b *testing.B) {
 	for _, existing := range []int{10_000, 1_000_000} {
 		b.Run(fmt.Sprintf("existing=%d", existing), func(b *testing.B) {
 			h, ids, t := benchPosts(b, existing)
-			const perBlock = 1000
-			all := make([][][]byte, (b.N+perBlock-1)/perBlock)
-			for n := 0; n < b.N; n++ {
-				w := &ids[n%len(ids)]
-				w.nonce++
-				data := fmt.Sprintf(`{"author":[%s],"title":"new post %09d","body":%q}`, byteList(w.id[:]), n, benchBody)
-				var entropy [32]byte
-				binary.BigEndian.PutUint64(entropy[:], uint64(n)+1<<40)
-				tx := protocol.Sign(testChainID, &protocol.DocumentsBatch{Identity: w.id, Nonce: w.nonce, Contract: t.Contract, Actions: []protocol.DocumentAction{
-					{Kind: protocol.ActionCreate, Type: "post", Entropy: entropy, Data: []byte(data)},
-				}}, w.key)
-				all[n/perBlock] = append(all[n/perBlock], tx)
-			}
-			at := genesisTime.Add(time.Hour)
-			b.ResetTimer()
-			start := time.Now()
-			for i, txs := range all {
-				res := h.block(at.Add(time.Duration(i)*time.Second), txs)
-				for _, r := range res.TxResults {
-					if r.Code != 0 {
-						b.Fatalf("create refused: %d %s", r.Code, r.Log)
-					}
-				}
-			}
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "creates/s")
+			b.Run("creates", func(b *testing.B) { benchCreates(b, h, ids, t) })
+			b.Run("query50", func(b *testing.B) { benchQuery50(b, h, ids[:benchAuthors(existing)], t) })
 		})
 	}
+}
+
+func benchCreates(b *testing.B, h *harness, ids []benchIdentity, t drive.DocumentType) {
+	const perBlock = 1000
+	all := make([][][]byte, (b.N+perBlock-1)/perBlock)
+	for n := 0; n < b.N; n++ {
+		w := &ids[n%len(ids)]
+		w.nonce++
+		data := fmt.Sprintf(`{"author":[%s],"title":"new post %09d","body":%q}`, byteList(w.id[:]), n, benchBody)
+		var entropy [32]byte
+		benchSeq++
+		binary.BigEndian.PutUint64(entropy[:], benchSeq+1<<40)
+		tx := protocol.Sign(testChainID, &protocol.DocumentsBatch{Identity: w.id, Nonce: w.nonce, Contract: t.Contract, Actions: []protocol.DocumentAction{
+			{Kind: protocol.ActionCreate, Type: "post", Entropy: entropy, Data: []byte(data)},
+		}}, w.key)
+		all[n/perBlock] = append(all[n/perBlock], tx)
+	}
+	at := genesisTime.Add(time.Hour + time.Duration(h.height)*time.Second)
+	b.ResetTimer()
+	start := time.Now()
+	for i, txs := range all {
+		res := h.block(at.Add(time.Duration(i)*time.Second), txs)
+		for _, r := range res.TxResults {
+			if r.Code != 0 {
+				b.Fatalf("create refused: %d %s", r.Code, r.Log)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "creates/s")
+}
+
+func benchQuery50(b *testing.B, h *harness, ids []benchIdentity, t drive.DocumentType) {
+	root := h.rootAt(0)
+	var size int
+	b.ResetTimer()
+	start := time.Now()
+	for n := 0; n < b.N; n++ {
+		author := ids[(n*7919)%len(ids)].id
+		q := fmt.Sprintf(`{"where":[["author","==",[%s]]],"orderBy":[["$createdAt","desc"]],"limit":50}`, byteList(author[:]))
+		data := proofs.DocumentsData(t.Contract, "post", []byte(q))
+		res, err := h.app.Query(context.Background(), &abcitypes.RequestQuery{Path: proofs.PathDocuments, Data: data, Prove: true})
+		if err != nil || res.Code != 0 {
+			b.Fatalf("query: %v %d %s", err, res.Code, res.Log)
+		}
+		a, err := proofs.DecodeDocumentsAnswer(res.Value)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := proofs.VerifyDocuments(root, data, a, res.ProofOps)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(r.Documents) != 50 {
+			b.Fatalf("%d documents, want 50", len(r.Documents))
+		}
+		size = len(res.Value)
+		for _, op := range res.ProofOps.Ops {
+			size += len(op.Type) + len(op.Key) + len(op.Data)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "answers/s")
+	b.ReportMetric(float64(size), "answer-bytes")
 }
 
 // byteList writes bs as the JSON array items of a byte array.

@@ -18,6 +18,7 @@ func applyDocumentsBatch(e *execution, t *protocol.DocumentsBatch) error {
 		return err
 	}
 	if !ok {
+		e.unbounded = true
 		return protocol.ErrDataContractNotFound{ID: t.Contract}
 	}
 	stored := make([]drive.StoredDocument, len(t.Actions))
@@ -33,6 +34,8 @@ func applyDocumentsBatch(e *execution, t *protocol.DocumentsBatch) error {
 		}
 		if found {
 			stored[i], before[i] = sd, &stored[i].Document
+		} else if a.Kind != protocol.ActionCreate {
+			e.unbounded = true // refused now; a later state holding it prices the action by its size and history
 		}
 	}
 	plans, err := protocol.PlanDocumentActions(e.r.ctx, c, t, before)

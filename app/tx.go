@@ -51,6 +51,11 @@ type execution struct {
 	// margin is what the fee estimate adds besides the absent reads' margin, for a read
 	// that found nothing and whose later value would cost more than that margin covers.
 	margin uint64
+	// unbounded: what the transition does on a later state depends on something it
+	// found absent in a way no margin bounds (a documents batch that found no contract,
+	// or no document for an action on one); the estimate is then the payer's balance,
+	// which no later state that only adds what was absent lets the fee pass.
+	unbounded bool
 }
 
 // errUnaffordable: the payer's balance does not cover what the transition spends. The
@@ -192,7 +197,11 @@ func (e *execution) run(collected uint64) (TxResult, error) {
 	if err := e.cache.Flush(); err != nil {
 		return TxResult{}, err
 	}
-	res := TxResult{Fee: fee, Charged: charged, MaxCharged: charged + margin, Changes: e.changes, Events: append(e.events, e.transitionEvent(charged, stateErr))}
+	maxCharged := charged + margin
+	if e.unbounded || maxCharged < charged {
+		maxCharged = max(charged, e.payer.balance)
+	}
+	res := TxResult{Fee: fee, Charged: charged, MaxCharged: maxCharged, Changes: e.changes, Events: append(e.events, e.transitionEvent(charged, stateErr))}
 	if stateErr != nil {
 		res.Code, _ = protocol.CodeOf(stateErr)
 		res.Log = stateErr.Error()

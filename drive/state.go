@@ -28,9 +28,10 @@ const (
 	// LastBlockLen is the size of the last block record (EncodeLastBlock).
 	LastBlockLen = 16
 	// MaxReadValueLen is the largest value a transition reads at a key that may be
-	// absent and written later (an address record): what a fee estimate adds per absent
-	// read. NB: a new kind of record read by transitions must be counted here.
-	MaxReadValueLen = AddressStateLen
+	// absent and written later (an address record, an index count record): what a fee
+	// estimate adds per absent read. NB: a new kind of record read by transitions must
+	// be counted here.
+	MaxReadValueLen = max(AddressStateLen, indexCountLen)
 )
 
 func getU64(kv KV, key []byte) (uint64, bool, error) {

@@ -124,3 +124,29 @@ func hexBytes(s string) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// ReadableDocumentData writes the values of d as JSON for people (keys in byte order):
+// protocol.DocumentData, except that a byte array is "0x<hex>" and an identifier its 64
+// hex digits, the forms WireDocumentData reads back.
+func ReadableDocumentData(t protocol.DocumentType, d protocol.Document) []byte {
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader(protocol.DocumentData(t, d)))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil {
+		panic("client: protocol.DocumentData wrote no JSON object: " + err.Error())
+	}
+	for _, p := range t.Properties {
+		v := d.Value(p.Position)
+		if !v.Set {
+			continue
+		}
+		switch p.Type {
+		case protocol.PropertyIdentifier:
+			obj[p.Name] = hex.EncodeToString(v.Bytes)
+		case protocol.PropertyByteArray:
+			obj[p.Name] = "0x" + hex.EncodeToString(v.Bytes)
+		}
+	}
+	out, _ := json.Marshal(obj)
+	return out
+}

@@ -88,3 +88,39 @@ func TestWireDocumentData(t *testing.T) {
 		}
 	}
 }
+
+// TestReadableDocumentDataRoundTrips: what ReadableDocumentData prints, WireDocumentData
+// turns back into the data the node reads.
+func TestReadableDocumentDataRoundTrips(t *testing.T) {
+	raw, err := os.ReadFile("../docs/examples/market.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := protocol.ParseDocumentTypes(raw, protocol.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing := types[0]
+	lim, _ := protocol.LimitsFor(protocol.Latest)
+	data := `{"sku":"A-1","category":"home","quantity":2,"seller":[` + strings.Repeat("171,", 31) + `171],"photo":[0,1,255]}`
+	values, err := protocol.ParseDocumentData(listing, []byte(data), lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := protocol.Document{Values: values}
+	readable := ReadableDocumentData(listing, d)
+	if want := `"seller":"` + strings.Repeat("ab", 32) + `"`; !strings.Contains(string(readable), want) || !strings.Contains(string(readable), `"photo":"0x0001ff"`) {
+		t.Fatalf("readable form %s", readable)
+	}
+	wire, err := WireDocumentData(listing, readable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := protocol.ParseDocumentData(listing, wire, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := protocol.DocumentData(listing, protocol.Document{Values: back}), protocol.DocumentData(listing, d); string(got) != string(want) {
+		t.Fatalf("round trip gives %s, want %s", got, want)
+	}
+}

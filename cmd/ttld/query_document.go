@@ -185,7 +185,7 @@ type documentJSON struct {
 	UpdatedAt     uint64 `json:"updated_at,omitempty"`
 	TransferredAt uint64 `json:"transferred_at,omitempty"`
 	Price         uint64 `json:"price,omitempty"`
-	// Data is the document's values as JSON (protocol.DocumentData).
+	// Data is the document's values as JSON, byte arrays in hex (client.ReadableDocumentData).
 	Data json.RawMessage `json:"data,omitempty"`
 }
 
@@ -193,7 +193,7 @@ func documentFields(t protocol.DocumentType, d protocol.Document) documentJSON {
 	return documentJSON{
 		ID: d.ID.String(), Present: true, Owner: d.Owner.String(), Revision: d.Revision,
 		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, TransferredAt: d.TransferredAt, Price: d.Price,
-		Data: protocol.DocumentData(t, d),
+		Data: client.ReadableDocumentData(t, d),
 	}
 }
 

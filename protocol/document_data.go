@@ -31,7 +31,9 @@ func ParseDocumentData(t DocumentType, raw []byte, lim Limits) ([]Value, error) 
 	}
 	schema, err := documentSchema(t)
 	if err != nil {
-		return nil, err
+		// The parser checked every keyword the schema is written from, so this does not
+		// happen; were it to, the document is refused (a code), never the block.
+		return refuse("", "", err.Error())
 	}
 	if err := schema.Validate(doc); err != nil {
 		v := schemaVerdict(err)

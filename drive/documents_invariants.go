@@ -1,0 +1,286 @@
+package drive
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// ErrDocumentsInvariant: the documents tree breaks one of CheckDocuments' rules at Key.
+type ErrDocumentsInvariant struct {
+	Key    []byte
+	Reason string
+}
+
+func (e ErrDocumentsInvariant) Error() string {
+	return fmt.Sprintf("drive: documents invariant broken at %x: %s", e.Key, e.Reason)
+}
+
+// CheckDocuments reads every key of the data contracts tree the long way and checks the
+// rules the document writes keep (docs/STATE.md): every key under a contract is its
+// definition or an entry of one of its document types; a document row or history row
+// decodes under its type, in its one encoding, with the id (and revision) of its key;
+// every index entry points at a stored document whose values encode to the entry's key,
+// and every stored document has one entry in each index of its type; every count record
+// equals a recount of the documents (count and sum for each leading-values prefix) and
+// no record exists for a prefix no document has; a type that keeps history holds
+// revisions 1 up to the stored one of each stored document, and no other; every item's
+// storage flags account for exactly its key and its payload. The first rule broken is
+// returned as ErrDocumentsInvariant naming the key. It is a check for tests and
+// simulations, not for every block.
+func CheckDocuments(kv KV) error {
+	root := []byte{RootDataContracts}
+	var (
+		version  protocol.Version
+		haveVer  bool
+		contract *protocol.Contract
+		types    map[string]*typeScan
+		names    []string
+	)
+	finish := func() error {
+		for _, n := range names {
+			if err := types[n].check(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err := kv.Iterate(root, PrefixEnd(root), func(k, v []byte) (bool, error) {
+		broken := func(reason string) (bool, error) {
+			return true, ErrDocumentsInvariant{Key: append([]byte(nil), k...), Reason: reason}
+		}
+		if id, ok := ParseContractKey(k); ok {
+			if err := finish(); err != nil {
+				return true, err
+			}
+			if !haveVer {
+				var err error
+				if version, err = GetProtocolVersion(kv); err != nil {
+					return true, err
+				}
+				haveVer = true
+			}
+			c, err := protocol.DecodeContract(v, version)
+			if err != nil {
+				return broken("the contract does not decode: " + err.Error())
+			}
+			if c.ID != id {
+				return broken(fmt.Sprintf("the contract stored here has id %s", c.ID))
+			}
+			contract, types, names = &c, map[string]*typeScan{}, nil
+			for _, t := range c.DocumentTypes {
+				types[t.Name] = newTypeScan(DocumentType{Contract: c.ID, DocumentType: t})
+				names = append(names, t.Name)
+			}
+			return false, nil
+		}
+		p, ok := ParseDocumentKey(k)
+		if !ok {
+			return broken("neither a contract nor a document key")
+		}
+		if contract == nil || p.Contract != contract.ID {
+			return broken("a document key of a contract that is not stored")
+		}
+		ts := types[p.Type]
+		if ts == nil {
+			return broken(fmt.Sprintf("a document key of type %q, which the contract does not have", p.Type))
+		}
+		if err := ts.add(k, v, p); err != nil {
+			return true, err
+		}
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	return finish()
+}
+
+// typeScan gathers the keys of one document type as the scan meets them.
+type typeScan struct {
+	t       DocumentType
+	docs    map[protocol.DocumentID]protocol.Document
+	ids     []protocol.DocumentID // in key order
+	history map[protocol.DocumentID][]uint64
+	hkeys   map[protocol.DocumentID][]byte // the first history key of each document
+	entries map[string]protocol.DocumentID // index entry key -> the id it names
+	ekeys   []string
+	counts  map[string]IndexCount
+	ckeys   []string
+}
+
+func newTypeScan(t DocumentType) *typeScan {
+	return &typeScan{
+		t:       t,
+		docs:    map[protocol.DocumentID]protocol.Document{},
+		history: map[protocol.DocumentID][]uint64{},
+		hkeys:   map[protocol.DocumentID][]byte{},
+		entries: map[string]protocol.DocumentID{},
+		counts:  map[string]IndexCount{},
+	}
+}
+
+func (s *typeScan) index(name string) (protocol.Index, bool) {
+	for _, ix := range s.t.Indices {
+		if ix.Name == name {
+			return ix, true
+		}
+	}
+	return protocol.Index{}, false
+}
+
+// add checks what one key says alone and keeps it for check.
+func (s *typeScan) add(k, v []byte, p DocumentKeyParts) error {
+	key := append([]byte(nil), k...)
+	broken := func(reason string) error { return ErrDocumentsInvariant{Key: key, Reason: reason} }
+	if p.Entry == DocumentEntryCount {
+		ix, ok := s.index(p.Index)
+		if !ok || (!ix.Countable && ix.Summable == "") {
+			return broken(fmt.Sprintf("a count record of %q, which is no countable or summable index of the type", p.Index))
+		}
+		c, ok := DecodeIndexCount(v)
+		if !ok {
+			return broken("not a count record")
+		}
+		s.counts[string(key)] = c
+		s.ckeys = append(s.ckeys, string(key))
+		return nil
+	}
+	f, payload, err := splitFlags(v)
+	if err != nil {
+		return broken("storage flags: " + err.Error())
+	}
+	if want := uint64(len(k) + len(payload)); f.Bytes() != want {
+		return broken(fmt.Sprintf("storage flags account for %d bytes, the key and payload are %d", f.Bytes(), want))
+	}
+	switch p.Entry {
+	case DocumentEntryIndex:
+		if _, ok := s.index(p.Index); !ok {
+			return broken(fmt.Sprintf("an entry of index %q, which the type does not have", p.Index))
+		}
+		if len(payload) != 0 {
+			return broken(fmt.Sprintf("an index entry with a %d-byte payload", len(payload)))
+		}
+		s.entries[string(key)] = p.ID
+		s.ekeys = append(s.ekeys, string(key))
+		return nil
+	case DocumentEntryHistory:
+		if !s.t.DocumentsKeepHistory {
+			return broken("a history row of a type that keeps no history")
+		}
+	}
+	d, err := protocol.DecodeDocument(payload, s.t.DocumentType)
+	if err != nil {
+		return broken("the document does not decode under its type: " + err.Error())
+	}
+	if !bytes.Equal(d.Encode(s.t.DocumentType), payload) {
+		return broken("the document is not in its one encoding")
+	}
+	if d.ID != p.ID {
+		return broken(fmt.Sprintf("the row holds document %s", d.ID))
+	}
+	if p.Entry == DocumentEntryHistory {
+		if d.Revision != p.Revision {
+			return broken(fmt.Sprintf("the history row of revision %d holds revision %d", p.Revision, d.Revision))
+		}
+		if _, ok := s.hkeys[p.ID]; !ok {
+			s.hkeys[p.ID] = key
+		}
+		s.history[p.ID] = append(s.history[p.ID], p.Revision)
+		return nil
+	}
+	if d.Revision == 0 {
+		return broken("a document at revision 0")
+	}
+	s.docs[d.ID] = d
+	s.ids = append(s.ids, d.ID)
+	return nil
+}
+
+// check compares what the type's keys hold with what its documents call for.
+func (s *typeScan) check() error {
+	t := s.t
+	want := map[string]protocol.DocumentID{}
+	counts := map[string]IndexCount{}
+	for _, id := range s.ids {
+		d := s.docs[id]
+		for _, ix := range t.Indices {
+			fields := IndexFields(t.DocumentType, ix)
+			values, _ := IndexValues(fields, d)
+			k := IndexEntryKey(t.Contract, t.Name, ix.Name, values, id)
+			if _, ok := s.entries[string(k)]; !ok {
+				return ErrDocumentsInvariant{Key: DocumentKey(t.Contract, t.Name, id), Reason: fmt.Sprintf("the document has no entry %x in index %q", k, ix.Name)}
+			}
+			want[string(k)] = id
+			if !ix.Countable && ix.Summable == "" {
+				continue
+			}
+			var sum int64
+			if ix.Summable != "" {
+				p, _ := t.Property(ix.Summable)
+				sum = d.Value(p.Position).Int
+			}
+			for _, prefix := range IndexPrefixes(fields, d) {
+				ck := string(IndexCountKey(t.Contract, t.Name, ix.Name, prefix))
+				c := counts[ck]
+				c.Count++
+				c.Sum = c.Sum.Add(Int64(sum))
+				counts[ck] = c
+			}
+		}
+		if t.DocumentsKeepHistory {
+			revs := s.history[id]
+			if uint64(len(revs)) != d.Revision {
+				return ErrDocumentsInvariant{Key: DocumentKey(t.Contract, t.Name, id), Reason: fmt.Sprintf("the document is at revision %d, its history holds %d revisions", d.Revision, len(revs))}
+			}
+			for i, r := range revs {
+				if r != uint64(i+1) {
+					return ErrDocumentsInvariant{Key: DocumentHistoryKey(t.Contract, t.Name, id, r), Reason: fmt.Sprintf("history revision %d where %d belongs", r, i+1)}
+				}
+			}
+		}
+	}
+	for _, k := range s.ekeys {
+		if _, ok := want[k]; ok {
+			continue
+		}
+		id := s.entries[k]
+		reason := "the index entry points at no stored document"
+		if _, ok := s.docs[id]; ok {
+			reason = fmt.Sprintf("the index entry's values are not those of document %s", id)
+		}
+		return ErrDocumentsInvariant{Key: []byte(k), Reason: reason}
+	}
+	hids := make([]protocol.DocumentID, 0, len(s.hkeys))
+	for id := range s.hkeys {
+		hids = append(hids, id)
+	}
+	sort.Slice(hids, func(i, j int) bool { return bytes.Compare(hids[i][:], hids[j][:]) < 0 })
+	for _, id := range hids {
+		if _, ok := s.docs[id]; !ok {
+			return ErrDocumentsInvariant{Key: s.hkeys[id], Reason: "a history row of a document that is not stored"}
+		}
+	}
+	for _, k := range s.ckeys {
+		want, ok := counts[k]
+		if !ok {
+			return ErrDocumentsInvariant{Key: []byte(k), Reason: "a count record for leading values no document has"}
+		}
+		if got := s.counts[k]; got != want {
+			return ErrDocumentsInvariant{Key: []byte(k), Reason: fmt.Sprintf("the record counts %d summing to %s, the documents %d summing to %s", got.Count, got.Sum, want.Count, want.Sum)}
+		}
+	}
+	var missing []string
+	for k := range counts {
+		if _, ok := s.counts[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		return ErrDocumentsInvariant{Key: []byte(missing[0]), Reason: "no count record where documents have these leading values"}
+	}
+	return nil
+}

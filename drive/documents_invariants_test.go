@@ -155,8 +155,8 @@ func TestCheckDocumentsCatches(t *testing.T) {
 	c := protocol.ContractID{0xc0}
 	listing := func(id byte) []byte { return DocumentKey(c, "listing", protocol.DocumentID{id}) }
 	cases := []struct {
-		name  string
-		break_ func(f *invariantsFixture) []byte // returns the key the error must name
+		name   string
+		mutate func(f *invariantsFixture) []byte // returns the key the error must name
 	}{
 		{"index entry of no document", func(f *invariantsFixture) []byte {
 			k, v := firstKey(t, f.kv, IndexPrefix(c, "listing", "byCategory"))
@@ -274,7 +274,7 @@ func TestCheckDocumentsCatches(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newInvariantsFixture(t)
-			want := tc.break_(f)
+			want := tc.mutate(f)
 			err := CheckDocuments(f.kv)
 			var e ErrDocumentsInvariant
 			if !errors.As(err, &e) {

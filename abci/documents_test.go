@@ -136,6 +136,9 @@ func (h *harness) showDocuments(out *strings.Builder, m map[string]string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	if err := drive.CheckDocuments(kv); err != nil {
+		h.t.Fatal(err)
+	}
 }
 
 func (h *harness) flags(f drive.StorageFlags) string {

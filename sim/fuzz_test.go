@@ -53,6 +53,7 @@ type blockFuzz struct {
 	keys       []ed25519.PrivateKey
 	identities []identity
 	contracts  []contract        // created or attempted
+	documents  *documentBatches  // documents created or attempted, by contract
 	nonces     map[string]uint64 // the next nonce the fuzzer hands out, by signer
 }
 
@@ -126,7 +127,32 @@ func (f *blockFuzz) tx() []byte {
 	pub := signer.Public().(ed25519.PublicKey)
 	from := protocol.AddressOf(pub)
 	var tr protocol.Transition
-	switch f.c.n(6) {
+	switch f.c.n(8) {
+	case 6, 7:
+		// A documents batch on a contract created before (or on none): actions of every
+		// kind on documents created before, valid and not (documents.go). Before any
+		// contract, the shop contract is created for them.
+		if len(f.contracts) == 0 {
+			idn := f.identity()
+			t := &protocol.DataContractCreate{Identity: idn.id, Nonce: f.nonce(idn.id[:]), Definition: []byte(shopDefinition)}
+			f.contracts = append(f.contracts, contract{id: t.ContractID(), owner: idn})
+			tr, signer = t, idn.key
+			break
+		}
+		c := protocol.ContractID{f.c.byte(), 0xee}
+		if f.c.n(8) > 0 {
+			c = f.contracts[f.c.n(len(f.contracts))].id
+		}
+		idns := f.identities
+		if len(idns) == 0 {
+			idns = []identity{f.identity()}
+		}
+		b, idn, err := f.documents.batch(f.kv, c, idns, f.c.n(4) == 0)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		b.Nonce, signer = f.nonce(idn.id[:]), idn.key
+		tr = b
 	case 5:
 		// A contract create by an identity, or an update of one created before, by its
 		// owner or not, at a version near the next: the definitions are valid, an
@@ -196,16 +222,27 @@ func (f *blockFuzz) tx() []byte {
 // transitions of every kind with boundary values, block times that cross epochs (and
 // several at once) and proposers with and without a payout identity. ExecuteBlock must
 // never return a Fault on a healthy store, and credits must be conserved after every
-// block, by the running total and by a full count.
+// block, by the running total and by a full count; at the end, the documents tree
+// passes drive.CheckDocuments.
 // It returns how many results of each code the blocks gave.
 func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 	codes := map[protocol.Code]int{}
 	f := &blockFuzz{t: t, c: &choices{data: data}, kv: drive.NewCache(drive.Empty()), nonces: map[string]uint64{}}
+	f.documents = newDocumentBatches(f.c)
 	for i := 0; i < 4; i++ {
 		f.keys = append(f.keys, fuzzKey(i))
 	}
 	st := genesis.AppState{EpochTimeLengthS: EpochLengthS}
 	rest := uint64(math.MaxUint64)
+	// Most runs start with an identity funded at genesis (keys[1]'s), so that contracts
+	// and their documents are written from the first block on.
+	if f.c.n(4) > 0 {
+		const funded = 1 << 40
+		idn := identity{id: protocol.IdentityID(sha256.Sum256([]byte("fuzz-identity"))), key: f.keys[1]}
+		st.Identities = append(st.Identities, genesis.Identity{ID: idn.id.String(), Balance: funded, Keys: []string{hex.EncodeToString(f.keys[1].Public().(ed25519.PublicKey))}})
+		f.identities = append(f.identities, idn)
+		rest -= funded
+	}
 	for i, k := range f.keys {
 		b := BoundaryAmount(f.c.u64(), rest)
 		if i == len(f.keys)-1 || b > rest {
@@ -255,6 +292,9 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 			t.Fatalf("block %d: %v", h, err)
 		}
 	}
+	if err := drive.CheckDocuments(f.kv); err != nil {
+		t.Fatal(err)
+	}
 	return codes
 }
 
@@ -264,7 +304,8 @@ func FuzzBlocks(f *testing.F) {
 	f.Add([]byte{})
 	// The overflow that once halted the chain: the whole supply at one address, a
 	// transfer of 2^63 to another, then the second address's balance overflowing.
-	f.Add([]byte{2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0})
+	// (The leading 0: no identity funded at genesis.)
+	f.Add([]byte{0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0})
 	rng := rand.New(rand.NewSource(1))
 	for i := 0; i < 8; i++ {
 		seed := make([]byte, 64+rng.Intn(400))
@@ -294,6 +335,15 @@ func TestBlocksProperty(t *testing.T) {
 	for _, c := range []protocol.Code{protocol.CodeOK, protocol.CodeAddressInsufficientBalance, protocol.CodeIdentityInsufficientBalance, protocol.CodeInvalidTransition, protocol.CodeInvalidSignature} {
 		if codes[c] == 0 {
 			t.Errorf("no %s in %d runs: %v", c, runs, codes)
+		}
+	}
+	// Documents batches reach the documents' own refusals (the full run only: the
+	// short one is too few inputs to be sure of them).
+	if !testing.Short() {
+		for _, c := range []protocol.Code{protocol.CodeInvalidDocument, protocol.CodeDocumentTypeNotFound, protocol.CodeDuplicateUniqueIndex} {
+			if codes[c] == 0 {
+				t.Errorf("no %s in %d runs: %v", c, runs, codes)
+			}
 		}
 	}
 	t.Logf("%d runs, results by code: %v", runs, codes)

@@ -23,6 +23,7 @@ type Generator struct {
 	keys       []ed25519.PrivateKey
 	identities []identity // created or attempted, in order
 	contracts  []contract // created or attempted, in order
+	documents  *documentBatches
 	time       time.Time
 	// InvalidPercent is the share of transactions made invalid on purpose.
 	InvalidPercent int
@@ -39,15 +40,37 @@ type contract struct {
 }
 
 // contractDefinitions are what contract transitions carry: valid ones (a second type
-// added to the first is a valid update of it, a changed property is not), and ones
+// added to the first is a valid update of it, a changed property is not; shop's types
+// have unique, countable and summable indexes, history, transfers and sales), and ones
 // structure validation refuses.
 var contractDefinitions = []string{
+	shopDefinition,
 	`{"documentSchemas":{"note":{"type":"object","properties":{"text":{"type":"string","maxLength":280,"position":0}},"additionalProperties":false}}}`,
 	`{"documentSchemas":{"note":{"type":"object","properties":{"text":{"type":"string","maxLength":280,"position":0}},"additionalProperties":false},"story":{"type":"object","properties":{"caption":{"type":"string","maxLength":200,"position":0},"url":{"type":"string","maxLength":500,"position":1}},"required":["url"],"additionalProperties":false}}}`,
 	`{"documentSchemas":{"note":{"type":"object","properties":{"text":{"type":"string","maxLength":100,"position":0}},"additionalProperties":false}}}`,
 	`{"documentSchemas":{"note":{"type":"object","properties":{"n":{"type":"number","position":0}},"additionalProperties":false}}}`,
 	`{"documentSchemas":{`,
 }
+
+// shopDefinition is the contract most documents batches write to: "item" is mutable,
+// keeps history, is transferable and for sale, with a unique index on owner and name
+// and a countable index on tag summing qty; "memo" is immutable and cannot be deleted,
+// counted by owner.
+const shopDefinition = `{"documentSchemas":{` +
+	`"item":{"type":"object","documentsKeepHistory":true,"transferable":1,"tradeMode":1,"properties":{` +
+	`"name":{"type":"string","minLength":1,"maxLength":8,"position":0},` +
+	`"tag":{"type":"string","maxLength":4,"position":1},` +
+	`"qty":{"type":"integer","minimum":-3,"maximum":40,"position":2},` +
+	`"blob":{"type":"array","byteArray":true,"maxItems":24,"position":3},` +
+	`"seller":{"type":"array","byteArray":true,"minItems":32,"maxItems":32,"contentMediaType":"application/x.dash.dpp.identifier","position":4},` +
+	`"on":{"type":"boolean","position":5}},` +
+	`"required":["$createdAt","name","qty"],"additionalProperties":false,"indices":[` +
+	`{"name":"ownerName","properties":[{"$ownerId":"asc"},{"name":"asc"}],"unique":true},` +
+	`{"name":"byTag","properties":[{"tag":"asc"},{"qty":"desc"}],"countable":true,"summable":"qty"},` +
+	`{"name":"bySeller","properties":[{"seller":"asc"},{"$updatedAt":"desc"}],"unique":true}]},` +
+	`"memo":{"type":"object","documentsMutable":false,"canBeDeleted":false,"properties":{` +
+	`"text":{"type":"string","maxLength":16,"position":0},"n":{"type":"integer","position":1}},` +
+	`"additionalProperties":false,"indices":[{"name":"byOwner","properties":[{"$ownerId":"asc"},{"n":"asc"}],"countable":true,"summable":"n"}]}}}`
 
 // EpochLengthS is the epoch length of simulated chains: an hour, so the generator's
 // block times (seconds to days apart) cross epochs often, several at once now and then.
@@ -56,6 +79,7 @@ const EpochLengthS = 3600
 // NewGenerator makes a generator over accounts funded addresses.
 func NewGenerator(seed int64, accounts int) *Generator {
 	g := &Generator{rng: rand.New(rand.NewSource(seed)), time: GenesisTime, InvalidPercent: 15}
+	g.documents = newDocumentBatches(rngChooser{g.rng})
 	for i := 0; i < accounts; i++ {
 		var s [32]byte
 		binary.BigEndian.PutUint64(s[:], uint64(i))
@@ -193,7 +217,7 @@ func (g *Generator) tx(kv drive.KV, used map[string]uint64) ([]byte, error) {
 	signer := g.keys[g.rng.Intn(len(g.keys))]
 	from := protocol.AddressOf(pubOf(signer))
 	var tr protocol.Transition
-	switch kind := g.rng.Intn(6); {
+	switch kind := g.rng.Intn(8); {
 	case kind == 0 || (kind >= 3 && len(g.identities) == 0):
 		nonce, bal, err := g.addressNonce(kv, from, used)
 		if err != nil {
@@ -218,11 +242,29 @@ func (g *Generator) tx(kv drive.KV, used map[string]uint64) ([]byte, error) {
 		}
 		to := g.someIdentity()
 		tr = &protocol.IdentityTopUp{PubKey: pubOf(signer), Nonce: nonce, Identity: to, Amount: g.amount(bal)}
-	case kind == 5:
+	case kind == 5 || (kind >= 6 && len(g.contracts) == 0):
 		var err error
 		if tr, signer, err = g.contractTx(kv, used); err != nil {
 			return nil, err
 		}
+	case kind >= 6:
+		c := g.contracts[g.rng.Intn(len(g.contracts))]
+		for i := 0; i < 3; i++ { // mostly a stored contract
+			if b, err := drive.GetContractBytes(kv, c.id); err != nil {
+				return nil, err
+			} else if b != nil {
+				break
+			}
+			c = g.contracts[g.rng.Intn(len(g.contracts))]
+		}
+		b, idn, err := g.documents.batch(kv, c.id, g.identities, g.rng.Intn(100) < g.InvalidPercent)
+		if err != nil {
+			return nil, err
+		}
+		if b.Nonce, _, err = g.identityNonce(kv, idn.id, used); err != nil {
+			return nil, err
+		}
+		tr, signer = b, idn.key
 	default:
 		idn := g.identities[g.rng.Intn(len(g.identities))]
 		signer = idn.key

@@ -1,0 +1,348 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"strings"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// chooser is where a documents batch's choices come from: the generator's seeded
+// random source or the fuzzer's bytes.
+type chooser interface {
+	n(max int) int // 0..max-1
+	u64() uint64
+}
+
+type rngChooser struct{ r *rand.Rand }
+
+func (c rngChooser) n(max int) int { return c.r.Intn(max) }
+func (c rngChooser) u64() uint64   { return c.r.Uint64() }
+
+// docRef names a document a batch created or tried to create.
+type docRef struct {
+	typ     string
+	id      protocol.DocumentID
+	creator protocol.IdentityID
+	entropy [32]byte
+}
+
+// documentBatches makes documents batches against known contracts and remembers the
+// documents their creates name, so that most later actions hit stored documents. The
+// stored document (owner, revision, price) is read from state when an action is made.
+type documentBatches struct {
+	pick chooser
+	docs map[protocol.ContractID][]docRef
+}
+
+func newDocumentBatches(pick chooser) *documentBatches {
+	return &documentBatches{pick: pick, docs: map[protocol.ContractID][]docRef{}}
+}
+
+// storedDoc is a sampled document as the batch's maker saw it.
+type storedDoc struct {
+	ref    docRef
+	doc    protocol.Document
+	stored bool
+}
+
+// batch makes a documents batch on contract c (stored or not) with one to four actions
+// of every kind, mostly valid: creates with data made from the stored type, actions on
+// documents sampled from those created before, signed by their owner (a purchase by
+// someone else) at the next revision. invalid makes one action wrong in one of the ways
+// the issue lists: a wrong revision, another owner's document, a wrong purchase price,
+// bad data (a wrong type, a missing required property, an extra property, an oversized
+// string, a float, not JSON), a missing type, a create of a stored id. Duplicate unique
+// values come of themselves: strings are drawn from a few values. identities are the known identities (at
+// least one); it returns the batch (its nonce left to the caller) and its signer.
+func (b *documentBatches) batch(kv drive.KV, c protocol.ContractID, identities []identity, invalid bool) (*protocol.DocumentsBatch, identity, error) {
+	p := b.pick
+	var types []protocol.DocumentType
+	if raw, err := drive.GetContractBytes(kv, c); err != nil {
+		return nil, identity{}, err
+	} else if raw != nil {
+		v, err := drive.GetProtocolVersion(kv)
+		if err != nil {
+			return nil, identity{}, err
+		}
+		if ct, err := protocol.DecodeContract(raw, v); err == nil {
+			types = ct.DocumentTypes
+		}
+	}
+	var sample []storedDoc
+	known := b.docs[c]
+	for i := 0; i < 6 && len(known) > 0; i++ {
+		ref := known[p.n(len(known))]
+		s := storedDoc{ref: ref}
+		if t, ok := typeNamed(types, ref.typ); ok {
+			sd, found, err := drive.GetDocument(kv, drive.DocumentType{Contract: c, DocumentType: t}, ref.id)
+			if err != nil {
+				return nil, identity{}, err
+			}
+			s.doc, s.stored = sd.Document, found
+		}
+		sample = append(sample, s)
+	}
+	signer := identities[p.n(len(identities))]
+	if p.n(4) > 0 {
+		for _, s := range sample {
+			if s.stored {
+				if idn, ok := identityOf(identities, s.doc.Owner); ok {
+					signer = idn
+					break
+				}
+			}
+		}
+	}
+	t := &protocol.DocumentsBatch{Identity: signer.id, Contract: c}
+	bad := -1
+	n := []int{1, 1, 1, 2, 2, 3, 4}[p.n(7)]
+	if invalid {
+		bad = p.n(n)
+	}
+	used := map[protocol.DocumentID]bool{}
+	for i := 0; i < n; i++ {
+		a := b.action(t, types, sample, used, i == bad)
+		used[a.ID] = true
+		t.Actions = append(t.Actions, a)
+	}
+	return t, signer, nil
+}
+
+func typeNamed(types []protocol.DocumentType, name string) (protocol.DocumentType, bool) {
+	for _, t := range types {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return protocol.DocumentType{}, false
+}
+
+func identityOf(identities []identity, id protocol.IdentityID) (identity, bool) {
+	for _, idn := range identities {
+		if idn.id == id {
+			return idn, true
+		}
+	}
+	return identity{}, false
+}
+
+// action makes one action of batch t; wrong makes it invalid.
+func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.DocumentType, sample []storedDoc, used map[protocol.DocumentID]bool, wrong bool) protocol.DocumentAction {
+	p := b.pick
+	fault := -1
+	if wrong {
+		fault = p.n(10)
+	}
+	if fault == 9 { // a create of an id that is stored: the signer's create again
+		for _, o := range sample {
+			if o.stored && o.ref.creator == t.Identity && !used[o.ref.id] {
+				return protocol.DocumentAction{Kind: protocol.ActionCreate, Type: o.ref.typ, ID: o.ref.id, Entropy: o.ref.entropy, Data: []byte("{}")}
+			}
+		}
+	}
+	if len(sample) == 0 || p.n(5) < 2 {
+		return b.create(t, types, fault)
+	}
+	// A purchase of someone else's document for sale, or an action on one of the
+	// signer's own (another's, when the action is to be wrong by its owner) that its
+	// type allows; failing those, any sampled document, stored ones first.
+	var s *storedDoc
+	for i := range sample {
+		o := &sample[i]
+		if !used[o.ref.id] && o.stored && (s == nil || !s.stored) {
+			s = o
+		}
+	}
+	if s == nil { // no stored document sampled: mostly a create, now and then a miss
+		if p.n(8) > 0 {
+			return b.create(t, types, fault)
+		}
+		s = &sample[p.n(len(sample))]
+	}
+	buy := p.n(6) == 0
+	for i := range sample {
+		o := &sample[i]
+		mine := o.stored && o.doc.Owner == t.Identity
+		want := mine
+		if buy {
+			want = o.stored && !mine && o.doc.Price > 0
+		}
+		if fault == 1 {
+			want = o.stored && !mine
+		}
+		if want && !used[o.ref.id] {
+			s = o
+			break
+		}
+	}
+	if !buy && fault != 1 && s.stored && s.doc.Owner != t.Identity && p.n(4) > 0 {
+		return b.create(t, types, fault) // none of the signer's own sampled
+	}
+	dt, _ := typeNamed(types, s.ref.typ)
+	kinds := []protocol.DocumentActionKind{protocol.ActionReplace, protocol.ActionDelete, protocol.ActionTransfer, protocol.ActionPurchase, protocol.ActionUpdatePrice}
+	if p.n(10) > 0 {
+		kinds = kinds[:0]
+		if buy && dt.TradeMode == protocol.TradeModeDirectPurchase {
+			kinds = append(kinds, protocol.ActionPurchase)
+		} else {
+			if dt.DocumentsMutable {
+				kinds = append(kinds, protocol.ActionReplace, protocol.ActionReplace)
+			}
+			if dt.CanBeDeleted {
+				kinds = append(kinds, protocol.ActionDelete)
+			}
+			if dt.Transferable == protocol.TransferableAlways {
+				kinds = append(kinds, protocol.ActionTransfer)
+			}
+			if dt.TradeMode == protocol.TradeModeDirectPurchase {
+				kinds = append(kinds, protocol.ActionUpdatePrice, protocol.ActionUpdatePrice)
+			}
+		}
+		if len(kinds) == 0 {
+			return b.create(t, types, fault)
+		}
+	}
+	kind := kinds[p.n(len(kinds))]
+	a := protocol.DocumentAction{Kind: kind, Type: s.ref.typ, ID: s.ref.id, Revision: s.doc.Revision + 1}
+	if !s.stored {
+		a.Revision = 2
+	}
+	if fault == 2 { // a stale or skipped revision
+		a.Revision = []uint64{s.doc.Revision, s.doc.Revision + 2, 1}[p.n(3)]
+	}
+	if fault == 0 {
+		a.Type = "nosuchtype"
+	}
+	switch kind {
+	case protocol.ActionReplace:
+		a.Data = b.data(dt, fault)
+	case protocol.ActionTransfer:
+		a.Recipient = protocol.IdentityID{0xee, byte(p.n(4))}
+		if s.stored && s.doc.Owner != t.Identity {
+			a.Recipient = s.doc.Owner
+		}
+	case protocol.ActionPurchase:
+		a.Price = s.doc.Price
+		if a.Price == 0 || fault == 3 {
+			a.Price = 1 + uint64(p.n(1000))
+		}
+	case protocol.ActionUpdatePrice:
+		a.Price = uint64(p.n(4)) * uint64(1+p.n(1_000_000))
+	}
+	return a
+}
+
+// create makes a create action of batch t of one of types (fault 0: of no type of the
+// contract) and remembers the id it names.
+func (b *documentBatches) create(t *protocol.DocumentsBatch, types []protocol.DocumentType, fault int) protocol.DocumentAction {
+	p := b.pick
+	a := protocol.DocumentAction{Kind: protocol.ActionCreate, Type: "nosuchtype"}
+	var dt protocol.DocumentType
+	if len(types) > 0 && fault != 0 {
+		dt = types[p.n(len(types))]
+		a.Type = dt.Name
+	}
+	for i := 0; i < 4; i++ {
+		a.Entropy[i] = byte(p.n(256))
+	}
+	a.Entropy[31] = byte(len(b.docs[t.Contract]))
+	a.Data = b.data(dt, fault)
+	a.ID = t.CreateID(a)
+	b.docs[t.Contract] = append(b.docs[t.Contract], docRef{typ: a.Type, id: a.ID, creator: t.Identity, entropy: a.Entropy})
+	return a
+}
+
+// data writes the JSON values of a document of type t, valid for it unless fault picks
+// one of the ways data is wrong (3..8). Strings and identifiers are drawn from a few
+// values, so unique indexes meet duplicates and counts gather several documents.
+func (b *documentBatches) data(t protocol.DocumentType, fault int) []byte {
+	p := b.pick
+	obj := map[string]any{}
+	for _, prop := range t.Properties {
+		if !t.IsRequired(prop.Name) && p.n(3) == 0 {
+			continue
+		}
+		switch prop.Type {
+		case protocol.PropertyString:
+			lo, hi := 0, 12
+			if prop.MinLength != nil {
+				lo = int(*prop.MinLength)
+			}
+			if prop.MaxLength != nil && int(*prop.MaxLength) < hi {
+				hi = int(*prop.MaxLength)
+			}
+			if hi < lo {
+				hi = lo
+			}
+			n := lo + p.n(hi-lo+1)
+			obj[prop.Name] = strings.Repeat(string(rune('a'+p.n(3))), n)
+		case protocol.PropertyInteger:
+			lo, hi := int64(-5), int64(50)
+			if prop.Minimum != nil && *prop.Minimum > lo {
+				lo = *prop.Minimum
+			}
+			if prop.Maximum != nil && *prop.Maximum < hi {
+				hi = *prop.Maximum
+			}
+			if hi < lo {
+				hi = lo
+			}
+			obj[prop.Name] = lo + int64(p.n(int(hi-lo+1)))
+		case protocol.PropertyBoolean:
+			obj[prop.Name] = p.n(2) == 0
+		default:
+			lo, hi := 0, 16
+			if prop.MinItems != nil {
+				lo = int(*prop.MinItems)
+			}
+			if prop.MaxItems != nil && int(*prop.MaxItems) < hi {
+				hi = int(*prop.MaxItems)
+			}
+			if hi < lo {
+				hi = lo
+			}
+			items := make([]int, lo+p.n(hi-lo+1))
+			fill := p.n(3)
+			for i := range items {
+				items[i] = fill
+			}
+			obj[prop.Name] = items
+		}
+	}
+	var prop protocol.Property
+	if len(t.Properties) > 0 {
+		prop = t.Properties[p.n(len(t.Properties))]
+	}
+	switch fault {
+	case 3: // a wrong type
+		obj[prop.Name] = map[string]any{"x": 1}
+	case 4: // a missing required property
+		for _, r := range t.Required {
+			delete(obj, r)
+		}
+		if len(t.Required) == 0 {
+			obj[prop.Name] = []any{true}
+		}
+	case 5: // an extra property
+		obj["extra"] = 1
+	case 6: // an oversized string
+		n := 1 << 14
+		if prop.MaxLength != nil && p.n(2) == 0 {
+			n = int(*prop.MaxLength)
+		}
+		obj[prop.Name] = strings.Repeat("z", n+1)
+	case 7: // a float
+		obj[prop.Name] = json.Number(fmt.Sprintf("%d.5", p.n(100)))
+	case 8: // not JSON
+		return []byte(`{"` + prop.Name + `":`)
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		panic(err) // maps of strings, integers, booleans and slices always marshal
+	}
+	return out
+}

@@ -33,10 +33,12 @@ bench:
 	$(GO) test -run '^$$' -bench . -skip '^BenchmarkEpochChange$$' -benchtime 20000x -count=1 ./abci/
 	$(GO) test -run '^$$' -bench '^BenchmarkEpochChange$$' -benchtime 20x -count=1 ./abci/
 
-## fuzz: the transaction and range-answer decoders and whole blocks of transitions, 30 s each (FUZZTIME)
+## fuzz: the transaction, document and range-answer decoders, document data, and whole blocks of transitions, 30 s each (FUZZTIME)
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./protocol/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDocument$$' -fuzztime $(FUZZTIME) ./protocol/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseDocumentData$$' -fuzztime $(FUZZTIME) ./protocol/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEntries$$' -fuzztime $(FUZZTIME) ./proofs/
 	$(GO) test -run '^$$' -fuzz '^FuzzBlocks$$' -fuzztime $(FUZZTIME) ./sim/
 

@@ -36,10 +36,32 @@ type docRef struct {
 type documentBatches struct {
 	pick chooser
 	docs map[protocol.ContractID][]docRef
+	// owners finds a known identity by id: the identities batch was given, indexed as
+	// they grow (the first position of each id).
+	owners  map[protocol.IdentityID]int
+	indexed int
 }
 
 func newDocumentBatches(pick chooser) *documentBatches {
-	return &documentBatches{pick: pick, docs: map[protocol.ContractID][]docRef{}}
+	return &documentBatches{pick: pick, docs: map[protocol.ContractID][]docRef{}, owners: map[protocol.IdentityID]int{}}
+}
+
+// identityOf returns the known identity id, if identities (the list batch was given,
+// which only grows) holds it.
+func (b *documentBatches) identityOf(identities []identity, id protocol.IdentityID) (identity, bool) {
+	if b.indexed > len(identities) { // another list: start over
+		b.owners, b.indexed = map[protocol.IdentityID]int{}, 0
+	}
+	for ; b.indexed < len(identities); b.indexed++ {
+		if _, ok := b.owners[identities[b.indexed].id]; !ok {
+			b.owners[identities[b.indexed].id] = b.indexed
+		}
+	}
+	i, ok := b.owners[id]
+	if !ok || identities[i].id != id {
+		return identity{}, false
+	}
+	return identities[i], true
 }
 
 // storedDoc is a sampled document as the batch's maker saw it.
@@ -90,22 +112,28 @@ func (b *documentBatches) batch(kv drive.KV, c protocol.ContractID, identities [
 	if p.n(4) > 0 {
 		for _, s := range sample {
 			if s.stored {
-				if idn, ok := identityOf(identities, s.doc.Owner); ok {
+				if idn, ok := b.identityOf(identities, s.doc.Owner); ok {
 					signer = idn
 					break
 				}
 			}
 		}
 	}
+	// A price update now and then sets a boundary price (BoundaryAmount) around the
+	// balance of a would-be buyer.
+	buyer, _, err := drive.GetIdentityBalance(kv, identities[p.n(len(identities))].id)
+	if err != nil {
+		return nil, identity{}, err
+	}
 	t := &protocol.DocumentsBatch{Identity: signer.id, Contract: c}
 	bad := -1
-	n := []int{1, 1, 1, 2, 2, 3, 4}[p.n(7)]
+	n := []int{1, 1, 1, 1, 2, 2, 3, 4}[p.n(8)]
 	if invalid {
 		bad = p.n(n)
 	}
 	used := map[protocol.DocumentID]bool{}
 	for i := 0; i < n; i++ {
-		a := b.action(t, types, sample, used, i == bad)
+		a := b.action(t, types, sample, used, buyer, i == bad)
 		used[a.ID] = true
 		t.Actions = append(t.Actions, a)
 	}
@@ -121,17 +149,9 @@ func typeNamed(types []protocol.DocumentType, name string) (protocol.DocumentTyp
 	return protocol.DocumentType{}, false
 }
 
-func identityOf(identities []identity, id protocol.IdentityID) (identity, bool) {
-	for _, idn := range identities {
-		if idn.id == id {
-			return idn, true
-		}
-	}
-	return identity{}, false
-}
-
-// action makes one action of batch t; wrong makes it invalid.
-func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.DocumentType, sample []storedDoc, used map[protocol.DocumentID]bool, wrong bool) protocol.DocumentAction {
+// action makes one action of batch t; buyer is the balance a boundary price is set
+// around; wrong makes the action invalid.
+func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.DocumentType, sample []storedDoc, used map[protocol.DocumentID]bool, buyer uint64, wrong bool) protocol.DocumentAction {
 	p := b.pick
 	fault := -1
 	if wrong {
@@ -232,6 +252,9 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 		}
 	case protocol.ActionUpdatePrice:
 		a.Price = uint64(p.n(4)) * uint64(1+p.n(1_000_000))
+		if p.n(6) == 0 {
+			a.Price = BoundaryAmount(p.u64(), buyer)
+		}
 	}
 	return a
 }

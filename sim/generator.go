@@ -217,7 +217,7 @@ func (g *Generator) tx(kv drive.KV, used map[string]uint64) ([]byte, error) {
 	signer := g.keys[g.rng.Intn(len(g.keys))]
 	from := protocol.AddressOf(pubOf(signer))
 	var tr protocol.Transition
-	switch kind := g.rng.Intn(8); {
+	switch kind := g.rng.Intn(7); {
 	case kind == 0 || (kind >= 3 && len(g.identities) == 0):
 		nonce, bal, err := g.addressNonce(kv, from, used)
 		if err != nil {

@@ -45,6 +45,16 @@ func TestDeterminism(t *testing.T) {
 			t.Errorf("the simulation never produced code %d: %v", c, a.Codes)
 		}
 	}
+	// Documents batches reach their refusals: a document another identity owns, a
+	// duplicate unique value, data its type refuses, an id already stored (the full
+	// run only: 200 blocks are too few to be sure of them).
+	if !testing.Short() {
+		for _, c := range []protocol.Code{protocol.CodeDocumentOwnerIDMismatch, protocol.CodeDuplicateUniqueIndex, protocol.CodeInvalidDocument, protocol.CodeDocumentAlreadyPresent, protocol.CodeDocumentActionNotAllowed} {
+			if a.Codes[uint32(c)] == 0 {
+				t.Errorf("the simulation never produced code %d: %v", c, a.Codes)
+			}
+		}
+	}
 	// Block times jump hours and days: epochs change, some several at once, and the
 	// finished ones are paid to the proposers (or rolled on, for a proposer without a
 	// payout identity and the epochs a jump skipped).

@@ -40,6 +40,8 @@ type documentBatches struct {
 	// they grow (the first position of each id).
 	owners  map[protocol.IdentityID]int
 	indexed int
+	// identities are those of the batch being made: signers and recipients.
+	identities []identity
 }
 
 func newDocumentBatches(pick chooser) *documentBatches {
@@ -74,14 +76,14 @@ type storedDoc struct {
 // batch makes a documents batch on contract c (stored or not) with one to four actions
 // of every kind, mostly valid: creates with data made from the stored type, actions on
 // documents sampled from those created before, signed by their owner (a purchase by
-// someone else) at the next revision. invalid makes one action wrong in one of the ways
-// the issue lists: a wrong revision, another owner's document, a wrong purchase price,
-// bad data (a wrong type, a missing required property, an extra property, an oversized
-// string, a float, not JSON), a missing type, a create of a stored id. Duplicate unique
-// values come of themselves: strings are drawn from a few values. identities are the known identities (at
-// least one); it returns the batch (its nonce left to the caller) and its signer.
+// someone else) at the next revision, transfers to known identities. invalid makes one
+// action wrong in one of the ways the issue lists (action's faults). Duplicate unique
+// values come of themselves: strings are drawn from a few values. identities are the
+// known identities (at least one); it returns the batch (its nonce left to the caller)
+// and its signer.
 func (b *documentBatches) batch(kv drive.KV, c protocol.ContractID, identities []identity, invalid bool) (*protocol.DocumentsBatch, identity, error) {
 	p := b.pick
+	b.identities = identities
 	var types []protocol.DocumentType
 	if raw, err := drive.GetContractBytes(kv, c); err != nil {
 		return nil, identity{}, err
@@ -150,7 +152,11 @@ func typeNamed(types []protocol.DocumentType, name string) (protocol.DocumentTyp
 }
 
 // action makes one action of batch t; buyer is the balance a boundary price is set
-// around; wrong makes the action invalid.
+// around; wrong makes the action invalid by one fault: 0 a type the contract does not
+// have, 1 another owner's document, 2 a stale or skipped revision, 3 data of a wrong
+// type (or a purchase at another price), 4 a missing required property, 5 an extra
+// property, 6 an oversized string, 7 a float, 8 data that is not JSON, 9 a create of an
+// id that is stored. (A fault that does not apply to the action leaves it valid.)
 func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.DocumentType, sample []storedDoc, used map[protocol.DocumentID]bool, buyer uint64, wrong bool) protocol.DocumentAction {
 	p := b.pick
 	fault := -1
@@ -241,9 +247,9 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 	case protocol.ActionReplace:
 		a.Data = b.data(dt, fault)
 	case protocol.ActionTransfer:
-		a.Recipient = protocol.IdentityID{0xee, byte(p.n(4))}
-		if s.stored && s.doc.Owner != t.Identity {
-			a.Recipient = s.doc.Owner
+		a.Recipient = protocol.IdentityID{0xee, byte(p.n(4))} // now and then nobody
+		if idn := b.identities[p.n(len(b.identities))]; idn.id != t.Identity && p.n(8) > 0 {
+			a.Recipient = idn.id
 		}
 	case protocol.ActionPurchase:
 		a.Price = s.doc.Price

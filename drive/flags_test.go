@@ -90,14 +90,14 @@ func (it modelItem) flags() StorageFlags {
 	return out
 }
 
-// TestRemovalOrShrinkRefundsUnpaidScheduleAsReference: "a removal or a shrinking replace refunds the owner what
+// TestFlagsRemovalOrShrinkRefundsUnpaidSchedule: "a removal or a shrinking replace refunds the owner what
 // the 50-era schedule has not yet paid out" (issue 8, Fees). Random sequences of item
 // writes, growths, shrinks and removals, by several payers across epochs (within one,
 // a few apart, and past the schedule's 2000 epochs), go through drive.Storage and the
 // reference model: the flags of every item, the bytes added and removed, and the
 // refunds summed by (owner, epoch paid in) must agree, and every refund must be
 // feeschedule.StorageRefund of its entry's bytes times 27,000.
-func TestRemovalOrShrinkRefundsUnpaidScheduleAsReference(t *testing.T) {
+func TestFlagsRemovalOrShrinkRefundsUnpaidSchedule(t *testing.T) {
 	payers := []protocol.IdentityID{{1}, {2}, {3}, {0xff, 9}}
 	for run := 0; run < 200; run++ {
 		rng := rand.New(rand.NewSource(int64(run)))
@@ -211,10 +211,10 @@ func sortedRefunds(m map[refundKey]refundSum) []string {
 	return out
 }
 
-// TestRemovalOrShrinkRefundsLatestBytesFirst: a removal in the epoch its bytes were paid in refunds the
+// TestFlagsShrinkRefundsLatestBytesFirst: a removal in the epoch its bytes were paid in refunds the
 // whole fee; one more than the schedule's 2000 epochs later refunds nothing; a shrink
 // takes the latest epoch's bytes first, so the bytes paid earliest stay.
-func TestRemovalOrShrinkRefundsLatestBytesFirst(t *testing.T) {
+func TestFlagsShrinkRefundsLatestBytesFirst(t *testing.T) {
 	a, b := protocol.IdentityID{1}, protocol.IdentityID{2}
 	flags := StorageFlags{{Owner: a, Epoch: 3, Bytes: 10}, {Owner: b, Epoch: 7, Bytes: 5}}
 	s := &Storage{Payer: a, Epoch: 7, PerByte: 27_000}

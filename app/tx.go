@@ -397,12 +397,14 @@ func (e *execution) transitionEvent(charged uint64, err error) Event {
 
 func u64(n uint64) string { return strconv.FormatUint(n, 10) }
 
-// DryRun runs tx against kv as a block at atMs would and changes nothing: the fee
-// estimate of a transaction before it is sent. Its MaxCharged is never below what a
-// block on kv's state, or on a later state where keys it found absent have been
-// written, charges.
-func DryRun(kv drive.KV, tx []byte, atMs uint64) (TxResult, error) {
-	res, _, err := stageTx(kv, tx, atMs)
+// DryRun runs tx against kv as the next block would at the earliest, 1 ms after the
+// last block's time lastMs, and changes nothing: the fee estimate of a transaction
+// before it is sent. Its MaxCharged is never below what a block on kv's state, or on a
+// later state where keys it found absent have been written, charges, at any later
+// time. (Judged at lastMs itself, a document written in the last block would keep an
+// index entry on $updatedAt that any later block moves.)
+func DryRun(kv drive.KV, tx []byte, lastMs uint64) (TxResult, error) {
+	res, _, err := stageTx(kv, tx, lastMs+1)
 	return res, err
 }
 

@@ -92,6 +92,9 @@ type Storage struct {
 	Added   uint64
 	Removed uint64
 	Refunds []feeschedule.Refund
+	// Margin is what a block in a later epoch would write more: each growth that joined
+	// the current epoch's flags entry would add an entry of its own there.
+	Margin feeschedule.Operations
 }
 
 // add records n bytes paid now and returns the flags with them.
@@ -105,6 +108,8 @@ func (s *Storage) add(f StorageFlags, n uint64) StorageFlags {
 	i := sort.Search(len(out), func(i int) bool { return !out[i].before(p) })
 	if i < len(out) && out[i].Epoch == p.Epoch && out[i].Owner == p.Owner {
 		out[i].Bytes += uint32(n) // items are bounded by the transaction size
+		// One more entry: its bytes, and at most one more 64-byte block to hash.
+		s.Margin = s.Margin.Add(feeschedule.Operations{BytesWritten: storagePaidLen, HashBlocks: 1})
 		return out
 	}
 	p.Bytes = uint32(n)

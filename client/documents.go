@@ -46,7 +46,18 @@ type CountAnswer struct {
 // With prove, both answers (the document's presence or absence) are checked against
 // the signed header after that height.
 func (c *Client) Document(ctx context.Context, contract protocol.ContractID, typeName string, id protocol.DocumentID, height int64, prove bool) (DocumentState, error) {
-	value, h, err := c.single(ctx, proofs.PathDocument, proofs.DocumentData(contract, typeName, id), height, prove)
+	return c.DocumentRevision(ctx, contract, typeName, id, 0, height, prove)
+}
+
+// DocumentRevision is Document for one revision (0: the document as it is) of a
+// document of a type that keeps history (documentsKeepHistory): its history row,
+// present while the document is.
+func (c *Client) DocumentRevision(ctx context.Context, contract protocol.ContractID, typeName string, id protocol.DocumentID, revision uint64, height int64, prove bool) (DocumentState, error) {
+	data, key := proofs.DocumentData(contract, typeName, id), drive.DocumentKey(contract, typeName, id)
+	if revision != 0 {
+		data, key = proofs.DocumentRevisionData(contract, typeName, id, revision), drive.DocumentHistoryKey(contract, typeName, id, revision)
+	}
+	value, h, err := c.single(ctx, proofs.PathDocument, data, height, prove)
 	if err != nil {
 		return DocumentState{}, err
 	}
@@ -66,13 +77,12 @@ func (c *Client) Document(ctx context.Context, contract protocol.ContractID, typ
 	if value == nil {
 		return out, nil
 	}
-	key := drive.DocumentKey(contract, typeName, id)
 	d, err := drive.DecodeStoredDocument(key, value, t)
 	if err != nil {
 		return DocumentState{}, ErrCorruptValue{Key: key, Err: err}
 	}
-	if d.ID != id {
-		return DocumentState{}, ErrInconsistentAnswer{Path: proofs.PathDocument, Reason: "the stored document names another id"}
+	if d.ID != id || (revision != 0 && d.Revision != revision) {
+		return DocumentState{}, ErrInconsistentAnswer{Path: proofs.PathDocument, Reason: "the stored document names another id or revision"}
 	}
 	out.Document, out.Present = d.Document, true
 	return out, nil

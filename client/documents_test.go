@@ -106,3 +106,36 @@ func TestDocumentReads(t *testing.T) {
 		t.Fatalf("a query no index serves: %v", err)
 	}
 }
+
+// "documentsKeepHistory keeps every revision queryable": each revision of a document of
+// such a type reads back by DocumentRevision (a single key, proven like any other);
+// one never written reads absent.
+func TestDocumentRevisions(t *testing.T) {
+	c, _ := newTestClient(t)
+	ctx := context.Background()
+	alice := seedKey("alice")
+	create := &protocol.IdentityCreate{PubKey: pubOf(alice), Amount: 500_000_000_000, Keys: []ed25519.PublicKey{pubOf(alice)}}
+	send(t, c, create, alice)
+	owner := protocol.NewIdentityID(protocol.AddressOf(pubOf(alice)), create.Nonce)
+	cc := &protocol.DataContractCreate{Identity: owner, Definition: []byte(`{"documentSchemas":{"page":{"type":"object","documentsKeepHistory":true,` +
+		`"properties":{"body":{"type":"string","maxLength":100,"position":0}},"required":["body"],"additionalProperties":false}}}`)}
+	send(t, c, cc, alice)
+	contract := protocol.NewContractID(owner, cc.Nonce)
+	b := &protocol.DocumentsBatch{Identity: owner, Contract: contract, Actions: []protocol.DocumentAction{{Kind: protocol.ActionCreate, Type: "page", Data: []byte(`{"body":"first"}`)}}}
+	id := b.CreateID(b.Actions[0])
+	send(t, c, b, alice)
+	send(t, c, &protocol.DocumentsBatch{Identity: owner, Contract: contract, Actions: []protocol.DocumentAction{
+		{Kind: protocol.ActionReplace, Type: "page", ID: id, Revision: 2, Data: []byte(`{"body":"second"}`)}}}, alice)
+	for rev, want := range map[uint64]string{0: `{"body":"second"}`, 1: `{"body":"first"}`, 2: `{"body":"second"}`} {
+		st, err := c.DocumentRevision(ctx, contract, "page", id, rev, 0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Present || string(protocol.DocumentData(st.Type, st.Document)) != want || (rev != 0 && st.Revision != rev) {
+			t.Fatalf("revision %d: %+v", rev, st)
+		}
+	}
+	if st, err := c.DocumentRevision(ctx, contract, "page", id, 3, 0, false); err != nil || st.Present {
+		t.Fatalf("revision 3: %+v %v", st, err)
+	}
+}

@@ -57,6 +57,9 @@ const (
 	// PathDocument: data = DocumentData(contract, type, id); value = the document's row
 	// (drive.DocumentKey: storage flags ++ protocol.Document.Encode), or empty when
 	// absent. The client decodes it with the type from PathContract at the same height.
+	// With data = DocumentRevisionData(contract, type, id, revision), the value is that
+	// revision's history row (drive.DocumentHistoryKey, same encoding) of a type that
+	// keeps history, or empty when there is none.
 	PathDocument = "/document"
 )
 
@@ -128,6 +131,12 @@ const (
 // u8 ++ type name ++ document id.
 func DocumentData(c protocol.ContractID, typeName string, id protocol.DocumentID) []byte {
 	return append(DocumentsData(c, typeName, nil), id[:]...)
+}
+
+// DocumentRevisionData is the request data of PathDocument for one revision of a
+// document of a type that keeps history: DocumentData ++ revision u64.
+func DocumentRevisionData(c protocol.ContractID, typeName string, id protocol.DocumentID, revision uint64) []byte {
+	return binary.BigEndian.AppendUint64(DocumentData(c, typeName, id), revision)
 }
 
 // SinceData is the request data of the address-changes paths: since as a big-endian u64.
@@ -230,11 +239,14 @@ func TargetOf(path string, data []byte) (Target, error) {
 		if err != nil {
 			return Target{}, err
 		}
-		if len(r.query) != protocol.DocumentIDLen {
-			return Target{}, ErrBadQuery{path, fmt.Sprintf("want a %d-byte document id after the type name", protocol.DocumentIDLen)}
+		if len(r.query) != protocol.DocumentIDLen && len(r.query) != protocol.DocumentIDLen+8 {
+			return Target{}, ErrBadQuery{path, fmt.Sprintf("want a %d-byte document id, and optionally an 8-byte revision, after the type name", protocol.DocumentIDLen)}
 		}
 		var id protocol.DocumentID
 		copy(id[:], r.query)
+		if len(r.query) > protocol.DocumentIDLen {
+			return Target{Key: drive.DocumentHistoryKey(r.contract, r.typeName, id, binary.BigEndian.Uint64(r.query[protocol.DocumentIDLen:]))}, nil
+		}
 		return Target{Key: drive.DocumentKey(r.contract, r.typeName, id)}, nil
 	case PathTotalCredits:
 		if len(data) != 0 {

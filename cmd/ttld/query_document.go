@@ -16,10 +16,14 @@ import (
 // newQueryDocumentCmds are `ttld query document|documents|count|sum`.
 func newQueryDocumentCmds() []*cobra.Command {
 	document := &cobra.Command{
-		Use:   "document CONTRACT TYPE ID",
-		Short: "One document by id: its system fields and its data",
+		Use:   "document CONTRACT TYPE ID [--revision N]",
+		Short: "One document by id: its system fields and its data (or, with --revision, that revision of a type that keeps history)",
 		Args:  cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			revision, err := cmd.Flags().GetUint64("revision")
+			if err != nil {
+				return err
+			}
 			contract, err := contractPos(args[0])
 			if err != nil {
 				return err
@@ -29,7 +33,7 @@ func newQueryDocumentCmds() []*cobra.Command {
 				return errBadArg{Name: "ID", Value: args[2], Want: fmt.Sprintf("a document id of %d hex digits", 2*protocol.DocumentIDLen)}
 			}
 			return runQuery(cmd, func(ctx context.Context, c *client.Client, height int64, prove bool) (queryOutput, error) {
-				st, err := c.Document(ctx, contract, args[1], id, height, prove)
+				st, err := c.DocumentRevision(ctx, contract, args[1], id, revision, height, prove)
 				if err != nil {
 					return nil, err
 				}
@@ -37,6 +41,8 @@ func newQueryDocumentCmds() []*cobra.Command {
 			})
 		},
 	}
+
+	document.Flags().Uint64("revision", 0, "a revision kept by a type with documentsKeepHistory (0: the document as it is)")
 
 	documents := &cobra.Command{
 		Use:   "documents CONTRACT TYPE [--where 'FIELD OP VALUE']... [--order-by 'FIELD asc|desc']... [--limit N] [--start-after ID | --start-at ID]",

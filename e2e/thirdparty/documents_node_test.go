@@ -124,11 +124,20 @@ func (m *market) byID(names ...string) []string {
 	return names
 }
 
-// TestThirdPartyDocument: a document row read with /document, present and absent,
-// proven with this package alone and decoded with the type of the contract read with
-// /contract at the same height.
-func TestThirdPartyDocument(t *testing.T) {
+// TestThirdPartyDocuments checks the document paths of a real node holding the
+// market contract with this package's verifier alone, the app hash from the header
+// after each answer signed by the genesis validators.
+func TestThirdPartyDocuments(t *testing.T) {
 	m := newMarket(t)
+	checkDocument(t, m)
+	checkDocuments(t, m)
+	checkCount(t, m)
+}
+
+// checkDocument: a document row read with /document, present and absent, proven with
+// this package alone and decoded with the type of the contract read with /contract at
+// the same height.
+func checkDocument(t *testing.T, m *market) {
 	for _, q := range []struct {
 		id      [32]byte
 		present bool
@@ -172,11 +181,9 @@ func TestThirdPartyDocument(t *testing.T) {
 	}
 }
 
-// TestThirdPartyDocuments: /documents answers from a real node, each verified complete
-// with this package alone (the ranges derived here from the query and the index), and
-// tampered answers refused.
-func TestThirdPartyDocuments(t *testing.T) {
-	m := newMarket(t)
+// checkDocuments: /documents answers, each verified complete with this package alone
+// (the ranges derived here from the query and the index), and tampered answers refused.
+func checkDocuments(t *testing.T, m *market) {
 	// the $createdAt of the first block's listings
 	r, root := m.ask("/documents", m.typeData([]byte(`{"where":[["category","==","home"]],"orderBy":[["$createdAt","asc"]],"limit":1}`)))
 	first, err := VerifyDocuments(root, m.typeData([]byte(`{"where":[["category","==","home"]],"orderBy":[["$createdAt","asc"]],"limit":1}`)), r.Value, r.ProofOps.Ops)
@@ -318,10 +325,9 @@ func (m *market) tamper(query string, data []byte, r abcitypes.ResponseQuery, ro
 	}
 }
 
-// TestThirdPartyCount: /count and /sum answers, the record proven present or absent,
-// count and sum decoded, a changed record refused.
-func TestThirdPartyCount(t *testing.T) {
-	m := newMarket(t)
+// checkCount: /count and /sum answers, the record proven present or absent, count and
+// sum decoded, a changed record refused.
+func checkCount(t *testing.T, m *market) {
 	for _, q := range []struct {
 		path, index, where string
 		wantIndex          string

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -40,6 +41,10 @@ type docChain struct {
 	alice ed25519.PrivateKey
 	bob   protocol.Address
 	id    protocol.IdentityID
+	// the market chain (newMarketChain)
+	market   bool
+	contract protocol.ContractID
+	listings map[string]protocol.DocumentID
 }
 
 const docChainID = "ttld-doc"
@@ -50,6 +55,13 @@ func docKey(name string) ed25519.PrivateKey {
 }
 
 func newDocChain(t *testing.T) *docChain {
+	t.Helper()
+	return newChain(t, false)
+}
+
+// newChain sets up genesis and block 1 (alice's identity), then the blocks of the
+// chain newDocChain describes, unless market.
+func newChain(t *testing.T, market bool) *docChain {
 	t.Helper()
 	store, err := drive.NewStore(dbm.NewMemDB(), drive.Options{CacheSize: 10_000})
 	if err != nil {
@@ -62,30 +74,70 @@ func newDocChain(t *testing.T) *docChain {
 	alice := docKey("alice")
 	alicePub := alice.Public().(ed25519.PublicKey)
 	aliceAddr := protocol.AddressOf(alicePub)
-	c := &docChain{app: app, alice: alice, bob: protocol.AddressOf(docKey("bob").Public().(ed25519.PublicKey))}
+	c := &docChain{app: app, market: market, alice: alice, bob: protocol.AddressOf(docKey("bob").Public().(ed25519.PublicKey))}
 	ctx := context.Background()
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	state := genesis.AppState{EpochTimeLengthS: genesis.DefaultEpochLengthS, Addresses: []genesis.Address{{Address: aliceAddr.String(), Balance: 1_000_000_000_000}}}
-	if _, err := app.InitChain(ctx, &abcitypes.RequestInitChain{ChainId: docChainID, Time: t0, InitialHeight: 1, AppStateBytes: state.Encode()}); err != nil {
+	if _, err := app.InitChain(ctx, &abcitypes.RequestInitChain{ChainId: docChainID, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), InitialHeight: 1, AppStateBytes: state.Encode()}); err != nil {
 		t.Fatal(err)
 	}
-	create := &protocol.IdentityCreate{PubKey: alicePub, Nonce: 1, Amount: 50_000_000, Keys: []ed25519.PublicKey{docKey("identity").Public().(ed25519.PublicKey)}}
+	amount := uint64(50_000_000)
+	if market { // documents pay storage fees
+		amount = 500_000_000_000
+	}
+	create := &protocol.IdentityCreate{PubKey: alicePub, Nonce: 1, Amount: amount, Keys: []ed25519.PublicKey{docKey("identity").Public().(ed25519.PublicKey)}}
 	c.id = protocol.NewIdentityID(aliceAddr, 1)
-	for h := int64(1); h <= 66; h++ {
-		var tr protocol.Transition = create
-		if h > 1 {
-			tr = &protocol.AddressFundsTransfer{PubKey: alicePub, Nonce: uint64(h), Recipient: c.bob, Amount: 1_000}
+	c.block(t, 1, create, alice)
+	if c.market {
+		return c
+	}
+	for h := int64(2); h <= 66; h++ {
+		c.block(t, h, &protocol.AddressFundsTransfer{PubKey: alicePub, Nonce: uint64(h), Recipient: c.bob, Amount: 1_000}, alice)
+	}
+	return c
+}
+
+// block executes and commits block h of one transition signed by key.
+func (c *docChain) block(t *testing.T, h int64, tr protocol.Transition, key ed25519.PrivateKey) {
+	t.Helper()
+	ctx := context.Background()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	res, err := c.app.FinalizeBlock(ctx, &abcitypes.RequestFinalizeBlock{Height: h, Time: t0.Add(time.Duration(h) * time.Second), Txs: [][]byte{protocol.Sign(docChainID, tr, key)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := res.TxResults[0].Code; code != 0 {
+		t.Fatalf("block %d refused its transition with code %d", h, code)
+	}
+	if _, err := c.app.Commit(ctx, &abcitypes.RequestCommit{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newMarketChain is the fixed chain of the document examples: alice's identity (block
+// 1) registers docs/examples/market.json (block 2), creates three listings (block 3)
+// and one more (block 4).
+func newMarketChain(t *testing.T) *docChain {
+	t.Helper()
+	c := newChain(t, true)
+	def, err := os.ReadFile("../../docs/examples/market.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := docKey("identity")
+	c.block(t, 2, &protocol.DataContractCreate{Identity: c.id, Nonce: 1, Definition: def}, key)
+	c.contract = protocol.NewContractID(c.id, 1)
+	c.listings = map[string]protocol.DocumentID{}
+	seller := "[" + strings.TrimSuffix(strings.Repeat("7,", 32), ",") + "]"
+	for i, block := range [][]string{{"lamp:home:3", "desk:home:1", "bike:sport:2"}, {"chair:home:5"}} {
+		batch := &protocol.DocumentsBatch{Identity: c.id, Nonce: uint64(2 + i), Contract: c.contract}
+		for _, l := range block {
+			f := strings.Split(l, ":")
+			a := protocol.DocumentAction{Kind: protocol.ActionCreate, Type: "listing", Entropy: sha256.Sum256([]byte(f[0])),
+				Data: []byte(`{"sku":"` + strings.ToUpper(f[0]) + `","category":"` + f[1] + `","quantity":` + f[2] + `,"seller":` + seller + `}`)}
+			c.listings[f[0]] = batch.CreateID(a)
+			batch.Actions = append(batch.Actions, a)
 		}
-		res, err := app.FinalizeBlock(ctx, &abcitypes.RequestFinalizeBlock{Height: h, Time: t0.Add(time.Duration(h) * time.Second), Txs: [][]byte{protocol.Sign(docChainID, tr, alice)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if code := res.TxResults[0].Code; code != 0 {
-			t.Fatalf("block %d refused its transition with code %d", h, code)
-		}
-		if _, err := app.Commit(ctx, &abcitypes.RequestCommit{}); err != nil {
-			t.Fatal(err)
-		}
+		c.block(t, int64(3+i), batch, key)
 	}
 	return c
 }
@@ -98,6 +150,9 @@ type example struct {
 }
 
 func (c *docChain) examples() []example {
+	if c.market {
+		return c.marketExamples()
+	}
 	aliceAddr := protocol.AddressOf(c.alice.Public().(ed25519.PublicKey))
 	nobody := protocol.AddressOf(docKey("nobody").Public().(ed25519.PublicKey))
 	noID := protocol.NewIdentityID(nobody, 1)
@@ -116,6 +171,28 @@ func (c *docChain) examples() []example {
 	}
 }
 
+// marketExamples are the document examples, on the market chain.
+func (c *docChain) marketExamples() []example {
+	typeData := func(rest string) []byte {
+		return append(append(append([]byte(nil), c.contract[:]...), 7), "listing"+rest...)
+	}
+	desk := c.listings["desk"]
+	// the start of the backward page: of lamp and desk (created in block 3, in index
+	// order by id), the one the backward answer meets first
+	start := max(c.listings["lamp"].String(), desk.String())
+	home := `{"where":[["category","==","home"]],"limit":2}`
+	page := `{"where":[["category","==","home"],["$createdAt","<=",1767225603000]],"orderBy":[["$createdAt","asc"]],"limit":1,"startAfter":"` + start + `"}`
+	return []example{
+		{"document-present", "/document", typeData(string(desk[:]))},
+		{"documents-forward", "/documents", typeData(home)},
+		{"documents-backward-page", "/documents", typeData(page)},
+		{"sum-present", "/sum", typeData("\x00" + `{"where":[["seller","==","` + strings.Repeat("07", 32) + `"]]}`)},
+	}
+}
+
+// jsonValue: the paths whose value the examples show as text.
+func jsonValue(path string) bool { return path == "/documents" || path == "/count" || path == "/sum" }
+
 // render writes an example's request, the node's answer and the app hash that proves
 // it, as the fenced text docs/PROOFS.md shows.
 func render(ex example, res *abcitypes.ResponseQuery, appHash []byte) string {
@@ -131,7 +208,11 @@ func render(ex example, res *abcitypes.ResponseQuery, appHash []byte) string {
 	field("data", hex.EncodeToString(ex.data))
 	field("height", strconv.FormatInt(res.Height, 10))
 	field("key", hex.EncodeToString(res.Key))
-	field("value", hex.EncodeToString(res.Value))
+	if jsonValue(ex.path) {
+		field("value", string(res.Value))
+	} else {
+		field("value", hex.EncodeToString(res.Value))
+	}
 	field("info", res.Info)
 	for _, op := range res.ProofOps.Ops {
 		field("op.type", op.Type)
@@ -145,7 +226,8 @@ func render(ex example, res *abcitypes.ResponseQuery, appHash []byte) string {
 func firstN(s string, n int) string { return s[:min(n, len(s))] }
 func rest(s string, n int) string   { return s[min(n, len(s)):] }
 
-// parsed is an example as read back from the document.
+// parsed is an example as read back from the document; repeated op.* fields append
+// to ops.
 type parsed map[string]string
 
 func (p parsed) hex(t *testing.T, name string) []byte {
@@ -157,21 +239,30 @@ func (p parsed) hex(t *testing.T, name string) []byte {
 	return b
 }
 
-func parse(text string) parsed {
+func parse(text string) (parsed, []parsed) {
 	p := parsed{}
+	var ops []parsed
+	cur := p
 	last := ""
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, " ") {
-			p[last] += strings.TrimSpace(line)
+			cur[last] += strings.TrimSpace(line)
 			continue
 		}
 		name, value, _ := strings.Cut(line, " ")
+		switch {
+		case name == "op.type":
+			cur = parsed{}
+			ops = append(ops, cur)
+		case !strings.HasPrefix(name, "op."):
+			cur = p
+		}
 		last = name
-		p[name] = strings.TrimSpace(value)
+		cur[name] = strings.TrimSpace(value)
 	}
-	return p
+	return p, ops
 }
 
 // section returns the text between the markers of example name in doc, and its span.
@@ -190,36 +281,38 @@ func section(doc, name string) (string, int, int, bool) {
 }
 
 // TestProofsDocExamples answers every worked example of docs/PROOFS.md from the fixed
-// chain, requires the document to show exactly that answer (-rewrite regenerates it),
+// chains, requires the document to show exactly that answer (-rewrite regenerates it),
 // then checks each example as printed in the document with this package's
 // verifier, which uses cosmos/ics23 alone.
 func TestProofsDocExamples(t *testing.T) {
-	c := newDocChain(t)
-	ctx := context.Background()
-	info, err := c.app.Info(ctx, &abcitypes.RequestInfo{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	raw, err := os.ReadFile(docPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(raw)
-	for _, ex := range c.examples() {
-		res, err := c.app.Query(ctx, &abcitypes.RequestQuery{Path: ex.path, Data: ex.data, Prove: true})
-		if err != nil || res.Code != 0 || res.Height != info.LastBlockHeight {
-			t.Fatalf("%s: %+v %v", ex.name, res, err)
+	ctx := context.Background()
+	chains := []*docChain{newDocChain(t), newMarketChain(t)}
+	for _, c := range chains {
+		info, err := c.app.Info(ctx, &abcitypes.RequestInfo{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		want := render(ex, res, info.LastBlockAppHash)
-		got, from, to, ok := section(doc, ex.name)
-		switch {
-		case !ok:
-			t.Errorf("docs/PROOFS.md has no example %q", ex.name)
-			continue
-		case got != want && *rewrite:
-			doc = doc[:from] + want + doc[to:]
-		case got != want:
-			t.Errorf("docs/PROOFS.md example %q is stale (run go test ./e2e/thirdparty -run TestProofsDocExamples -rewrite):\n%s\nthe code gives:\n%s", ex.name, got, want)
+		for _, ex := range c.examples() {
+			res, err := c.app.Query(ctx, &abcitypes.RequestQuery{Path: ex.path, Data: ex.data, Prove: true})
+			if err != nil || res.Code != 0 || res.Height != info.LastBlockHeight {
+				t.Fatalf("%s: %+v %v", ex.name, res, err)
+			}
+			want := render(ex, res, info.LastBlockAppHash)
+			got, from, to, ok := section(doc, ex.name)
+			switch {
+			case !ok:
+				t.Errorf("docs/PROOFS.md has no example %q", ex.name)
+				continue
+			case got != want && *rewrite:
+				doc = doc[:from] + want + doc[to:]
+			case got != want:
+				t.Errorf("docs/PROOFS.md example %q is stale (run go test ./e2e/thirdparty -run TestProofsDocExamples -rewrite):\n%s\nthe code gives:\n%s", ex.name, got, want)
+			}
 		}
 	}
 	if *rewrite {
@@ -229,43 +322,95 @@ func TestProofsDocExamples(t *testing.T) {
 	}
 
 	// Check every example as the document prints it.
-	for _, ex := range c.examples() {
-		text, _, _, ok := section(doc, ex.name)
-		if !ok {
-			continue
+	for _, c := range chains {
+		for _, ex := range c.examples() {
+			text, _, _, ok := section(doc, ex.name)
+			if !ok {
+				continue
+			}
+			checkExample(t, ex, text)
 		}
-		p := parse(text)
-		if p["path"] != ex.path {
-			t.Fatalf("%s: path %q", ex.name, p["path"])
+	}
+}
+
+// checkExample verifies one example as the document prints it, and that a changed
+// value does not verify.
+func checkExample(t *testing.T, ex example, text string) {
+	t.Helper()
+	p, parsedOps := parse(text)
+	if p["path"] != ex.path {
+		t.Fatalf("%s: path %q", ex.name, p["path"])
+	}
+	var ops []cmtcrypto.ProofOp
+	for _, op := range parsedOps {
+		ops = append(ops, cmtcrypto.ProofOp{Type: op["op.type"], Key: op.hex(t, "op.key"), Data: op.hex(t, "op.data")})
+	}
+	root, data := p.hex(t, "app_hash"), p.hex(t, "data")
+	switch ex.path {
+	case "/documents":
+		value := []byte(p["value"])
+		got, err := VerifyDocuments(root, data, value, ops)
+		if err != nil || len(got.Documents) == 0 {
+			t.Fatalf("%s: %d documents, %v", ex.name, len(got.Documents), err)
 		}
-		target, err := TargetOf(p["path"], p.hex(t, "data"))
-		if err != nil {
+		var a DocumentsAnswer
+		if err := json.Unmarshal(value, &a); err != nil {
+			t.Fatal(err)
+		}
+		a.Documents = a.Documents[1:]
+		changed, _ := json.Marshal(a)
+		if _, err := VerifyDocuments(root, data, changed, ops[:len(ops)-1]); err == nil {
+			t.Fatalf("%s: the answer without a document verifies", ex.name)
+		}
+		return
+	case "/count", "/sum":
+		value := []byte(p["value"])
+		got, err := VerifyCount(root, data, value, ex.path == "/sum", ops)
+		if err != nil || !got.Present {
+			t.Fatalf("%s: %+v %v", ex.name, got, err)
+		}
+		var a DocumentsAnswer
+		if err := json.Unmarshal(value, &a); err != nil {
+			t.Fatal(err)
+		}
+		a.Record[len(a.Record)-1]++
+		changed, _ := json.Marshal(a)
+		if _, err := VerifyCount(root, data, changed, ex.path == "/sum", ops); err == nil {
+			t.Fatalf("%s: a changed record verifies", ex.name)
+		}
+		return
+	}
+	target, err := TargetOf(p["path"], data)
+	if err != nil {
+		t.Fatalf("%s: %v", ex.name, err)
+	}
+	value := p.hex(t, "value")
+	if target.Key != nil {
+		if !bytes.Equal(p.hex(t, "key"), target.Key) {
+			t.Fatalf("%s: answer for key %s, the path targets %X", ex.name, p["key"], target.Key)
+		}
+		if err := VerifySingle(root, target.Key, value, ops); err != nil {
 			t.Fatalf("%s: %v", ex.name, err)
 		}
-		ops := []cmtcrypto.ProofOp{{Type: p["op.type"], Key: p.hex(t, "op.key"), Data: p.hex(t, "op.data")}}
-		root, value := p.hex(t, "app_hash"), p.hex(t, "value")
-		if target.Key != nil {
-			if !bytes.Equal(p.hex(t, "key"), target.Key) {
-				t.Fatalf("%s: answer for key %s, the path targets %X", ex.name, p["key"], target.Key)
-			}
-			if err := VerifySingle(root, target.Key, value, ops); err != nil {
-				t.Fatalf("%s: %v", ex.name, err)
-			}
-			continue
-		}
-		entries, err := VerifyRange(root, target.Start, target.End, value, p["info"] == "more", ops)
-		if err != nil {
-			t.Fatalf("%s: %v", ex.name, err)
-		}
-		if len(entries) == 0 && strings.HasSuffix(ex.name, "present") {
-			t.Fatalf("%s: no entries", ex.name)
-		}
-		// and a changed value does not verify
-		if len(entries) > 0 {
-			entries[0].Value = append(bytes.Clone(entries[0].Value), 0)
-			if _, err := VerifyRange(root, target.Start, target.End, encodeEntries(entries), false, ops); err == nil {
+		if len(value) > 0 {
+			if err := VerifySingle(root, target.Key, append(bytes.Clone(value), 0), ops); err == nil {
 				t.Fatalf("%s: a changed value verifies", ex.name)
 			}
+		}
+		return
+	}
+	entries, err := VerifyRange(root, target.Start, target.End, value, p["info"] == "more", ops)
+	if err != nil {
+		t.Fatalf("%s: %v", ex.name, err)
+	}
+	if len(entries) == 0 && strings.HasSuffix(ex.name, "present") {
+		t.Fatalf("%s: no entries", ex.name)
+	}
+	// and a changed value does not verify
+	if len(entries) > 0 {
+		entries[0].Value = append(bytes.Clone(entries[0].Value), 0)
+		if _, err := VerifyRange(root, target.Start, target.End, encodeEntries(entries), false, ops); err == nil {
+			t.Fatalf("%s: a changed value verifies", ex.name)
 		}
 	}
 }

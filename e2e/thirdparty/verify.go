@@ -67,6 +67,17 @@ func TargetOf(path string, data []byte) (Target, error) {
 			return Target{}, errors.New("/pending-refunds: want no data or two u32")
 		}
 		return Target{Start: append([]byte{48, 'r'}, data...), End: []byte{48, 's'}}, nil
+	case "/contract":
+		if len(data) != 32 {
+			return Target{}, errors.New("/contract: want 32 bytes")
+		}
+		return Target{Key: append(append([]byte{64}, data...), 'c')}, nil
+	case "/document":
+		contract, typeName, id, err := DocumentRequest(data)
+		if err != nil || len(id) != 32 {
+			return Target{}, errors.New("/document: want contract (32) || type name length u8 || type name || document id (32)")
+		}
+		return Target{Key: RowKey(contract, typeName, [32]byte(id))}, nil
 	case "/total-credits":
 		if len(data) != 0 {
 			return Target{}, errors.New("/total-credits: want no data")

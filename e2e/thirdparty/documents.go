@@ -1,0 +1,308 @@
+package thirdparty
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Kind is how a field's values are encoded (docs/STATE.md, "The document encoding"
+// and "Index key parts").
+type Kind int
+
+// The kinds of fields: the property types of docs/CONTRACTS.md and the system fields.
+const (
+	KindString Kind = iota
+	KindInteger
+	KindBoolean
+	KindBytes
+	KindIdentifier // identifier properties, $id, $ownerId
+	KindTimestamp  // $createdAt, $updatedAt, $transferredAt
+)
+
+// systemFields are the fields of a document that are not properties.
+var systemFields = map[string]Kind{"$id": KindIdentifier, "$ownerId": KindIdentifier, "$createdAt": KindTimestamp, "$updatedAt": KindTimestamp, "$transferredAt": KindTimestamp}
+
+// Property is one user-defined property of a document type.
+type Property struct {
+	Name     string
+	Kind     Kind
+	Position int
+}
+
+// IndexProperty is one property of an index and its direction.
+type IndexProperty struct {
+	Field string
+	Desc  bool
+}
+
+// Index is one index of a document type.
+type Index struct {
+	Name       string
+	Properties []IndexProperty
+	Countable  bool
+	Summable   string
+}
+
+// DocType is what the verifier needs of a document type: its properties by position
+// and its indexes by name.
+type DocType struct {
+	Name       string
+	Properties []Property // in position order
+	Indexes    []Index    // by name, as the canonical JSON lists them
+}
+
+// Kind returns the kind of field (a property or a system field).
+func (t DocType) Kind(field string) (Kind, bool) {
+	if k, ok := systemFields[field]; ok {
+		return k, true
+	}
+	for _, p := range t.Properties {
+		if p.Name == field {
+			return p.Kind, true
+		}
+	}
+	return 0, false
+}
+
+// Contract is a stored contract as docs/STATE.md gives it.
+type Contract struct {
+	ID, Owner [32]byte
+	Version   uint32
+	Types     map[string]DocType
+}
+
+// ContractKey is the key of contract id: 64 || id || 'c'.
+func ContractKey(id [32]byte) []byte {
+	return append(append([]byte{64}, id[:]...), 'c')
+}
+
+// DecodeContract reads a stored contract: format u8 (1) || id (32) || owner (32) ||
+// version u32 || the canonical JSON of its document types (docs/CONTRACTS.md).
+func DecodeContract(b []byte) (Contract, error) {
+	if len(b) < 69 || b[0] != 1 {
+		return Contract{}, errors.New("not a stored contract of format 1")
+	}
+	var c Contract
+	copy(c.ID[:], b[1:33])
+	copy(c.Owner[:], b[33:65])
+	c.Version = binary.BigEndian.Uint32(b[65:69])
+	var doc struct {
+		DocumentSchemas map[string]struct {
+			Properties map[string]struct {
+				Type             string `json:"type"`
+				Position         int    `json:"position"`
+				ByteArray        bool   `json:"byteArray"`
+				ContentMediaType string `json:"contentMediaType"`
+			} `json:"properties"`
+			Indices []struct {
+				Name       string              `json:"name"`
+				Properties []map[string]string `json:"properties"`
+				Countable  bool                `json:"countable"`
+				Summable   string              `json:"summable"`
+			} `json:"indices"`
+		} `json:"documentSchemas"`
+	}
+	if err := json.Unmarshal(b[69:], &doc); err != nil {
+		return Contract{}, err
+	}
+	c.Types = map[string]DocType{}
+	for name, s := range doc.DocumentSchemas {
+		t := DocType{Name: name}
+		for pname, p := range s.Properties {
+			var k Kind
+			switch {
+			case p.Type == "string":
+				k = KindString
+			case p.Type == "integer":
+				k = KindInteger
+			case p.Type == "boolean":
+				k = KindBoolean
+			case p.Type == "array" && p.ByteArray && p.ContentMediaType == "application/x.dash.dpp.identifier":
+				k = KindIdentifier
+			case p.Type == "array" && p.ByteArray:
+				k = KindBytes
+			default:
+				return Contract{}, fmt.Errorf("%s.%s: unknown property type %q", name, pname, p.Type)
+			}
+			t.Properties = append(t.Properties, Property{Name: pname, Kind: k, Position: p.Position})
+		}
+		sort.Slice(t.Properties, func(i, j int) bool { return t.Properties[i].Position < t.Properties[j].Position })
+		for i, p := range t.Properties {
+			if p.Position != i {
+				return Contract{}, fmt.Errorf("%s: positions are not 0, 1, 2, ...", name)
+			}
+		}
+		for _, ix := range s.Indices {
+			out := Index{Name: ix.Name, Countable: ix.Countable, Summable: ix.Summable}
+			for _, p := range ix.Properties {
+				if len(p) != 1 {
+					return Contract{}, fmt.Errorf("%s.%s: an index property names one field", name, ix.Name)
+				}
+				for field, dir := range p {
+					if _, ok := t.Kind(field); !ok || (dir != "asc" && dir != "desc") {
+						return Contract{}, fmt.Errorf("%s.%s: bad property %q %q", name, ix.Name, field, dir)
+					}
+					out.Properties = append(out.Properties, IndexProperty{Field: field, Desc: dir == "desc"})
+				}
+			}
+			t.Indexes = append(t.Indexes, out)
+		}
+		c.Types[name] = t
+	}
+	return c, nil
+}
+
+// TypePrefix is DocumentTypePrefix of docs/STATE.md: 64 || contract || 'd' ||
+// name_len:u8 || name.
+func TypePrefix(contract [32]byte, typeName string) []byte {
+	p := append(append([]byte{64}, contract[:]...), 'd', byte(len(typeName)))
+	return append(p, typeName...)
+}
+
+// RowKey is the key of a document's row: TypePrefix || 'p' || id.
+func RowKey(contract [32]byte, typeName string, id [32]byte) []byte {
+	return append(append(TypePrefix(contract, typeName), 'p'), id[:]...)
+}
+
+// IndexPrefix is TypePrefix || 'i' || index_len:u8 || index.
+func IndexPrefix(contract [32]byte, typeName, index string) []byte {
+	return append(append(TypePrefix(contract, typeName), 'i', byte(len(index))), index...)
+}
+
+// CountPrefix is TypePrefix || 'n' || index_len:u8 || index.
+func CountPrefix(contract [32]byte, typeName, index string) []byte {
+	return append(append(TypePrefix(contract, typeName), 'n', byte(len(index))), index...)
+}
+
+// Document is a decoded document row. Fields holds each field's value as its
+// ascending index key part (docs/STATE.md), which orders values as the index does:
+// the where clauses compare those.
+type Document struct {
+	ID, Owner [32]byte
+	Revision  uint64
+	Fields    map[string][]byte
+}
+
+// DecodeRow reads a document row: storage flags, then the document encoding of
+// docs/STATE.md under type t.
+func DecodeRow(t DocType, row []byte) (Document, error) {
+	if len(row) < 2 {
+		return Document{}, errors.New("row without storage flags")
+	}
+	n := int(binary.BigEndian.Uint16(row))
+	if n == 0 || len(row) < 2+40*n {
+		return Document{}, errors.New("bad storage flags")
+	}
+	b := row[2+40*n:]
+	const header = 1 + 32 + 32 + 5*8 + 2
+	if len(b) < header || b[0] != 1 {
+		return Document{}, errors.New("not a document of format 1")
+	}
+	var d Document
+	copy(d.ID[:], b[1:33])
+	copy(d.Owner[:], b[33:65])
+	d.Revision = binary.BigEndian.Uint64(b[65:73])
+	d.Fields = map[string][]byte{
+		"$id":            append([]byte{1}, d.ID[:]...),
+		"$ownerId":       append([]byte{1}, d.Owner[:]...),
+		"$createdAt":     append([]byte{1}, b[73:81]...),
+		"$updatedAt":     append([]byte{1}, b[81:89]...),
+		"$transferredAt": append([]byte{1}, b[89:97]...),
+	}
+	count := int(binary.BigEndian.Uint16(b[105:107]))
+	if count > len(t.Properties) {
+		return Document{}, errors.New("more values than properties")
+	}
+	b = b[header:]
+	for _, p := range t.Properties {
+		d.Fields[p.Name] = []byte{0}
+	}
+	for i := 0; i < count; i++ {
+		p := t.Properties[i]
+		if len(b) < 1 || b[0] > 1 {
+			return Document{}, fmt.Errorf("%s: bad presence byte", p.Name)
+		}
+		set := b[0] == 1
+		b = b[1:]
+		if !set {
+			if i == count-1 {
+				return Document{}, errors.New("a trailing unset value is written")
+			}
+			continue
+		}
+		var raw []byte
+		switch p.Kind {
+		case KindInteger:
+			if len(b) < 8 {
+				return Document{}, fmt.Errorf("%s: short integer", p.Name)
+			}
+			raw, b = b[:8], b[8:]
+		case KindBoolean:
+			if len(b) < 1 || b[0] > 1 {
+				return Document{}, fmt.Errorf("%s: bad boolean", p.Name)
+			}
+			raw, b = b[:1], b[1:]
+		default:
+			if len(b) < 4 || uint64(len(b)-4) < uint64(binary.BigEndian.Uint32(b)) {
+				return Document{}, fmt.Errorf("%s: bad length", p.Name)
+			}
+			l := int(binary.BigEndian.Uint32(b))
+			raw, b = b[4:4+l], b[4+l:]
+			if p.Kind == KindIdentifier && l != 32 {
+				return Document{}, fmt.Errorf("%s: an identifier of %d bytes", p.Name, l)
+			}
+		}
+		d.Fields[p.Name] = partOf(p.Kind, raw)
+	}
+	if len(b) != 0 {
+		return Document{}, errors.New("bytes after the last value")
+	}
+	return d, nil
+}
+
+// partOf is the ascending index key part of a set value whose document encoding (its
+// length prefix removed) is raw.
+func partOf(k Kind, raw []byte) []byte {
+	out := []byte{1}
+	switch k {
+	case KindInteger:
+		out = append(out, raw...)
+		out[1] ^= 0x80
+	case KindString, KindBytes:
+		for _, c := range raw {
+			out = append(out, c)
+			if c == 0 {
+				out = append(out, 0xff)
+			}
+		}
+		out = append(out, 0, 1)
+	default:
+		out = append(out, raw...)
+	}
+	return out
+}
+
+// directed is an ascending part as a part of direction desc: every byte inverted.
+func directed(part []byte, desc bool) []byte {
+	out := bytes.Clone(part)
+	if desc {
+		for i := range out {
+			out[i] = ^out[i]
+		}
+	}
+	return out
+}
+
+// EntryKey rebuilds the index entry of document d: the index prefix, each index
+// property's part in its direction, the id.
+func EntryKey(prefix []byte, ix Index, d Document) []byte {
+	k := bytes.Clone(prefix)
+	for _, p := range ix.Properties {
+		k = append(k, directed(d.Fields[p.Field], p.Desc)...)
+	}
+	return append(k, d.ID[:]...)
+}

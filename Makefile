@@ -27,11 +27,12 @@ test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 14m ./...
 
-## bench: transfers/s through FinalizeBlock+Commit, proofs generated and verified per second; an epoch-change block against an empty one
+## bench: transfers/s through FinalizeBlock+Commit, proofs generated and verified per second; an epoch-change block against an empty one; document creates/s and proven 50-document queries over 10k and 1M documents (about 8 minutes: the million is written first)
 bench:
 	@echo "cores: $$(nproc)"
-	$(GO) test -run '^$$' -bench . -skip '^BenchmarkEpochChange$$' -benchtime 20000x -count=1 ./abci/
+	$(GO) test -run '^$$' -bench . -skip '^(BenchmarkEpochChange|BenchmarkDocuments)$$' -benchtime 20000x -count=1 ./abci/
 	$(GO) test -run '^$$' -bench '^BenchmarkEpochChange$$' -benchtime 20x -count=1 ./abci/
+	$(GO) test -run '^$$' -bench '^BenchmarkDocuments$$' -benchtime 1000x -count=1 -timeout 30m ./abci/
 
 ## fuzz: the transaction, document and range-answer decoders, document data, and whole blocks of transitions, 30 s each (FUZZTIME)
 FUZZTIME ?= 30s

@@ -34,12 +34,14 @@ bench:
 	$(GO) test -run '^$$' -bench '^BenchmarkEpochChange$$' -benchtime 20x -count=1 ./abci/
 	$(GO) test -run '^$$' -bench '^BenchmarkDocuments$$' -benchtime 1000x -count=1 -timeout 30m ./abci/
 
-## fuzz: the transaction, document and range-answer decoders, document data, and whole blocks of transitions, 30 s each (FUZZTIME)
+## fuzz: the transaction, document and range-answer decoders, document data, the contract and query parsers, and whole blocks of transitions, 30 s each (FUZZTIME)
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./protocol/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDocument$$' -fuzztime $(FUZZTIME) ./protocol/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDocumentData$$' -fuzztime $(FUZZTIME) ./protocol/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseContract$$' -fuzztime $(FUZZTIME) ./protocol/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseQuery$$' -fuzztime $(FUZZTIME) ./protocol/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEntries$$' -fuzztime $(FUZZTIME) ./proofs/
 	$(GO) test -run '^$$' -fuzz '^FuzzBlocks$$' -fuzztime $(FUZZTIME) ./sim/
 

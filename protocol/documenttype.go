@@ -25,6 +25,10 @@ type DocumentType struct {
 	CreationRestrictionMode CreationRestrictionMode
 	// IndexOnly: documents live in their indexes only, no row by id (default false).
 	IndexOnly bool
+	// TTLSeconds is the type's time to live (the ttl keyword, protocol version 14 on):
+	// each document is deleted by the platform once TTLSeconds have passed since its
+	// $createdAt. 0: none, documents live until someone deletes them.
+	TTLSeconds uint32
 
 	// Indices are sorted by name; names are unique and no two have the same properties.
 	Indices []Index
@@ -157,6 +161,21 @@ var RequirableSystemFields = []string{"$createdAt", "$transferredAt", "$updatedA
 
 // IndexableSystemFields are the system fields an index may use (sorted).
 var IndexableSystemFields = []string{"$createdAt", "$id", "$ownerId", "$transferredAt", "$updatedAt"}
+
+// ExpiresAtMs is when document d of the type expires (document_expires_at): its
+// $createdAt plus the ttl, in milliseconds; ok is false for a type without a ttl.
+func (t DocumentType) ExpiresAtMs(d Document) (at uint64, ok bool) {
+	if t.TTLSeconds == 0 {
+		return 0, false
+	}
+	return d.CreatedAt + uint64(t.TTLSeconds)*1000, true
+}
+
+// DocumentsCanDisappear reports whether documents of the type can be deleted by
+// anyone but the platform's rules of the type itself: by their owner (canBeDeleted) or
+// by the platform when their time to live ends (DocumentTypeV2Getters::
+// documents_can_disappear). A permanent reference may not target such a type.
+func (t DocumentType) DocumentsCanDisappear() bool { return t.CanBeDeleted || t.TTLSeconds > 0 }
 
 // Property returns the type's property called name.
 func (t DocumentType) Property(name string) (Property, bool) {

@@ -14,6 +14,10 @@ const (
 	// V13 is the first version of this chain: identities, platform addresses, credit
 	// transfers, address-balance recent storage and its cleanup.
 	V13 Version = 13
+	// V14 turns document time to live on (seeds 000/001): the ttl keyword of document
+	// types, the documents expirations tree, expire_documents after every block, the
+	// document_ttl fee group and the lifetime storage fee pools.
+	V14 Version = 14
 
 	// Latest is the version a new genesis starts on unless it names another.
 	Latest = V13
@@ -71,30 +75,56 @@ type Limits struct {
 	MaxDocumentActions int
 	// MaxQueryLimit bounds the documents one query answers with.
 	MaxQueryLimit int
+
+	// Document time to live (V14 on; zero before). MinDocumentTTLSeconds and
+	// MaxDocumentTTLSeconds bound a type's ttl when a contract is registered or
+	// updated (min_document_ttl_seconds, max_document_ttl_seconds).
+	MinDocumentTTLSeconds uint64
+	MaxDocumentTTLSeconds uint64
+	// MaxDocumentExpirationsPerBlock and MaxDocumentExpirationWeightPerBlock bound
+	// what expire_documents removes in one block (max_document_expirations_per_block,
+	// max_document_expiration_weight_per_block); the block's first removal is always
+	// allowed.
+	MaxDocumentExpirationsPerBlock      int
+	MaxDocumentExpirationWeightPerBlock int
 }
 
+// TTL reports whether the version has document time to live.
+func (l Limits) TTL() bool { return l.MaxDocumentTTLSeconds > 0 }
+
 var limits = map[Version]Limits{
-	V13: {
-		MaxTxBytes:                          16 * 1024,
-		MaxIdentityKeys:                     16,
-		MaxNonceGap:                         24,
-		AddressBalanceCompactAfterBlocks:    64,
-		AddressBalanceCompactAfterAddresses: 2048,
-		CompactedAddressBalanceLifetimeMs:   24 * 60 * 60 * 1000,
-		MaxAddressBalanceCleanupsPerBlock:   16,
-		MaxEpochsPaidPerBlock:               10,
-		MaxContractBytes:                    16 * 1024,
-		MaxDocumentTypes:                    100,
-		MaxPropertiesPerType:                100,
-		MaxIndexesPerType:                   10,
-		MaxIndexProperties:                  10,
-		MaxStringLength:                     16 * 1024,
-		MaxByteArrayLength:                  8 * 1024,
-		MaxIndexedStringLength:              63,
-		MaxIndexedByteArrayLength:           255,
-		MaxDocumentActions:                  10,
-		MaxQueryLimit:                       100,
-	},
+	V13: v13Limits,
+	V14: func() Limits {
+		l := v13Limits
+		l.MinDocumentTTLSeconds = 3_600
+		l.MaxDocumentTTLSeconds = 31_536_000
+		l.MaxDocumentExpirationsPerBlock = 128
+		l.MaxDocumentExpirationWeightPerBlock = 1_024
+		return l
+	}(),
+}
+
+// v13Limits are version 13's limits, which version 14 extends.
+var v13Limits = Limits{
+	MaxTxBytes:                          16 * 1024,
+	MaxIdentityKeys:                     16,
+	MaxNonceGap:                         24,
+	AddressBalanceCompactAfterBlocks:    64,
+	AddressBalanceCompactAfterAddresses: 2048,
+	CompactedAddressBalanceLifetimeMs:   24 * 60 * 60 * 1000,
+	MaxAddressBalanceCleanupsPerBlock:   16,
+	MaxEpochsPaidPerBlock:               10,
+	MaxContractBytes:                    16 * 1024,
+	MaxDocumentTypes:                    100,
+	MaxPropertiesPerType:                100,
+	MaxIndexesPerType:                   10,
+	MaxIndexProperties:                  10,
+	MaxStringLength:                     16 * 1024,
+	MaxByteArrayLength:                  8 * 1024,
+	MaxIndexedStringLength:              63,
+	MaxIndexedByteArrayLength:           255,
+	MaxDocumentActions:                  10,
+	MaxQueryLimit:                       100,
 }
 
 // LimitsFor returns the limits of version v, or an error for a version this build does

@@ -52,12 +52,21 @@ func InsertDocument(kv KV, s *Storage, t DocumentType, d protocol.Document) erro
 	if err := checkUnique(kv, t, d, nil); err != nil {
 		return err
 	}
+	defer s.writing(t.DocumentType, d, true)()
 	enc := d.Encode(t.DocumentType)
 	if err := s.putItem(kv, DocumentKey(t.Contract, t.Name, d.ID), enc); err != nil {
 		return err
 	}
 	if err := putHistory(kv, s, t, d, enc); err != nil {
 		return err
+	}
+	if at, ok := t.ExpiresAtMs(d); ok {
+		key, value := ExpirationKey(at, d.ID), EncodeExpiration(t.Contract, t.Name)
+		s.ttl.Bytes += uint64(len(key) + len(value))
+		s.ttl.DocumentBytes += uint64(len(enc))
+		if err := kv.Set(key, value); err != nil {
+			return err
+		}
 	}
 	for _, ix := range t.Indices {
 		values, _ := IndexValues(IndexFields(t.DocumentType, ix), d)
@@ -76,8 +85,12 @@ func ReplaceDocument(kv KV, s *Storage, t DocumentType, before StoredDocument, a
 	if err := checkUnique(kv, t, after, &before.Document); err != nil {
 		return err
 	}
-	enc := after.Encode(t.DocumentType)
-	if err := s.resizeItem(kv, DocumentKey(t.Contract, t.Name, after.ID), before.Flags, enc); err != nil {
+	defer s.writing(t.DocumentType, after, false)()
+	enc, was := after.Encode(t.DocumentType), before.Encode(t.DocumentType)
+	if s.ttl != nil && len(enc) > len(was) {
+		s.ttl.DocumentBytes += uint64(len(enc) - len(was))
+	}
+	if err := s.resizeItem(kv, DocumentKey(t.Contract, t.Name, after.ID), before.Flags, len(was), enc); err != nil {
 		return err
 	}
 	if err := putHistory(kv, s, t, after, enc); err != nil {
@@ -124,17 +137,24 @@ func RemoveDocument(kv KV, s *Storage, t DocumentType, before StoredDocument) er
 			return err
 		}
 		for _, r := range rows {
-			f, _, err := splitFlags(r[1])
+			f, payload, err := splitFlags(r[1])
 			if err != nil {
 				return ErrCorrupt{Key: r[0], Reason: err.Error()}
 			}
-			if err := s.dropItem(kv, r[0], f); err != nil {
+			if err := s.dropItem(kv, r[0], f, len(payload)); err != nil {
 				return err
 			}
 		}
 	}
-	if err := s.dropItem(kv, DocumentKey(t.Contract, t.Name, before.ID), before.Flags); err != nil {
+	if err := s.dropItem(kv, DocumentKey(t.Contract, t.Name, before.ID), before.Flags, len(before.Encode(t.DocumentType))); err != nil {
 		return err
+	}
+	// The ttl hook: the document's expirations tree entry goes with it, whoever
+	// deletes it, so a document deleted early leaves nothing for the cleanup.
+	if at, ok := t.ExpiresAtMs(before.Document); ok {
+		if err := kv.Delete(ExpirationKey(at, before.ID)); err != nil {
+			return err
+		}
 	}
 	return updateCounts(kv, t, &before.Document, nil)
 }
@@ -157,11 +177,11 @@ func dropIndexEntry(kv KV, s *Storage, key []byte) error {
 	if v == nil {
 		return ErrCorrupt{Key: key, Reason: "the index entry of a stored document is missing"}
 	}
-	f, _, err := splitFlags(v)
+	f, payload, err := splitFlags(v)
 	if err != nil {
 		return ErrCorrupt{Key: key, Reason: err.Error()}
 	}
-	return s.dropItem(kv, key, f)
+	return s.dropItem(kv, key, f, len(payload))
 }
 
 // checkUnique refuses d when a unique index of t whose values are all set holds them

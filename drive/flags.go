@@ -95,10 +95,59 @@ type Storage struct {
 	// Margin is what a block in a later epoch would write more: each growth that joined
 	// the current epoch's flags entry would add an entry of its own there.
 	Margin feeschedule.Operations
+	// Lifetime lists, per document of a type with a time to live, what its write added:
+	// such items carry no storage flags (seed 000: "Nothing a document of such a type
+	// writes carries storage flags"), are not in Added, and are priced by the lifetime
+	// the document has left.
+	Lifetime []LifetimeWrite
+	ttl      *LifetimeWrite // the write in progress, while a ttl document is written
+}
+
+// LifetimeWrite is what one write of a document of a type with a time to live added.
+type LifetimeWrite struct {
+	ExpiresAtMs uint64
+	// Bytes counts every byte written: its items' keys and payloads, and its
+	// expirations tree entry.
+	Bytes uint64
+	// DocumentBytes counts the bytes the document's own encoding grew by (all of it for
+	// a create), whose deletion the write prepays.
+	DocumentBytes uint64
+	// Created: the write created the document, which prepays its deletion's base and
+	// index levels too.
+	Created     bool
+	IndexLevels uint64
+}
+
+// IndexLevels is what a document of type t weighs in index levels: the properties of
+// each of its indexes (seed 000: "an index counts its properties").
+func IndexLevels(t protocol.DocumentType) uint64 {
+	var n uint64
+	for _, ix := range t.Indices {
+		n += uint64(len(ix.Properties))
+	}
+	return n
+}
+
+// writing starts the books of a write of document d of type t and returns the function
+// that closes them. A type without a ttl keeps its flags and changes nothing here.
+func (s *Storage) writing(t protocol.DocumentType, d protocol.Document, created bool) func() {
+	at, ok := t.ExpiresAtMs(d)
+	if !ok {
+		return func() {}
+	}
+	s.ttl = &LifetimeWrite{ExpiresAtMs: at, Created: created, IndexLevels: IndexLevels(t)}
+	return func() {
+		s.Lifetime = append(s.Lifetime, *s.ttl)
+		s.ttl = nil
+	}
 }
 
 // add records n bytes paid now and returns the flags with them.
 func (s *Storage) add(f StorageFlags, n uint64) StorageFlags {
+	if s.ttl != nil {
+		s.ttl.Bytes += n
+		return nil
+	}
 	s.Added += n
 	if n == 0 {
 		return f
@@ -153,10 +202,10 @@ func (s *Storage) putItem(kv KV, key, payload []byte) error {
 	return kv.Set(key, append(appendFlags(nil, f), payload...))
 }
 
-// resizeItem writes a new payload at key over an item whose flags were old: growth is
-// paid now, a shrink refunded.
-func (s *Storage) resizeItem(kv KV, key []byte, old StorageFlags, payload []byte) error {
-	total, was := uint64(len(key)+len(payload)), old.Bytes()
+// resizeItem writes a new payload at key over an item whose flags were old and whose
+// payload was oldLen bytes: growth is paid now, a shrink refunded (flagged bytes).
+func (s *Storage) resizeItem(kv KV, key []byte, old StorageFlags, oldLen int, payload []byte) error {
+	total, was := uint64(len(key)+len(payload)), uint64(len(key)+oldLen)
 	f := old
 	switch {
 	case total > was:
@@ -167,8 +216,9 @@ func (s *Storage) resizeItem(kv KV, key []byte, old StorageFlags, payload []byte
 	return kv.Set(key, append(appendFlags(nil, f), payload...))
 }
 
-// dropItem deletes key, an item whose flags are f, refunding all its bytes.
-func (s *Storage) dropItem(kv KV, key []byte, f StorageFlags) error {
-	s.remove(f, f.Bytes())
+// dropItem deletes key, an item whose flags are f and payload payloadLen bytes,
+// refunding all its flagged bytes.
+func (s *Storage) dropItem(kv KV, key []byte, f StorageFlags, payloadLen int) error {
+	s.remove(f, uint64(len(key)+payloadLen))
 	return kv.Delete(key)
 }

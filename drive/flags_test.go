@@ -138,7 +138,7 @@ func TestFlagsRemovalOrShrinkRefundsUnpaidSchedule(t *testing.T) {
 					if rng.Intn(4) == 0 { // the same size
 						payload = make([]byte, int(old.Bytes())-len(key))
 					}
-					if err := s.resizeItem(kv, []byte(key), old, payload); err != nil {
+					if err := s.resizeItem(kv, []byte(key), old, int(old.Bytes())-len(key), payload); err != nil {
 						t.Fatal(err)
 					}
 					it, want := items[key], len(key)+len(payload)
@@ -151,7 +151,8 @@ func TestFlagsRemovalOrShrinkRefundsUnpaidSchedule(t *testing.T) {
 				default: // a removal
 					i := rng.Intn(len(keys))
 					key := keys[i]
-					if err := s.dropItem(kv, []byte(key), mustFlags(t, kv, []byte(key))); err != nil {
+					f := mustFlags(t, kv, []byte(key))
+					if err := s.dropItem(kv, []byte(key), f, int(f.Bytes())-len(key)); err != nil {
 						t.Fatal(err)
 					}
 					m.shrink(items[key], len(items[key]), epoch)

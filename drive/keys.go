@@ -48,7 +48,8 @@ const (
 	documentIndex   byte = 'i'
 	documentCount   byte = 'n'
 
-	miscGenesis   byte = 'g'
+	miscExpirations byte = 'E'
+	miscGenesis     byte = 'g'
 	miscLastBlock byte = 'l'
 	miscPayout    byte = 'p'
 	miscSupply    byte = 's'
@@ -267,6 +268,42 @@ func ParseDocumentKey(k []byte) (p DocumentKeyParts, ok bool) {
 		return p, false
 	}
 	return p, true
+}
+
+// ExpirationsPrefix is the prefix of the documents expirations tree: 104 | 'E'
+// (seed 000: Misc (104) / E / <expires at, u64 big endian ms> / <document id>).
+func ExpirationsPrefix() []byte { return []byte{RootMisc, miscExpirations} }
+
+// ExpirationKey: 104 | 'E' | expires at u64 (ms) | document id -> contract id ++
+// document type name: the entry the cleanup finds an expiring document through,
+// written and removed with the document. Keys of one expiry time are one range, so the
+// last entry of a time removed leaves nothing of that time behind.
+func ExpirationKey(expiresAtMs uint64, id protocol.DocumentID) []byte {
+	return append(binary.BigEndian.AppendUint64(ExpirationsPrefix(), expiresAtMs), id[:]...)
+}
+
+// ParseExpirationKey reads a key built by ExpirationKey.
+func ParseExpirationKey(k []byte) (expiresAtMs uint64, id protocol.DocumentID, ok bool) {
+	rest, ok := bytes.CutPrefix(k, ExpirationsPrefix())
+	if !ok || len(rest) != 8+protocol.DocumentIDLen {
+		return 0, id, false
+	}
+	copy(id[:], rest[8:])
+	return binary.BigEndian.Uint64(rest), id, true
+}
+
+// EncodeExpiration is the value of an expiration entry: contract id ++ type name.
+func EncodeExpiration(c protocol.ContractID, typeName string) []byte {
+	return append(append([]byte(nil), c[:]...), typeName...)
+}
+
+// DecodeExpiration reads a value written by EncodeExpiration.
+func DecodeExpiration(v []byte) (c protocol.ContractID, typeName string, ok bool) {
+	if len(v) <= protocol.ContractIDLen || len(v) > protocol.ContractIDLen+protocol.MaxNameLength {
+		return c, "", false
+	}
+	copy(c[:], v)
+	return c, string(v[protocol.ContractIDLen:]), true
 }
 
 // CurrentEpochKey: 48 | 'c' -> the current epoch: index u32 ++ first height u64 ++

@@ -67,6 +67,7 @@ const (
 	CodeInvalidDocumentRevision        Code = 40106
 	CodeDocumentNotForSale             Code = 40108
 	CodeDocumentIncorrectPurchasePrice Code = 40109
+	CodeDocumentExpired                Code = 40140
 	CodeDocumentTypeNotFound           Code = 40250
 	CodeInvalidDocument                Code = 40251
 	CodeDocumentActionNotAllowed       Code = 40252
@@ -134,6 +135,7 @@ var codeTable = []CodeInfo{
 	{CodeInvalidDocumentRevision, "InvalidDocumentRevision", true, "a replace, transfer, purchase or price update carries another revision than the stored one plus one"},
 	{CodeDocumentNotForSale, "DocumentNotForSale", true, "a purchase of a document whose price is not set"},
 	{CodeDocumentIncorrectPurchasePrice, "DocumentIncorrectPurchasePrice", true, "a purchase offers another price than the document's"},
+	{CodeDocumentExpired, "DocumentExpiredError", true, "a replace, transfer, purchase or price update of a document of a type with a ttl at or past its expiry ($createdAt plus the ttl), whether or not the cleanup has deleted it yet (protocol version 14)"},
 	{CodeDocumentTypeNotFound, "DocumentTypeNotFound", true, "a documents batch names a document type its contract does not define"},
 	{CodeInvalidDocument, "InvalidDocument", true, "document data its type refuses: not a JSON object, a wrong type, a missing required or an unknown property, a string or byte array too long or short, a pattern or integer bound broken, a number that is not an integer"},
 	{CodeDocumentActionNotAllowed, "DocumentActionNotAllowed", true, "the type's flags forbid the action (documentsMutable, canBeDeleted, transferable, tradeMode, creationRestrictionMode), or it buys one's own document or transfers it to its owner"},

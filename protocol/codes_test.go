@@ -65,6 +65,7 @@ func TestCodesPinned(t *testing.T) {
 		{CodeInvalidDocumentRevision, 40106, "InvalidDocumentRevision", true, ErrInvalidDocumentRevision{}},
 		{CodeDocumentNotForSale, 40108, "DocumentNotForSale", true, ErrDocumentNotForSale{}},
 		{CodeDocumentIncorrectPurchasePrice, 40109, "DocumentIncorrectPurchasePrice", true, ErrDocumentIncorrectPurchasePrice{}},
+		{CodeDocumentExpired, 40140, "DocumentExpiredError", true, ErrDocumentExpired{}},
 		{CodeDocumentTypeNotFound, 40250, "DocumentTypeNotFound", true, ErrDocumentTypeNotFound{}},
 		{CodeInvalidDocument, 40251, "InvalidDocument", true, ErrInvalidDocument{}},
 		{CodeDocumentActionNotAllowed, 40252, "DocumentActionNotAllowed", true, ErrDocumentActionNotAllowed{}},

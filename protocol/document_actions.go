@@ -80,6 +80,11 @@ func planAction(ctx Context, c Contract, signer IdentityID, t DocumentType, a Do
 	if before == nil {
 		return nil, ErrDocumentNotFound{ID: a.ID}
 	}
+	if a.Kind != ActionDelete {
+		if err := ValidateDocumentNotExpired(ctx, c.ID, t, *before); err != nil {
+			return nil, err
+		}
+	}
 	if a.Kind == ActionPurchase {
 		if t.TradeMode != TradeModeDirectPurchase {
 			return nil, notAllowed("tradeMode 0: documents are not sold")
@@ -136,4 +141,15 @@ func planAction(ctx Context, c Contract, signer IdentityID, t DocumentType, a Do
 		after.Price = a.Price
 	}
 	return &after, nil
+}
+
+// ValidateDocumentNotExpired is validate_document_not_expired, the one rule of expiry
+// (seed 000): "a document of a type with a ttl has expired when block time is at or past
+// its $createdAt plus the ttl", the same boundary the cleanup deletes at. The batch
+// calls it for every action on a stored document but an owner's delete.
+func ValidateDocumentNotExpired(ctx Context, c ContractID, t DocumentType, d Document) error {
+	if at, ok := t.ExpiresAtMs(d); ok && ctx.BlockTimeMs >= at {
+		return ErrDocumentExpired{Contract: c, Type: t.Name, ID: d.ID, ExpiredAtMs: at, BlockTimeMs: ctx.BlockTimeMs}
+	}
+	return nil
 }

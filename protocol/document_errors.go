@@ -139,3 +139,18 @@ func (e ErrDocumentTypeUnsupported) Code() Code { return CodeDocumentTypeUnsuppo
 func (e ErrDocumentTypeUnsupported) Error() string {
 	return fmt.Sprintf("documents of type %q cannot be written: %s is not supported by this protocol version", e.Type, e.Feature)
 }
+
+// ErrDocumentExpired: DocumentExpiredError (40140), a replace, transfer, purchase or
+// price update of a document at or past its expiry (validate_document_not_expired).
+type ErrDocumentExpired struct {
+	Contract    ContractID
+	Type        string
+	ID          DocumentID
+	ExpiredAtMs uint64
+	BlockTimeMs uint64
+}
+
+func (e ErrDocumentExpired) Code() Code { return CodeDocumentExpired }
+func (e ErrDocumentExpired) Error() string {
+	return fmt.Sprintf("document %s of type %q in contract %s expired at %d ms; the block time is %d ms", e.ID, e.Type, e.Contract, e.ExpiredAtMs, e.BlockTimeMs)
+}

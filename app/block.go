@@ -52,6 +52,8 @@ type Cleanup struct {
 	// "documents").
 	Name  string
 	Stats drive.DrainStats
+	// Orphans counts the removed entries that had nothing to delete (documents only).
+	Orphans int
 }
 
 // BlockResult is the outcome of a block.
@@ -196,7 +198,13 @@ func executeBlock(kv drive.KV, b Block) (BlockResult, error) {
 	res.Events = append(res.Events, events...)
 	res.Cleanups = append(res.Cleanups, cleanup)
 
-	// 4. expire_documents joins here.
+	// 4. expire_documents (protocol version 14 on).
+	events, cleanup, err = expireDocumentsStep(kv, r, b)
+	if err != nil {
+		return BlockResult{}, err
+	}
+	res.Events = append(res.Events, events...)
+	res.Cleanups = append(res.Cleanups, cleanup)
 
 	// 5. Fees into the pools, and the proposer's block counted.
 	if err := feesStep(kv, res.Epoch, b, res.Fees); err != nil {

@@ -35,6 +35,10 @@ func epochStep(kv drive.KV, p drive.ChainParams, b Block) (uint32, []Event, erro
 	if err != nil {
 		return 0, nil, err
 	}
+	lifetime, err := spreadLifetimePools(kv, idx)
+	if err != nil {
+		return 0, nil, err
+	}
 	if err := drive.SetCurrentEpoch(kv, drive.CurrentEpoch{Index: idx, FirstHeight: b.Height, FirstTimeMs: b.TimeMs}); err != nil {
 		return 0, nil, err
 	}
@@ -44,10 +48,53 @@ func epochStep(kv drive.KV, p drive.ChainParams, b Block) (uint32, []Event, erro
 		{"storage_distributed", u64(distributed)},
 		{"refunds_taken_back", u64(taken)},
 	}}
+	if lifetime > 0 {
+		ev.Attrs = append(ev.Attrs, Attr{"lifetime_storage_spread", u64(lifetime)})
+	}
 	if ok {
 		ev.Attrs = append(ev.Attrs, Attr{"previous_epoch", u64(uint64(cur.Index))})
 	}
 	return idx, []Event{ev}, nil
+}
+
+// spreadLifetimePools spreads every lifetime storage fee pool collected before epoch
+// first evenly over its number of epochs from first on, the remainder of the division
+// to first, and removes it (seed 000: "the next epoch change spreads each pool of an
+// earlier epoch evenly over its number of epochs from the new epoch on, the remainder
+// of the division to the new epoch, and removes it"). It returns the amount spread.
+func spreadLifetimePools(kv drive.KV, first uint32) (uint64, error) {
+	pools, err := drive.LifetimePools(kv, first)
+	if err != nil {
+		return 0, err
+	}
+	var total uint64
+	for _, p := range pools {
+		if p.Lifetime == 0 {
+			return 0, faultf("lifetime storage fee pool of epoch %d lives 0 epochs", p.Epoch)
+		}
+		each, rest := p.Credits/uint64(p.Lifetime), p.Credits%uint64(p.Lifetime)
+		for i := uint32(0); i < uint32(p.Lifetime); i++ {
+			part := each
+			if i == 0 {
+				part += rest
+			}
+			if part == 0 {
+				continue
+			}
+			epoch, err := epochAt(first, i)
+			if err != nil {
+				return 0, err
+			}
+			if err := addU64(kv, drive.EpochStorageKey(epoch), part); err != nil {
+				return 0, err
+			}
+		}
+		if err := kv.Delete(drive.LifetimePoolKey(p.Epoch, p.Lifetime)); err != nil {
+			return 0, err
+		}
+		total += p.Credits // the pools' sum is credits held, below 2^64
+	}
+	return total, nil
 }
 
 // distributeStoragePool pays the storage distribution pool out to the epochs from
@@ -200,8 +247,13 @@ func feesStep(kv drive.KV, epoch uint32, b Block, fees feeschedule.Result) error
 	if err := addU64(kv, drive.StoragePoolKey(), fees.PerpetualStorage); err != nil {
 		return err
 	}
-	if len(fees.LifetimeStorage) > 0 {
-		return faultf("lifetime storage fees before protocol version 14's pools exist")
+	for _, l := range fees.LifetimeStorage {
+		if l.Epochs == 0 {
+			return faultf("lifetime storage fees of 0 epochs")
+		}
+		if err := addU64(kv, drive.LifetimePoolKey(epoch, l.Epochs), l.Credits); err != nil {
+			return err
+		}
 	}
 	for _, r := range fees.Refunds {
 		if err := creditIdentity(kv, r.Owner, r.Credits); err != nil {

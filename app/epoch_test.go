@@ -182,3 +182,32 @@ func TestTakeBackRefundsRandom(t *testing.T) {
 		}
 	}
 }
+
+// REFERENCE.md's example of the lifetime storage fee pools: "pools {lifetime 2: 1001,
+// lifetime 3: 30} spread at epoch 5 add +511 to epoch 5, +510 to epoch 6 from the
+// first, +10 to each of epochs 5, 6, 7 from the second"; the pools are removed (seed
+// 000: "spreads each pool of an earlier epoch evenly over its number of epochs from the
+// new epoch on, the remainder of the division to the new epoch, and removes it"), and a
+// pool of the new epoch itself stays.
+func TestSpreadLifetimePools(t *testing.T) {
+	kv := drive.NewCache(drive.Empty())
+	for _, p := range []drive.LifetimePool{{Epoch: 3, Lifetime: 2, Credits: 1001}, {Epoch: 4, Lifetime: 3, Credits: 30}, {Epoch: 5, Lifetime: 1, Credits: 7}} {
+		if err := drive.SetU64(kv, drive.LifetimePoolKey(p.Epoch, p.Lifetime), p.Credits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spread, err := spreadLifetimePools(kv, 5)
+	if err != nil || spread != 1031 {
+		t.Fatalf("spread %d, %v", spread, err)
+	}
+	// 1001 over 2 epochs is 500 each and 1 to the new epoch; 30 over 3 is 10 each.
+	for epoch, want := range map[uint32]uint64{5: 511, 6: 510, 7: 10, 8: 0} {
+		if got, _ := drive.GetU64(kv, drive.EpochStorageKey(epoch)); got != want {
+			t.Errorf("epoch %d holds %d, want %d", epoch, got, want)
+		}
+	}
+	left, err := drive.LifetimePools(kv, 6)
+	if err != nil || len(left) != 1 || left[0] != (drive.LifetimePool{Epoch: 5, Lifetime: 1, Credits: 7}) {
+		t.Fatalf("pools left: %+v %v", left, err)
+	}
+}

@@ -28,6 +28,7 @@ const (
 	poolCurrentEpoch byte = 'c'
 	poolStorage      byte = 'd'
 	poolEpoch        byte = 'e'
+	poolLifetime     byte = 'l'
 	poolRefunds      byte = 'r'
 	poolNextUnpaid   byte = 'u'
 
@@ -370,6 +371,28 @@ func ParseEpochKey(k []byte) (epoch uint32, entry EpochEntry, proposer []byte, o
 		return epoch, EpochEntryProposer, sub[1:], true
 	}
 	return 0, 0, nil, false
+}
+
+// LifetimePoolKey: 48 | 'l' | collected in epoch u32 | lifetime in epochs u16 ->
+// credits u64: the lifetime storage fees (documents with a ttl) collected in an epoch
+// for a number of epochs, spread over that many epochs at the next epoch change
+// (seed 000: Pools (48) / l / <collected in epoch><lifetime in epochs>; the epoch is
+// u32 here as in every epoch key of this chain, whose epochs may be a minute long).
+func LifetimePoolKey(epoch uint32, lifetime uint16) []byte {
+	k := binary.BigEndian.AppendUint32(LifetimePoolsPrefix(), epoch)
+	return binary.BigEndian.AppendUint16(k, lifetime)
+}
+
+// LifetimePoolsPrefix is the prefix of every lifetime storage fee pool.
+func LifetimePoolsPrefix() []byte { return []byte{RootPools, poolLifetime} }
+
+// ParseLifetimePoolKey reads a key built by LifetimePoolKey.
+func ParseLifetimePoolKey(k []byte) (epoch uint32, lifetime uint16, ok bool) {
+	rest, ok := bytes.CutPrefix(k, LifetimePoolsPrefix())
+	if !ok || len(rest) != 6 {
+		return 0, 0, false
+	}
+	return binary.BigEndian.Uint32(rest), binary.BigEndian.Uint16(rest[4:]), true
 }
 
 // PendingRefundKey: 48 | 'r' | epoch paid in u32 | from epoch u32 -> storage fee u64 ++

@@ -199,6 +199,9 @@ func creditRecord(key []byte) (holds, negative bool) {
 		if _, entry, _, is := ParseEpochKey(key); is {
 			return entry == EpochEntryFees || entry == EpochEntryStorage, false
 		}
+		if _, _, is := ParseLifetimePoolKey(key); is {
+			return true, false
+		}
 		_, _, is := ParsePendingRefundKey(key)
 		return is, true
 	}
@@ -228,6 +231,29 @@ func PayoutValidators(kv KV) ([][]byte, error) {
 	var out [][]byte
 	err := kv.Iterate(prefix, PrefixEnd(prefix), func(k, _ []byte) (bool, error) {
 		out = append(out, append([]byte(nil), k[len(prefix):]...))
+		return false, nil
+	})
+	return out, err
+}
+
+// LifetimePool is one lifetime storage fee pool.
+type LifetimePool struct {
+	Epoch    uint32 // collected in
+	Lifetime uint16 // epochs the storage lives
+	Credits  uint64
+}
+
+// LifetimePools lists the lifetime storage fee pools collected before epoch, oldest
+// first.
+func LifetimePools(kv KV, before uint32) ([]LifetimePool, error) {
+	var out []LifetimePool
+	end := binary.BigEndian.AppendUint32(LifetimePoolsPrefix(), before)
+	err := kv.Iterate(LifetimePoolsPrefix(), end, func(k, v []byte) (bool, error) {
+		e, l, ok := ParseLifetimePoolKey(k)
+		if !ok || len(v) != U64Len {
+			return true, ErrCorrupt{Key: k, Reason: "not a lifetime storage fee pool"}
+		}
+		out = append(out, LifetimePool{Epoch: e, Lifetime: l, Credits: binary.BigEndian.Uint64(v)})
 		return false, nil
 	})
 	return out, err

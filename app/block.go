@@ -102,6 +102,35 @@ type rules struct {
 	fees    feeschedule.Schedule
 }
 
+// upgradeStep carries out the protocol upgrade genesis scheduled for this height,
+// before anything else of the block: the block runs under the new version's rules, and
+// the first block of 14 writes what 14 starts with (drive.InsertDocumentTTLTrees).
+func upgradeStep(kv drive.KV, height uint64) ([]Event, error) {
+	u, ok, err := drive.GetProtocolUpgrade(kv)
+	if err != nil || !ok || u.Height != height {
+		return nil, err
+	}
+	from, err := drive.GetProtocolVersion(kv)
+	if err != nil {
+		return nil, err
+	}
+	if !protocol.Known(u.Version) {
+		return nil, faultf("the upgrade at height %d is to protocol version %d, which this build does not implement", height, u.Version)
+	}
+	if err := drive.SetProtocolVersion(kv, u.Version); err != nil {
+		return nil, err
+	}
+	if from < protocol.V14 && u.Version >= protocol.V14 {
+		if err := drive.InsertDocumentTTLTrees(kv, height); err != nil {
+			return nil, err
+		}
+	}
+	if err := kv.Delete(drive.ProtocolUpgradeKey()); err != nil {
+		return nil, err
+	}
+	return []Event{{Type: "protocol_upgrade", Attrs: []Attr{{"from", u64(uint64(from))}, {"to", u64(uint64(u.Version))}}}}, nil
+}
+
 // epoch is the index of the epoch of the block the rules judge.
 func (r rules) epoch() uint32 {
 	return protocol.EpochIndex(r.params.GenesisTimeMs, r.params.EpochLengthS, r.ctx.BlockTimeMs)
@@ -149,6 +178,10 @@ func executeBlock(kv drive.KV, b Block) (BlockResult, error) {
 	// moves into the running total.
 	led := drive.NewLedger(kv)
 	kv = led
+	upgraded, err := upgradeStep(kv, b.Height)
+	if err != nil {
+		return BlockResult{}, err
+	}
 	r, err := loadRules(kv, b.TimeMs)
 	if err != nil {
 		return BlockResult{}, err
@@ -161,6 +194,7 @@ func executeBlock(kv drive.KV, b Block) (BlockResult, error) {
 	if err := drive.SetLastBlock(kv, drive.LastBlock{Height: b.Height, TimeMs: b.TimeMs}); err != nil {
 		return res, err
 	}
+	res.Events = append(res.Events, upgraded...)
 	var events []Event
 	if res.Epoch, events, err = epochStep(kv, r.params, b); err != nil {
 		return res, err

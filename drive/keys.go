@@ -56,6 +56,8 @@ const (
 	miscSupply    byte = 's'
 	miscTotal     byte = 't'
 	miscProtocol  byte = 'v'
+	miscUpgrade   byte = 'U'
+	miscActivated byte = 'A'
 )
 
 // IdentityEntry names what an identity key under IdentityPrefix holds.
@@ -504,6 +506,17 @@ func SupplyKey() []byte { return []byte{RootMisc, miscSupply} }
 
 // ProtocolVersionKey: 104 | 'v' -> the protocol version in force, u32.
 func ProtocolVersionKey() []byte { return []byte{RootMisc, miscProtocol} }
+
+// ProtocolUpgradeKey: 104 | 'U' -> version u32 ++ height u64: the protocol upgrade
+// genesis scheduled, removed when the block of that height carries it out.
+func ProtocolUpgradeKey() []byte { return []byte{RootMisc, miscUpgrade} }
+
+// VersionActivatedKey: 104 | 'A' | version u32 -> height u64: the first height of a
+// protocol version that brought state of its own (14: document time to live), written
+// by the genesis that starts on it or by the block that upgrades to it.
+func VersionActivatedKey(v protocol.Version) []byte {
+	return binary.BigEndian.AppendUint32([]byte{RootMisc, miscActivated}, uint32(v))
+}
 
 // PrefixEnd returns the first key after every key that starts with prefix, or nil when
 // there is none (a prefix of 0xff bytes only).

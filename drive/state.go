@@ -279,3 +279,36 @@ func GetLastBlock(kv KV) (b LastBlock, ok bool, err error) {
 
 // SetLastBlock records the block just executed.
 func SetLastBlock(kv KV, b LastBlock) error { return kv.Set(LastBlockKey(), EncodeLastBlock(b)) }
+
+// ProtocolUpgrade is a scheduled switch to protocol version Version at block Height.
+type ProtocolUpgrade struct {
+	Version protocol.Version
+	Height  uint64
+}
+
+// GetProtocolUpgrade reads the scheduled upgrade (ok false: none).
+func GetProtocolUpgrade(kv KV) (u ProtocolUpgrade, ok bool, err error) {
+	key := ProtocolUpgradeKey()
+	v, err := kv.Get(key)
+	if err != nil || v == nil {
+		return u, false, err
+	}
+	if len(v) != 12 {
+		return u, false, ErrCorrupt{Key: key, Reason: "not a protocol upgrade"}
+	}
+	return ProtocolUpgrade{Version: protocol.Version(binary.BigEndian.Uint32(v)), Height: binary.BigEndian.Uint64(v[4:])}, true, nil
+}
+
+// SetProtocolUpgrade schedules u.
+func SetProtocolUpgrade(kv KV, u ProtocolUpgrade) error {
+	return kv.Set(ProtocolUpgradeKey(), binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint32(nil, uint32(u.Version)), u.Height))
+}
+
+// InsertDocumentTTLTrees is the state protocol version 14 starts with
+// (Drive::insert_document_ttl_trees), shared by a genesis on 14 and the first block of
+// 14: the documents expirations tree (104/E) and the lifetime storage fee pools (48/l)
+// are key ranges of the one IAVL tree, which exist with their first entry and need no
+// creation; what is written is the record of the height version 14 began at.
+func InsertDocumentTTLTrees(kv KV, height uint64) error {
+	return kv.Set(VersionActivatedKey(protocol.V14), binary.BigEndian.AppendUint64(nil, height))
+}

@@ -16,6 +16,9 @@ import (
 type AppState struct {
 	// ProtocolVersion the chain starts on; 0 means protocol.Latest.
 	ProtocolVersion protocol.Version `json:"protocol_version"`
+	// Upgrade, when set, switches the chain to a later protocol version at a height
+	// after the initial one (13 to 14: document time to live).
+	Upgrade *Upgrade `json:"protocol_upgrade,omitempty"`
 	// EpochTimeLengthS is the epoch length in seconds, protocol.MinEpochLengthS to
 	// protocol.MaxEpochLengthS (mainnet 788,400; a local chain DefaultEpochLengthS).
 	EpochTimeLengthS uint64     `json:"epoch_time_length_s"`
@@ -23,6 +26,12 @@ type AppState struct {
 	Identities       []Identity `json:"identities"`
 	// Validators names the payout identity of every genesis validator.
 	Validators []Validator `json:"validators"`
+}
+
+// Upgrade schedules a protocol version for the block at Height.
+type Upgrade struct {
+	Version protocol.Version `json:"version"`
+	Height  uint64           `json:"height"`
 }
 
 // DefaultEpochLengthS is the epoch length `ttld init` and `ttld testnet` write unless
@@ -86,6 +95,9 @@ func (s AppState) Encode() []byte {
 func (s AppState) supply() (uint64, error) {
 	if !protocol.Known(s.ProtocolVersion) {
 		return 0, invalid("unknown protocol version %d", s.ProtocolVersion)
+	}
+	if u := s.Upgrade; u != nil && (!protocol.Known(u.Version) || u.Version <= s.ProtocolVersion) {
+		return 0, invalid("protocol_upgrade to version %d: a version this build knows, after the starting %d", u.Version, s.ProtocolVersion)
 	}
 	if s.EpochTimeLengthS < protocol.MinEpochLengthS || s.EpochTimeLengthS > protocol.MaxEpochLengthS {
 		return 0, invalid("epoch_time_length_s %d is outside %d..%d", s.EpochTimeLengthS, protocol.MinEpochLengthS, protocol.MaxEpochLengthS)
@@ -226,6 +238,19 @@ func InitChain(kv drive.KV, p Params, raw []byte) error {
 	}
 	if err := drive.SetProtocolVersion(kv, s.ProtocolVersion); err != nil {
 		return err
+	}
+	if s.ProtocolVersion >= protocol.V14 {
+		if err := drive.InsertDocumentTTLTrees(kv, p.InitialHeight); err != nil {
+			return err
+		}
+	}
+	if u := s.Upgrade; u != nil {
+		if u.Height <= p.InitialHeight {
+			return invalid("protocol_upgrade height %d is not after the initial height %d", u.Height, p.InitialHeight)
+		}
+		if err := drive.SetProtocolUpgrade(kv, drive.ProtocolUpgrade{Version: u.Version, Height: u.Height}); err != nil {
+			return err
+		}
 	}
 	if err := drive.SetSupply(kv, supply); err != nil {
 		return err

@@ -16,8 +16,15 @@ type DocumentState struct {
 	Type     protocol.DocumentType
 	protocol.Document
 	// Present: the document exists; when false only ID is set.
-	Present  bool
-	Height   int64
+	Present bool
+	// ExpiresAtMs is when a document of a type with a ttl expires (0: no ttl), and
+	// Expired whether BlockTimeMs, the time of the block whose state was read (proven
+	// with it), is at or past it: an expired document stays until the cleanup reaches
+	// it.
+	ExpiresAtMs uint64
+	Expired     bool
+	BlockTimeMs uint64
+	Height      int64
 	Verified bool
 }
 
@@ -85,7 +92,28 @@ func (c *Client) DocumentRevision(ctx context.Context, contract protocol.Contrac
 		return DocumentState{}, ErrInconsistentAnswer{Path: proofs.PathDocument, Reason: "the stored document names another id or revision"}
 	}
 	out.Document, out.Present = d.Document, true
+	if at, ok := t.ExpiresAtMs(d.Document); ok {
+		if out.BlockTimeMs, err = c.blockTime(ctx, h, prove); err != nil {
+			return DocumentState{}, err
+		}
+		out.ExpiresAtMs, out.Expired = at, out.BlockTimeMs >= at
+	}
 	return out, nil
+}
+
+// blockTime reads the time of the block whose state is height's (the last block
+// record, 104/l), proven with prove.
+func (c *Client) blockTime(ctx context.Context, height int64, prove bool) (uint64, error) {
+	key := drive.LastBlockKey()
+	v, _, err := c.single(ctx, proofs.PathKey, key, height, prove)
+	if err != nil {
+		return 0, err
+	}
+	b, ok, err := drive.GetLastBlock(one(key, v))
+	if err != nil || !ok {
+		return 0, ErrCorruptValue{Key: key, Err: errors.Join(err, errors.New("no last block record"))}
+	}
+	return b.TimeMs, nil
 }
 
 // Documents runs query (the platform's JSON: where, orderBy, limit, startAt or

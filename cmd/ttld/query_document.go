@@ -222,13 +222,22 @@ type documentStateJSON struct {
 	Contract string `json:"contract"`
 	Type     string `json:"type"`
 	documentJSON
-	Height int64 `json:"height"`
+	// ExpiresAt and Expired are set for a document of a type with a ttl: its expiry,
+	// and whether the block time of the state read (BlockTime) is at or past it.
+	ExpiresAt uint64 `json:"expires_at,omitempty"`
+	Expired   *bool  `json:"expired,omitempty"`
+	BlockTime uint64 `json:"block_time,omitempty"`
+	Height    int64  `json:"height"`
 }
 
 func documentOutput(st client.DocumentState) documentStateJSON {
 	out := documentStateJSON{Contract: st.Contract.String(), Type: st.Type.Name, documentJSON: documentJSON{ID: st.ID.String()}, Height: st.Height}
 	if st.Present {
 		out.documentJSON = documentFields(st.Type, st.Document)
+	}
+	if st.ExpiresAtMs > 0 {
+		expired := st.Expired
+		out.ExpiresAt, out.Expired, out.BlockTime = st.ExpiresAtMs, &expired, st.BlockTimeMs
 	}
 	return out
 }
@@ -239,6 +248,13 @@ func (o documentStateJSON) text(w io.Writer) {
 	fmt.Fprintf(w, "contract: %s\n", o.Contract)
 	fmt.Fprintf(w, "height: %d\n", o.Height)
 	o.documentJSON.text(w)
+	if o.Expired != nil {
+		state := "not expired"
+		if *o.Expired {
+			state = "EXPIRED, waiting for the cleanup"
+		}
+		fmt.Fprintf(w, "expires at: %d (%s at block time %d)\n", o.ExpiresAt, state, o.BlockTime)
+	}
 }
 
 type documentsJSON struct {

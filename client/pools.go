@@ -75,6 +75,7 @@ var (
 	errNotEpochKey         = errors.New("not a key of the epoch asked for")
 	errNotPoolKey          = errors.New("not the current-epoch record or the storage pool")
 	errNotPendingRefundKey = errors.New("not a pending refund key")
+	errNotExpirationEntry  = errors.New("not an entry of the documents expirations tree")
 	errReadOnly            = errors.New("client: answers are read only")
 )
 

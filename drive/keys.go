@@ -295,6 +295,24 @@ func ParseExpirationKey(k []byte) (expiresAtMs uint64, id protocol.DocumentID, o
 	return binary.BigEndian.Uint64(rest), id, true
 }
 
+// ExpirationEntry is one entry of the documents expirations tree.
+type ExpirationEntry struct {
+	ExpiresAtMs uint64
+	ID          protocol.DocumentID
+	Contract    protocol.ContractID
+	Type        string
+}
+
+// DecodeExpirationEntry reads an entry (key and value) of the expirations tree.
+func DecodeExpirationEntry(k, v []byte) (ExpirationEntry, bool) {
+	at, id, ok := ParseExpirationKey(k)
+	if !ok {
+		return ExpirationEntry{}, false
+	}
+	c, t, ok := DecodeExpiration(v)
+	return ExpirationEntry{ExpiresAtMs: at, ID: id, Contract: c, Type: t}, ok
+}
+
 // EncodeExpiration is the value of an expiration entry: contract id ++ type name.
 func EncodeExpiration(c protocol.ContractID, typeName string) []byte {
 	return append(append([]byte(nil), c[:]...), typeName...)

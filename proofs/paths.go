@@ -61,7 +61,24 @@ const (
 	// revision's history row (drive.DocumentHistoryKey, same encoding) of a type that
 	// keeps history, or empty when there is none.
 	PathDocument = "/document"
+	// PathExpirations: data = ExpirationsData(until, after): value = EncodeEntries of
+	// the documents expirations tree's entries (drive.ExpirationKey -> contract id ++
+	// type name) that expire at or before until (ms), after the entry (expires at, id)
+	// when one is given, oldest first, proven complete: the cleanup's backlog when until
+	// is the block time.
+	PathExpirations = "/expirations"
 )
+
+// ExpirationsData is the request data of PathExpirations: until u64, then, to read on
+// from an entry, its expiry u64 and document id.
+func ExpirationsData(untilMs uint64, after *drive.ExpirationEntry) []byte {
+	d := binary.BigEndian.AppendUint64(nil, untilMs)
+	if after != nil {
+		d = binary.BigEndian.AppendUint64(d, after.ExpiresAtMs)
+		d = append(d, after.ID[:]...)
+	}
+	return d
+}
 
 // The document query paths. Their answers prove several keys and ranges against one
 // root (documents.go): the value is JSON, the proof operations follow its items.
@@ -227,6 +244,17 @@ func TargetOf(path string, data []byte) (Target, error) {
 			return Target{}, ErrBadQuery{path, "want no data, or a big-endian u32 paid-in epoch and u32 from epoch"}
 		}
 		return Target{Start: start, End: drive.PrefixEnd(drive.PendingRefundsPrefix())}, nil
+	case PathExpirations:
+		if len(data) != 8 && len(data) != 16+protocol.DocumentIDLen {
+			return Target{}, ErrBadQuery{path, fmt.Sprintf("want until u64, and optionally an entry's expiry u64 and %d-byte document id to read after", protocol.DocumentIDLen)}
+		}
+		start := drive.ExpirationsPrefix()
+		if len(data) > 8 {
+			var id protocol.DocumentID
+			copy(id[:], data[16:])
+			start = append(drive.ExpirationKey(binary.BigEndian.Uint64(data[8:]), id), 0) // the first key after the entry
+		}
+		return Target{Start: start, End: drive.PrefixEnd(binary.BigEndian.AppendUint64(drive.ExpirationsPrefix(), binary.BigEndian.Uint64(data)))}, nil
 	case PathContract:
 		if len(data) != protocol.ContractIDLen {
 			return Target{}, ErrBadQuery{path, fmt.Sprintf("want a %d-byte contract id", protocol.ContractIDLen)}

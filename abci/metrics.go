@@ -20,6 +20,7 @@ type Metrics struct {
 	ProposalsRejected prometheus.Counter
 	// The budgeted cleanups of each block, labelled by cleanup name.
 	CleanupRemoved       *prometheus.CounterVec
+	CleanupOrphans       *prometheus.CounterVec
 	CleanupWeight        *prometheus.CounterVec
 	CleanupBacklog       *prometheus.GaugeVec
 	CleanupOldestOverdue *prometheus.GaugeVec
@@ -34,6 +35,7 @@ type Metrics struct {
 // observeCleanup records what one cleanup of a block did and left.
 func (m *Metrics) observeCleanup(c app.Cleanup) {
 	m.CleanupRemoved.WithLabelValues(c.Name).Add(float64(c.Stats.Removed))
+	m.CleanupOrphans.WithLabelValues(c.Name).Add(float64(c.Orphans))
 	m.CleanupWeight.WithLabelValues(c.Name).Add(float64(c.Stats.WeightUsed))
 	m.CleanupBacklog.WithLabelValues(c.Name).Set(float64(c.Stats.Backlog))
 	m.CleanupOldestOverdue.WithLabelValues(c.Name).Set(float64(c.Stats.OldestOverdueMs) / 1000)
@@ -117,6 +119,10 @@ func NewMetrics(reg prometheus.Registerer, chainID string) (*Metrics, error) {
 			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_removed_total",
 			Help: "Expired entries removed by the per-block cleanups.",
 		}, []string{"cleanup"}),
+		CleanupOrphans: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_orphans_total",
+			Help: "Expired entries removed by the per-block cleanups that had nothing to delete (documents: an expirations entry without its document).",
+		}, []string{"cleanup"}),
 		CleanupWeight: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_weight_used_total",
 			Help: "Weight of the budget the per-block cleanups used.",
@@ -152,7 +158,7 @@ func NewMetrics(reg prometheus.Registerer, chainID string) (*Metrics, error) {
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.BlockExecution, m.Commit, m.Txs, m.StateKeys, m.Height, m.FeesCollected,
-			m.ProposalsRejected, m.CleanupRemoved, m.CleanupWeight, m.CleanupBacklog, m.CleanupOldestOverdue,
+			m.ProposalsRejected, m.CleanupRemoved, m.CleanupOrphans, m.CleanupWeight, m.CleanupBacklog, m.CleanupOldestOverdue,
 			m.Epoch, m.StoragePool, m.EpochFees, m.PendingRefunds, m.TotalCredits} {
 			if err := reg.Register(c); err != nil {
 				return nil, err

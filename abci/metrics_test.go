@@ -35,7 +35,7 @@ func TestMetricsCarryChainID(t *testing.T) {
 	want := map[string]bool{
 		"ttld_app_block_execution_seconds": true, "ttld_app_commit_seconds": true, "ttld_app_txs_total": true,
 		"ttld_app_state_keys": true, "ttld_app_height": true, "ttld_app_fees_collected_credits_total": true,
-		"ttld_app_proposals_rejected_total": true, "ttld_app_cleanup_removed_total": true, "ttld_app_cleanup_weight_used_total": true,
+		"ttld_app_proposals_rejected_total": true, "ttld_app_cleanup_removed_total": true, "ttld_app_cleanup_orphans_total": true, "ttld_app_cleanup_weight_used_total": true,
 		"ttld_app_cleanup_backlog": true, "ttld_app_cleanup_oldest_overdue_seconds": true,
 		"ttld_app_epoch": true, "ttld_app_storage_pool_credits": true, "ttld_app_epoch_fees_credits": true,
 		"ttld_app_pending_refunds_credits": true, "ttld_app_total_credits": true,

@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ttld-dev/ttld/client"
+
 	"github.com/ttld-dev/ttld/protocol"
 )
 
@@ -23,6 +25,9 @@ func init() {
 			}
 			def, err := os.ReadFile(in.args[0])
 			if err != nil {
+				return nil, err
+			}
+			if def, err = client.ContractDefinition(def); err != nil {
 				return nil, err
 			}
 			return &protocol.DataContractCreate{Identity: owner, KeyIndex: flagUint8(in.cmd, "key-index"), Definition: def}, nil

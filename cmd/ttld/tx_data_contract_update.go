@@ -35,6 +35,9 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
+			if def, err = client.ContractDefinition(def); err != nil {
+				return nil, err
+			}
 			version, err := in.cmd.Flags().GetUint32("version")
 			if err != nil {
 				return nil, err

@@ -10,9 +10,14 @@ import (
 // Version numbers a fee table. Declared once, never renumbered or reused.
 type Version uint32
 
-// FeeVersion1 is the first table: processing and perpetual storage, the platform's
-// figures.
-const FeeVersion1 Version = 1
+const (
+	// FeeVersion1 is the first table: processing and perpetual storage, the platform's
+	// figures.
+	FeeVersion1 Version = 1
+	// FeeVersion2 is version 1 and the document_ttl group (protocol version 14; the
+	// platform's FEE_VERSION3).
+	FeeVersion2 Version = 2
+)
 
 // Processing prices the work a transition makes the node do, in credits.
 type Processing struct {
@@ -37,25 +42,38 @@ type Schedule struct {
 	// StoragePerByte is the perpetual storage fee of one byte (key or value) added to
 	// the state.
 	StoragePerByte uint64
+	// DocumentTTL prices documents of a type with a time to live (ttl.go); zero when
+	// the table has no such group (HasDocumentTTL).
+	DocumentTTL DocumentTTL
+}
+
+// feeVersion1 is the first table, which later ones extend.
+var feeVersion1 = Schedule{
+	Version: FeeVersion1,
+	Processing: Processing{
+		SeekCost:        2000,
+		LoadedPerByte:   20,
+		WrittenPerByte:  400,
+		HashBase:        100,
+		HashPerBlock:    300,
+		SignatureVerify: 3000,
+	},
+	StoragePerByte: 27000,
 }
 
 var schedules = map[Version]Schedule{
-	FeeVersion1: {
-		Version: FeeVersion1,
-		Processing: Processing{
-			SeekCost:        2000,
-			LoadedPerByte:   20,
-			WrittenPerByte:  400,
-			HashBase:        100,
-			HashPerBlock:    300,
-			SignatureVerify: 3000,
-		},
-		StoragePerByte: 27000,
-	},
+	FeeVersion1: feeVersion1,
+	FeeVersion2: func() Schedule {
+		s := feeVersion1
+		s.Version = FeeVersion2
+		s.DocumentTTL = documentTTLV1
+		return s
+	}(),
 }
 
 var byProtocol = map[protocol.Version]Version{
 	protocol.V13: FeeVersion1,
+	protocol.V14: FeeVersion2,
 }
 
 // For returns the fee schedule of protocol version v.

@@ -117,8 +117,9 @@ func DecodeContract(b []byte, v Version) (Contract, error) {
 }
 
 // CheckContractUpdate checks that next may replace prev as far as document types go: a
-// new type may be added; an existing type may only gain optional properties (at new
-// positions) and keeps its required list, its flags and its indexes. Anything else is
+// new type may be added (with a ttl or without); an existing type may only gain
+// optional properties (at new positions) and keeps its required list, its flags, its
+// ttl and its indexes. Anything else is
 // ErrDocumentTypeUpdate, naming the type and what changed. The id, owner and version
 // rules of an update belong to its transition.
 func CheckContractUpdate(prev, next Contract) error {
@@ -152,6 +153,18 @@ func checkDocumentTypeUpdate(old, nt DocumentType) error {
 		if f.was != f.now {
 			return change(fmt.Sprintf("%s changed from %v to %v", f.name, f.was, f.now))
 		}
+	}
+	// Seed 000: "A contract update may not add, remove or change the ttl of an existing
+	// document type: every stored document carries the expiry it was written and paid
+	// with."
+	switch {
+	case old.TTLSeconds == nt.TTLSeconds:
+	case old.TTLSeconds == 0:
+		return change(fmt.Sprintf("ttl %d added", nt.TTLSeconds))
+	case nt.TTLSeconds == 0:
+		return change(fmt.Sprintf("ttl %d removed", old.TTLSeconds))
+	default:
+		return change(fmt.Sprintf("ttl changed from %d to %d", old.TTLSeconds, nt.TTLSeconds))
 	}
 	// Positions run from 0 without gaps in both, so the old properties keep their
 	// positions exactly when they are a prefix of the new ones.

@@ -46,6 +46,7 @@ type documentTypeJSON struct {
 	Required                []string                `json:"required,omitempty"`
 	TradeMode               uint8                   `json:"tradeMode,omitempty"`
 	Transferable            uint8                   `json:"transferable,omitempty"`
+	TTL                     uint32                  `json:"ttl,omitempty"`
 	Type                    string                  `json:"type"`
 }
 
@@ -93,6 +94,7 @@ func documentTypeToJSON(t DocumentType) documentTypeJSON {
 		IndexOnly:               t.IndexOnly,
 		TradeMode:               uint8(t.TradeMode),
 		Transferable:            uint8(t.Transferable),
+		TTL:                     t.TTLSeconds,
 	}
 	if !t.DocumentsMutable {
 		j.DocumentsMutable = &no

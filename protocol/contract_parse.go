@@ -92,13 +92,30 @@ func metaSchemaFor(v Version) (*jsonschema.Schema, bool) {
 // (docs/CONTRACTS.md: an object whose documentSchemas maps type names to their schemas)
 // under protocol version v, and returns its document types sorted by name. It is the one
 // parser: registration, update and a stored contract read back (DecodeContract) all go
-// through it, so each is validated alike.
+// through it, so each is validated alike; registration and update call it through
+// ParseSubmittedDocumentTypes, which adds the rules of a definition being written.
 //
 // Checks run in a fixed order and the first refusal is returned: the size of the input,
 // JSON, the version's meta-schema (ErrJSONSchema), then the rules of ours, type by type
 // in name order, then the size of the canonical encoding. Numbers are decoded as
 // json.Number and read as exact integers; a float is never made.
 func ParseDocumentTypes(raw []byte, v Version) ([]DocumentType, error) {
+	return parseDocumentTypes(raw, v, false)
+}
+
+// ParseSubmittedDocumentTypes parses the definition a contract registration or update
+// submits: ParseDocumentTypes and, for each type with a ttl, the version's bounds
+// MinDocumentTTLSeconds..MaxDocumentTTLSeconds (seed 000: "When a contract is
+// registered or updated, a ttl below min_document_ttl_seconds (one hour at protocol
+// version 14) or above max_document_ttl_seconds (one year) is refused too"). A stored
+// contract read back is not held to them.
+func ParseSubmittedDocumentTypes(raw []byte, v Version) ([]DocumentType, error) {
+	return parseDocumentTypes(raw, v, true)
+}
+
+// parseDocumentTypes is ParseDocumentTypes; submitted adds the rules of a definition
+// being registered or updated.
+func parseDocumentTypes(raw []byte, v Version, submitted bool) ([]DocumentType, error) {
 	lim, err := LimitsFor(v)
 	if err != nil {
 		return nil, err
@@ -126,7 +143,7 @@ func ParseDocumentTypes(raw []byte, v Version) ([]DocumentType, error) {
 	}
 	types := make([]DocumentType, 0, len(schemas))
 	for _, name := range sortedKeys(schemas) {
-		t, err := parseDocumentType(name, schemas[name].(map[string]any), lim)
+		t, err := parseDocumentType(name, schemas[name].(map[string]any), lim, submitted)
 		if err != nil {
 			return nil, err
 		}
@@ -319,7 +336,7 @@ func optBool(m map[string]any, key string, def bool) bool {
 	return def
 }
 
-func parseDocumentType(name string, m map[string]any, lim Limits) (DocumentType, error) {
+func parseDocumentType(name string, m map[string]any, lim Limits, submitted bool) (DocumentType, error) {
 	path := "/documentSchemas/" + jsonPointer([]string{name})[1:]
 	if why := ValidName(name); why != "" {
 		return DocumentType{}, ErrInvalidName{Kind: "document type", Name: name, Reason: why}
@@ -407,7 +424,44 @@ func parseDocumentType(name string, m map[string]any, lim Limits) (DocumentType,
 			}
 		}
 	}
+	if err := parseTTL(&t, m, path, lim, submitted); err != nil {
+		return DocumentType{}, err
+	}
 	return t, nil
+}
+
+// parseTTL reads the ttl keyword of type t (protocol version 14 on: no earlier
+// meta-schema admits it) into t.TTLSeconds and checks its rules (seed 001, "Rules at
+// registration"): $createdAt required; no documentsKeepHistory, no indexOnly, no
+// contested index; and, when submitted, the version's bounds. The meta-schema has
+// already refused 0 and anything past 4294967295. Each refusal is
+// ErrInvalidContractStructure.
+func parseTTL(t *DocumentType, m map[string]any, path string, lim Limits, submitted bool) error {
+	ttl, err := optUint32(m, "ttl", path)
+	if err != nil || ttl == nil {
+		return err
+	}
+	bad := func(format string, args ...any) error {
+		return ErrInvalidContractStructure{Type: t.Name, Path: path + "/ttl", Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case !t.IsRequired("$createdAt"):
+		return bad("a type with a ttl must list $createdAt in required: the expiry is counted from it")
+	case t.DocumentsKeepHistory:
+		return bad("a ttl cannot be combined with documentsKeepHistory: documents that keep history are never deleted")
+	case t.IndexOnly:
+		return bad("a ttl cannot be combined with indexOnly: there is no stored document to delete by id")
+	}
+	for _, x := range t.Indices {
+		if x.Contested != nil {
+			return bad("a ttl cannot be combined with the contested index %q: a contested document waits in its vote poll and could expire before it is stored", x.Name)
+		}
+	}
+	if submitted && (uint64(*ttl) < lim.MinDocumentTTLSeconds || uint64(*ttl) > lim.MaxDocumentTTLSeconds) {
+		return bad("ttl %d is outside %d..%d seconds", *ttl, lim.MinDocumentTTLSeconds, lim.MaxDocumentTTLSeconds)
+	}
+	t.TTLSeconds = *ttl
+	return nil
 }
 
 func parseProperty(typeName, name string, m map[string]any, path string, lim Limits) (Property, error) {

@@ -40,18 +40,18 @@ func mustParse(t *testing.T, raw string) []DocumentType {
 func u32(v uint32) *uint32 { return &v }
 func i64(v int64) *int64   { return &v }
 
-// TestExamplesParse parses every contract of docs/examples and checks what each is there
-// to show.
+// TestExamplesParse parses every contract of docs/examples under version 14 (the ttl
+// variants need it) and checks what each is there to show.
 func TestExamplesParse(t *testing.T) {
 	files := exampleFiles(t)
 	parsed := map[string][]DocumentType{}
 	for name, raw := range files {
-		types, err := ParseDocumentTypes(raw, V13)
+		types, err := ParseSubmittedDocumentTypes(raw, V14)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		parsed[name] = types
-		again, err := ParseDocumentTypes(CanonicalJSON(types), V13)
+		again, err := ParseDocumentTypes(CanonicalJSON(types), V14)
 		if err != nil || !reflect.DeepEqual(again, types) {
 			t.Errorf("%s: canonical form does not re-parse to the same types: %v", name, err)
 		}
@@ -434,13 +434,13 @@ func TestCanonicalJSON(t *testing.T) {
 func TestContractEncoding(t *testing.T) {
 	owner := NewIdentityID(Address{1}, 1)
 	for name, raw := range exampleFiles(t) {
-		types, err := ParseDocumentTypes(raw, V13)
+		types, err := ParseDocumentTypes(raw, V14)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c := Contract{ID: NewContractID(owner, 7), Owner: owner, Version: 3, DocumentTypes: types}
 		enc := c.Encode()
-		got, err := DecodeContract(enc, V13)
+		got, err := DecodeContract(enc, V14)
 		if err != nil || !reflect.DeepEqual(got, c) {
 			t.Errorf("%s: decode: %v", name, err)
 		}
@@ -566,7 +566,8 @@ func TestCheckContractUpdate(t *testing.T) {
 }
 
 // FuzzParseContract: no input panics the parser, and whatever parses re-encodes and
-// re-parses to the same types (and the same canonical bytes).
+// re-parses to the same types (and the same canonical bytes). It parses under version
+// 14, whose meta-schema is version 13's and the ttl keyword.
 func FuzzParseContract(f *testing.F) {
 	for _, raw := range exampleFiles(f) {
 		f.Add(raw)
@@ -575,7 +576,7 @@ func FuzzParseContract(f *testing.F) {
 		f.Add([]byte(r.json))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		types, err := ParseDocumentTypes(raw, V13)
+		types, err := ParseDocumentTypes(raw, V14)
 		if err != nil {
 			if _, ok := CodeOf(err); !ok {
 				t.Fatalf("refusal without a code: %v", err)
@@ -583,7 +584,7 @@ func FuzzParseContract(f *testing.F) {
 			return
 		}
 		canon := CanonicalJSON(types)
-		again, err := ParseDocumentTypes(canon, V13)
+		again, err := ParseDocumentTypes(canon, V14)
 		if err != nil {
 			t.Fatalf("canonical form refused: %v\n%s", err, canon)
 		}

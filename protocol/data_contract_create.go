@@ -32,12 +32,14 @@ type parsedDefinition struct {
 }
 
 // parse returns the document types of definition under v: those structure validation
-// kept, or a fresh parse when it ran under another version (or not at all).
+// kept, or a fresh parse when it ran under another version (or not at all). A create's
+// or an update's definition is a submitted one: the ttl bounds apply to it
+// (ParseSubmittedDocumentTypes).
 func (p *parsedDefinition) parse(definition []byte, v Version) ([]DocumentType, error) {
 	if p.ok && p.version == v {
 		return p.types, nil
 	}
-	types, err := ParseDocumentTypes(definition, v)
+	types, err := ParseSubmittedDocumentTypes(definition, v)
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +81,8 @@ func (t *DataContractCreate) decodeBody(d *decoder) {
 	t.Definition = d.sized("contract definition")
 }
 
-// validate parses the definition with the version's parser: a contract that does not
-// parse is refused before any state is read, unpaid.
+// validate parses the definition with the version's parser, ttl bounds included: a
+// contract that does not parse is refused before any state is read, unpaid.
 func (t *DataContractCreate) validate(ctx Context) error {
 	_, err := t.parsed.parse(t.Definition, ctx.Version)
 	return err

@@ -22,7 +22,8 @@ type DataContractUpdate struct {
 	parsed parsedDefinition // see DataContractCreate
 }
 
-// DocumentTypes are Definition's types under protocol version v (parsed once).
+// DocumentTypes are Definition's types under protocol version v (parsed once, as a
+// submitted definition: ParseSubmittedDocumentTypes).
 func (t *DataContractUpdate) DocumentTypes(v Version) ([]DocumentType, error) {
 	return t.parsed.parse(t.Definition, v)
 }
@@ -52,8 +53,9 @@ func (t *DataContractUpdate) decodeBody(d *decoder) {
 	t.Definition = d.sized("contract definition")
 }
 
-// validate parses the definition with the version's parser and refuses version 1 and
-// below (a create makes version 1); the rest needs the stored contract.
+// validate parses the definition with the version's parser, ttl bounds included, and
+// refuses version 1 and below (a create makes version 1); the rest needs the stored
+// contract.
 func (t *DataContractUpdate) validate(ctx Context) error {
 	if t.Version < 2 {
 		return ErrInvalidTransition{Field: "version", Reason: "an update makes version 2 or later"}

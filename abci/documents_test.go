@@ -97,7 +97,11 @@ func (h *harness) showDocuments(out *strings.Builder, m map[string]string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	c, ok, err := drive.GetContract(kv, h.contracts[m["contract"]], protocol.Latest)
+	v, err := drive.GetProtocolVersion(kv)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	c, ok, err := drive.GetContract(kv, h.contracts[m["contract"]], v)
 	if err != nil || !ok {
 		h.t.Fatalf("contract %s: %v", m["contract"], err)
 	}

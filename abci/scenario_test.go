@@ -83,6 +83,13 @@ func (h *harness) run(d *datadriven.TestData) string {
 		if m["epoch"] != "" {
 			st.EpochTimeLengthS = h.u64(m, "epoch")
 		}
+		if m["version"] != "" {
+			st.ProtocolVersion = protocol.Version(h.u64(m, "version"))
+		}
+		if up := m["upgrade"]; up != "" { // upgrade=VERSION@HEIGHT
+			v, at, _ := strings.Cut(up, "@")
+			st.Upgrade = &genesis.Upgrade{Version: protocol.Version(h.u64(map[string]string{"v": v}, "v")), Height: h.u64(map[string]string{"h": at}, "h")}
+		}
 		h.initChain(st)
 		fmt.Fprintf(&out, "genesis: %d addresses, %d identities", len(st.Addresses), len(st.Identities))
 		if len(st.Validators) > 0 {

@@ -75,6 +75,7 @@ func applyDocumentsBatch(e *execution, t *protocol.DocumentsBatch) error {
 	e.storage(s.Added)
 	e.removed += s.Removed
 	e.refunds = append(e.refunds, s.Refunds...)
+	e.lifetime = append(e.lifetime, s.Lifetime...)
 	e.margin += e.r.fees.ProcessingFee(s.Margin)
 	return nil
 }

@@ -72,7 +72,7 @@ func spreadLifetimePools(kv drive.KV, first uint32) (uint64, error) {
 		if p.Lifetime == 0 {
 			return 0, faultf("lifetime storage fee pool of epoch %d lives 0 epochs", p.Epoch)
 		}
-		each, rest := p.Credits/uint64(p.Lifetime), p.Credits%uint64(p.Lifetime)
+		each, rest := feeschedule.SpreadLifetimePool(p.Credits, p.Lifetime)
 		for i := uint32(0); i < uint32(p.Lifetime); i++ {
 			part := each
 			if i == 0 {

@@ -48,6 +48,9 @@ type execution struct {
 	// payers get back; run puts both into the fee result.
 	removed uint64
 	refunds []feeschedule.Refund
+	// lifetime are the writes of documents of types with a ttl, priced by the
+	// lifetime they have left (and prepaying their deletion) instead of stored.
+	lifetime []drive.LifetimeWrite
 	// margin is what the fee estimate adds besides the absent reads' margin, for a read
 	// that found nothing and whose later value would cost more than that margin covers.
 	margin uint64
@@ -91,6 +94,7 @@ func (e *execution) discard() {
 	e.stored = 0
 	e.removed = 0
 	e.refunds = nil
+	e.lifetime = nil
 }
 
 // CheckTx runs tx against kv (the check state) as a block at atMs would. Only a success
@@ -159,6 +163,13 @@ func (e *execution) run(collected uint64) (TxResult, error) {
 		if fee, err = fee.Add(feeschedule.Result{Refunds: e.refunds, RemovedBytes: e.removed}); err != nil {
 			return refused(protocol.ErrCreditOverflow{Account: "the refunds", Amount: e.removed})
 		}
+		lifetime, err := e.lifetimeFees()
+		if err == nil {
+			fee, err = fee.Add(lifetime)
+		}
+		if err != nil {
+			return refused(protocol.ErrCreditOverflow{Account: "the lifetime storage fee"})
+		}
 	}
 	charged, err := fee.Charged()
 	if err != nil {
@@ -207,6 +218,43 @@ func (e *execution) run(collected uint64) (TxResult, error) {
 		res.Log = stateErr.Error()
 	}
 	return res, nil
+}
+
+// lifetimeFees prices the writes of documents with a ttl (seed 000, "Fees"): every
+// byte a write adds, at the price of the lifetime the document has left at the block
+// time, reported under the number of epochs that lifetime spans; a create prepays its
+// deletion (base, index levels, document bytes), a change the deletion of the document
+// bytes it adds. An overflow is a feeschedule.ErrOverflow.
+func (e *execution) lifetimeFees() (feeschedule.Result, error) {
+	var out feeschedule.Result
+	now := e.r.ctx.BlockTimeMs
+	for _, w := range e.lifetime {
+		var remaining uint64
+		if w.ExpiresAtMs > now {
+			remaining = w.ExpiresAtMs - now
+		}
+		credits, err := e.r.fees.TTLStorageFee(w.Bytes, remaining)
+		if err != nil {
+			return out, err
+		}
+		var prepay uint64
+		if w.Created {
+			prepay, err = e.r.fees.DeletionPrepay(w.IndexLevels, w.DocumentBytes)
+		} else {
+			prepay, err = e.r.fees.ChangeDeletionPrepay(w.DocumentBytes)
+		}
+		if err != nil {
+			return out, err
+		}
+		part := feeschedule.Result{DeletionPrepay: prepay}
+		if credits > 0 {
+			part.LifetimeStorage = []feeschedule.LifetimeFee{{Epochs: feeschedule.LifetimeEpochs(remaining, e.r.params.EpochLengthS), Credits: credits}}
+		}
+		if out, err = out.Add(part); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 // refused is the result of an unpaid refusal; an error without a code is a Fault.

@@ -31,6 +31,48 @@ func (e ErrDocumentsInvariant) Error() string {
 // returned as ErrDocumentsInvariant naming the key. It is a check for tests and
 // simulations, not for every block.
 func CheckDocuments(kv KV) error {
+	expiring := map[string]bool{} // the expirations entries the stored documents want
+	if err := checkDocumentsTree(kv, expiring); err != nil {
+		return err
+	}
+	return checkExpirations(kv, expiring)
+}
+
+// checkExpirations checks the documents expirations tree against the documents of
+// types with a ttl: one entry per such document, at its expiry, naming its contract
+// and type, and no other entry.
+func checkExpirations(kv KV, want map[string]bool) error {
+	seen := 0
+	err := kv.Iterate(ExpirationsPrefix(), PrefixEnd(ExpirationsPrefix()), func(k, _ []byte) (bool, error) {
+		if !want[string(k)] {
+			return true, ErrDocumentsInvariant{Key: append([]byte(nil), k...), Reason: "an expirations entry without its document"}
+		}
+		seen++
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	if seen != len(want) {
+		for _, k := range sortedStrings(want) {
+			if v, err := kv.Get([]byte(k)); err != nil || v == nil {
+				return ErrDocumentsInvariant{Key: []byte(k), Reason: "a document with a ttl has no expirations entry"}
+			}
+		}
+	}
+	return nil
+}
+
+func sortedStrings(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func checkDocumentsTree(kv KV, expiring map[string]bool) error {
 	root := []byte{RootDataContracts}
 	var (
 		version  protocol.Version
@@ -43,6 +85,9 @@ func CheckDocuments(kv KV) error {
 		for _, n := range names {
 			if err := types[n].check(); err != nil {
 				return err
+			}
+			for _, k := range types[n].expiring {
+				expiring[k] = true
 			}
 		}
 		return nil
@@ -109,6 +154,8 @@ type typeScan struct {
 	ekeys   []string
 	counts  map[string]IndexCount
 	ckeys   []string
+	// expiring are the expirations tree keys of the type's documents (ttl types).
+	expiring []string
 }
 
 func newTypeScan(t DocumentType) *typeScan {
@@ -152,7 +199,11 @@ func (s *typeScan) add(k, v []byte, p DocumentKeyParts) error {
 	if err != nil {
 		return broken("storage flags: " + err.Error())
 	}
-	if want := uint64(len(k) + len(payload)); f.Bytes() != want {
+	if s.t.TTLSeconds > 0 {
+		if len(f) > 0 {
+			return broken("an item of a document with a ttl carries storage flags")
+		}
+	} else if want := uint64(len(k) + len(payload)); f.Bytes() != want {
 		return broken(fmt.Sprintf("storage flags account for %d bytes, the key and payload are %d", f.Bytes(), want))
 	}
 	switch p.Entry {
@@ -195,6 +246,9 @@ func (s *typeScan) add(k, v []byte, p DocumentKeyParts) error {
 		return broken("a document at revision 0")
 	}
 	s.docs[d.ID] = d
+	if at, ok := s.t.ExpiresAtMs(d); ok {
+		s.expiring = append(s.expiring, string(ExpirationKey(at, d.ID)))
+	}
 	s.ids = append(s.ids, d.ID)
 	return nil
 }

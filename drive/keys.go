@@ -51,13 +51,13 @@ const (
 
 	miscExpirations byte = 'E'
 	miscGenesis     byte = 'g'
-	miscLastBlock byte = 'l'
-	miscPayout    byte = 'p'
-	miscSupply    byte = 's'
-	miscTotal     byte = 't'
-	miscProtocol  byte = 'v'
-	miscUpgrade   byte = 'U'
-	miscActivated byte = 'A'
+	miscLastBlock   byte = 'l'
+	miscPayout      byte = 'p'
+	miscSupply      byte = 's'
+	miscTotal       byte = 't'
+	miscProtocol    byte = 'v'
+	miscUpgrade     byte = 'U'
+	miscActivated   byte = 'A'
 )
 
 // IdentityEntry names what an identity key under IdentityPrefix holds.

@@ -152,3 +152,46 @@ func (h *harness) flags(f drive.StorageFlags) string {
 	}
 	return b.String()
 }
+
+// showExpirations prints the documents expirations tree of the last committed state:
+// each entry's expiry, document (by scenario name) and type.
+//
+//	expirations
+func (h *harness) showExpirations(out *strings.Builder) {
+	kv, err := h.store.Saved(h.height)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	n := 0
+	err = kv.Iterate(drive.ExpirationsPrefix(), drive.PrefixEnd(drive.ExpirationsPrefix()), func(k, v []byte) (bool, error) {
+		e, ok := drive.DecodeExpirationEntry(k, v)
+		if !ok {
+			h.t.Fatalf("expirations entry %x does not decode", k)
+		}
+		fmt.Fprintf(out, "expires %d: %s (%s)\n", e.ExpiresAtMs, h.documentName(e.ID), e.Type)
+		n++
+		return false, nil
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	fmt.Fprintf(out, "%d entries\n", n)
+}
+
+// showLifetimePools prints the lifetime storage fee pools of the last committed state.
+//
+//	lifetime-pools
+func (h *harness) showLifetimePools(out *strings.Builder) {
+	kv, err := h.store.Saved(h.height)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	pools, err := drive.LifetimePools(kv, protocol.MaxEpoch)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, p := range pools {
+		fmt.Fprintf(out, "pool collected in epoch %d for %d epochs: %d\n", p.Epoch, p.Lifetime, p.Credits)
+	}
+	fmt.Fprintf(out, "%d pools\n", len(pools))
+}

@@ -298,6 +298,10 @@ func (h *harness) run(d *datadriven.TestData) string {
 		}
 	case "documents":
 		h.showDocuments(&out, m)
+	case "expirations":
+		h.showExpirations(&out)
+	case "lifetime-pools":
+		h.showLifetimePools(&out)
 	case "doc-query":
 		out.WriteString(h.docQuery(m, d.Input))
 	case "changes":

@@ -150,6 +150,11 @@ func loadRules(kv drive.KV, atMs uint64) (rules, error) {
 	if err != nil {
 		return rules{}, err
 	}
+	local, err := drive.GetLocalLimits(kv)
+	if err != nil {
+		return rules{}, err
+	}
+	ctx.Limits = ctx.Limits.WithLocal(local)
 	f, err := feeschedule.For(v)
 	if err != nil {
 		return rules{}, err

@@ -10,7 +10,7 @@ func init() { handle(protocol.TypeDataContractCreate, applyDataContractCreate) }
 // applyDataContractCreate stores the contract at version 1 under NewContractID(owner,
 // nonce); its key and value bytes pay the perpetual storage fee.
 func applyDataContractCreate(e *execution, t *protocol.DataContractCreate) error {
-	c, err := t.Contract(e.r.ctx.Version)
+	c, err := t.Contract(e.r.ctx)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ func init() { handle(protocol.TypeDataContractUpdate, applyDataContractUpdate) }
 // new value adds over the old pay the perpetual storage fee; a shrink pays none.
 func applyDataContractUpdate(e *execution, t *protocol.DataContractUpdate) error {
 	v := e.r.ctx.Version
-	types, err := t.DocumentTypes(v)
+	types, err := t.DocumentTypes(e.r.ctx)
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,7 @@ const (
 	miscTotal       byte = 't'
 	miscProtocol    byte = 'v'
 	miscUpgrade     byte = 'U'
+	miscLocal       byte = 'o'
 	miscActivated   byte = 'A'
 )
 
@@ -528,6 +529,10 @@ func ProtocolVersionKey() []byte { return []byte{RootMisc, miscProtocol} }
 // ProtocolUpgradeKey: 104 | 'U' -> version u32 ++ height u64: the protocol upgrade
 // genesis scheduled, removed when the block of that height carries it out.
 func ProtocolUpgradeKey() []byte { return []byte{RootMisc, miscUpgrade} }
+
+// LocalLimitsKey: 104 | 'o' -> min document ttl seconds u64: the limits a local
+// chain's genesis lowered (protocol.LocalLimits); absent: none.
+func LocalLimitsKey() []byte { return []byte{RootMisc, miscLocal} }
 
 // VersionActivatedKey: 104 | 'A' | version u32 -> height u64: the first height of a
 // protocol version that brought state of its own (14: document time to live), written

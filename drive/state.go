@@ -312,3 +312,14 @@ func SetProtocolUpgrade(kv KV, u ProtocolUpgrade) error {
 func InsertDocumentTTLTrees(kv KV, height uint64) error {
 	return kv.Set(VersionActivatedKey(protocol.V14), binary.BigEndian.AppendUint64(nil, height))
 }
+
+// GetLocalLimits reads the limits a local chain's genesis lowered (zero: none).
+func GetLocalLimits(kv KV) (protocol.LocalLimits, error) {
+	n, _, err := getU64(kv, LocalLimitsKey())
+	return protocol.LocalLimits{MinDocumentTTLSeconds: n}, err
+}
+
+// SetLocalLimits records o.
+func SetLocalLimits(kv KV, o protocol.LocalLimits) error {
+	return putU64(kv, LocalLimitsKey(), o.MinDocumentTTLSeconds)
+}

@@ -19,6 +19,10 @@ type AppState struct {
 	// Upgrade, when set, switches the chain to a later protocol version at a height
 	// after the initial one (13 to 14: document time to live).
 	Upgrade *Upgrade `json:"protocol_upgrade,omitempty"`
+	// LocalLimits lowers limits on a local chain only (a chain id protocol.LocalChainID
+	// accepts; InitChain refuses them on any other): min_document_ttl_seconds, so that
+	// documents can be watched expiring in minutes.
+	LocalLimits *LocalLimits `json:"local_limits,omitempty"`
 	// EpochTimeLengthS is the epoch length in seconds, protocol.MinEpochLengthS to
 	// protocol.MaxEpochLengthS (mainnet 788,400; a local chain DefaultEpochLengthS).
 	EpochTimeLengthS uint64     `json:"epoch_time_length_s"`
@@ -26,6 +30,12 @@ type AppState struct {
 	Identities       []Identity `json:"identities"`
 	// Validators names the payout identity of every genesis validator.
 	Validators []Validator `json:"validators"`
+}
+
+// LocalLimits are the limits a local chain lowers (protocol.LocalLimits).
+type LocalLimits struct {
+	// MinDocumentTTLSeconds: 1 up to the protocol's minimum (3,600 at 14).
+	MinDocumentTTLSeconds uint64 `json:"min_document_ttl_seconds"`
 }
 
 // Upgrade schedules a protocol version for the block at Height.
@@ -241,6 +251,21 @@ func InitChain(kv drive.KV, p Params, raw []byte) error {
 	}
 	if s.ProtocolVersion >= protocol.V14 {
 		if err := drive.InsertDocumentTTLTrees(kv, p.InitialHeight); err != nil {
+			return err
+		}
+	}
+	if o := s.LocalLimits; o != nil {
+		if !protocol.LocalChainID(p.ChainID) {
+			return invalid("local_limits on chain %q: limits are lowered on local chains only (a chain id ending in -local, -devnet, -test or -e2e)", p.ChainID)
+		}
+		l, err := protocol.LimitsFor(protocol.V14)
+		if err != nil {
+			return err
+		}
+		if o.MinDocumentTTLSeconds < 1 || o.MinDocumentTTLSeconds > l.MinDocumentTTLSeconds {
+			return invalid("local_limits.min_document_ttl_seconds %d is outside 1..%d: it may only lower the minimum", o.MinDocumentTTLSeconds, l.MinDocumentTTLSeconds)
+		}
+		if err := drive.SetLocalLimits(kv, protocol.LocalLimits{MinDocumentTTLSeconds: o.MinDocumentTTLSeconds}); err != nil {
 			return err
 		}
 	}

@@ -136,3 +136,43 @@ func TestInitChain(t *testing.T) {
 		t.Fatalf("empty chain id: %v", err)
 	}
 }
+
+// "Local-network limits override: genesis may lower min_document_ttl_seconds (and raise
+// nothing else) for local chains and tests only, [...] refused on a chain id marked as
+// public". And the upgrade: a scheduled protocol_upgrade must be later, in height and
+// version.
+func TestInitChainLocalLimitsAndUpgrade(t *testing.T) {
+	init := func(chainID, extra string) (drive.KV, error) {
+		s, err := drive.NewStore(dbm.NewMemDB(), drive.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := []byte(`{"epoch_time_length_s": 3600, "addresses": [{"address": "` + strings.Repeat("ab", 20) + `", "balance": 1}]` + extra + `}`)
+		return s.Working(), InitChain(s.Working(), Params{ChainID: chainID, GenesisTimeMs: 42, InitialHeight: 1}, raw)
+	}
+	kv, err := init("ttld-local", `, "local_limits": {"min_document_ttl_seconds": 60}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := drive.GetLocalLimits(kv); err != nil || o.MinDocumentTTLSeconds != 60 {
+		t.Fatalf("local limits %+v %v", o, err)
+	}
+	for name, c := range map[string]struct{ chain, extra string }{
+		"a public chain id":           {"ttld-mainnet", `, "local_limits": {"min_document_ttl_seconds": 60}`},
+		"a raise":                     {"ttld-local", `, "local_limits": {"min_document_ttl_seconds": 7200}`},
+		"zero":                        {"ttld-local", `, "local_limits": {"min_document_ttl_seconds": 0}`},
+		"an upgrade to the same":      {"ttld-local", `, "protocol_version": 14, "protocol_upgrade": {"version": 14, "height": 5}`},
+		"an upgrade at the first one": {"ttld-local", `, "protocol_version": 13, "protocol_upgrade": {"version": 14, "height": 1}`},
+	} {
+		if _, err := init(c.chain, c.extra); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	kv, err = init("c", `, "protocol_version": 13, "protocol_upgrade": {"version": 14, "height": 5}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, ok, err := drive.GetProtocolUpgrade(kv); err != nil || !ok || u != (drive.ProtocolUpgrade{Version: protocol.V14, Height: 5}) {
+		t.Fatalf("upgrade %+v %v %v", u, ok, err)
+	}
+}

@@ -51,6 +51,9 @@ type InitOptions struct {
 	// EpochLengthS is the chain's epoch length in seconds; 0 means
 	// genesis.DefaultEpochLengthS.
 	EpochLengthS uint64
+	// LocalMinTTLSeconds lowers the minimum document ttl in genesis
+	// (genesis.LocalLimits), on a local chain id only; 0: no lowering.
+	LocalMinTTLSeconds uint64
 	// Overwrite starts a new chain in a home that already has one: it rewrites the
 	// configuration and genesis and deletes data/ (blocks, state, application DB and
 	// the validator's last-sign state). Keys (node, validator, keyring) are kept.
@@ -70,6 +73,8 @@ type InitResult struct {
 	ChainID          string
 	DevAddress       protocol.Address
 	DevBalance       uint64
+	// LocalMinTTL is the lowered minimum document ttl of the genesis (0: none).
+	LocalMinTTL uint64
 }
 
 // Initialized reports whether home holds a configuration or a genesis file.
@@ -161,6 +166,12 @@ func Init(opts InitOptions) (InitResult, error) {
 		Identities:       []genesis.Identity{{ID: payout.String(), Keys: []string{hex.EncodeToString(payoutKey.Pub)}}},
 		Validators:       []genesis.Validator{{Address: keys.ValidatorPub.Address().String(), PayoutIdentity: payout.String()}},
 	}
+	if opts.LocalMinTTLSeconds > 0 {
+		if !protocol.LocalChainID(chainID) {
+			return InitResult{}, fmt.Errorf("a lowered minimum ttl is for local chains only (a chain id ending in -local, -devnet, -test or -e2e), not %q", chainID)
+		}
+		state.LocalLimits = &genesis.LocalLimits{MinDocumentTTLSeconds: opts.LocalMinTTLSeconds}
+	}
 	if _, err := genesis.Decode(state.Encode()); err != nil {
 		return InitResult{}, err
 	}
@@ -184,6 +195,7 @@ func Init(opts InitOptions) (InitResult, error) {
 		ChainID:          chainID,
 		DevAddress:       dev.Address(),
 		DevBalance:       balance,
+		LocalMinTTL:      opts.LocalMinTTLSeconds,
 	}, nil
 }
 

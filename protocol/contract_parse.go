@@ -100,7 +100,11 @@ func metaSchemaFor(v Version) (*jsonschema.Schema, bool) {
 // in name order, then the size of the canonical encoding. Numbers are decoded as
 // json.Number and read as exact integers; a float is never made.
 func ParseDocumentTypes(raw []byte, v Version) ([]DocumentType, error) {
-	return parseDocumentTypes(raw, v, false)
+	lim, err := LimitsFor(v)
+	if err != nil {
+		return nil, err
+	}
+	return parseDocumentTypes(raw, v, lim, false)
 }
 
 // ParseSubmittedDocumentTypes parses the definition a contract registration or update
@@ -110,16 +114,23 @@ func ParseDocumentTypes(raw []byte, v Version) ([]DocumentType, error) {
 // version 14) or above max_document_ttl_seconds (one year) is refused too"). A stored
 // contract read back is not held to them.
 func ParseSubmittedDocumentTypes(raw []byte, v Version) ([]DocumentType, error) {
-	return parseDocumentTypes(raw, v, true)
-}
-
-// parseDocumentTypes is ParseDocumentTypes; submitted adds the rules of a definition
-// being registered or updated.
-func parseDocumentTypes(raw []byte, v Version, submitted bool) ([]DocumentType, error) {
-	lim, err := LimitsFor(v)
+	ctx, err := ContextFor(v, 0)
 	if err != nil {
 		return nil, err
 	}
+	return ParseSubmittedDocumentTypesIn(raw, ctx)
+}
+
+// ParseSubmittedDocumentTypesIn is ParseSubmittedDocumentTypes under the limits of a
+// chain's context: its version's, with a local chain's lowered ttl minimum
+// (Limits.WithLocal).
+func ParseSubmittedDocumentTypesIn(raw []byte, ctx Context) ([]DocumentType, error) {
+	return parseDocumentTypes(raw, ctx.Version, ctx.Limits, true)
+}
+
+// parseDocumentTypes is ParseDocumentTypes under limits lim; submitted adds the rules
+// of a definition being registered or updated.
+func parseDocumentTypes(raw []byte, v Version, lim Limits, submitted bool) ([]DocumentType, error) {
 	meta, ok := metaSchemaFor(v)
 	if !ok {
 		return nil, fmt.Errorf("protocol: no contract meta-schema for version %d", v)

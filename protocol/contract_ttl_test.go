@@ -189,10 +189,14 @@ func TestTTLBoundsOnRegistration(t *testing.T) {
 	}
 	// The transitions' accessors parse as submitted too, whatever validate saw.
 	create := &DataContractCreate{Definition: []byte(ttlType(60, ""))}
-	_, err := create.Contract(V14)
+	ctx14, err := ContextFor(V14, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = create.Contract(ctx14)
 	wantCode(t, "DataContractCreate.Contract", err, CodeInvalidContractStructure)
 	update := &DataContractUpdate{Version: 2, Definition: []byte(ttlType(60, ""))}
-	_, err = update.DocumentTypes(V14)
+	_, err = update.DocumentTypes(ctx14)
 	wantCode(t, "DataContractUpdate.DocumentTypes", err, CodeInvalidContractStructure)
 }
 

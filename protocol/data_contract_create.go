@@ -27,6 +27,7 @@ type DataContractCreate struct {
 // state validation does not parse it again.
 type parsedDefinition struct {
 	version Version
+	minTTL  uint64 // the ttl minimum it was parsed under (a local chain may lower it)
 	types   []DocumentType
 	ok      bool
 }
@@ -35,15 +36,15 @@ type parsedDefinition struct {
 // kept, or a fresh parse when it ran under another version (or not at all). A create's
 // or an update's definition is a submitted one: the ttl bounds apply to it
 // (ParseSubmittedDocumentTypes).
-func (p *parsedDefinition) parse(definition []byte, v Version) ([]DocumentType, error) {
-	if p.ok && p.version == v {
+func (p *parsedDefinition) parse(definition []byte, ctx Context) ([]DocumentType, error) {
+	if p.ok && p.version == ctx.Version && p.minTTL == ctx.Limits.MinDocumentTTLSeconds {
 		return p.types, nil
 	}
-	types, err := ParseSubmittedDocumentTypes(definition, v)
+	types, err := ParseSubmittedDocumentTypesIn(definition, ctx)
 	if err != nil {
 		return nil, err
 	}
-	*p = parsedDefinition{version: v, types: types, ok: true}
+	*p = parsedDefinition{version: ctx.Version, minTTL: ctx.Limits.MinDocumentTTLSeconds, types: types, ok: true}
 	return types, nil
 }
 
@@ -57,10 +58,10 @@ func (t *DataContractCreate) Signer() Signer {
 // ContractID is the id of the contract the transition creates.
 func (t *DataContractCreate) ContractID() ContractID { return NewContractID(t.Identity, t.Nonce) }
 
-// Contract is the contract the transition creates, its definition parsed under
-// protocol version v.
-func (t *DataContractCreate) Contract(v Version) (Contract, error) {
-	types, err := t.parsed.parse(t.Definition, v)
+// Contract is the contract the transition creates, its definition parsed under the
+// rules of ctx.
+func (t *DataContractCreate) Contract(ctx Context) (Contract, error) {
+	types, err := t.parsed.parse(t.Definition, ctx)
 	if err != nil {
 		return Contract{}, err
 	}
@@ -84,6 +85,6 @@ func (t *DataContractCreate) decodeBody(d *decoder) {
 // validate parses the definition with the version's parser, ttl bounds included: a
 // contract that does not parse is refused before any state is read, unpaid.
 func (t *DataContractCreate) validate(ctx Context) error {
-	_, err := t.parsed.parse(t.Definition, ctx.Version)
+	_, err := t.parsed.parse(t.Definition, ctx)
 	return err
 }

@@ -22,10 +22,10 @@ type DataContractUpdate struct {
 	parsed parsedDefinition // see DataContractCreate
 }
 
-// DocumentTypes are Definition's types under protocol version v (parsed once, as a
-// submitted definition: ParseSubmittedDocumentTypes).
-func (t *DataContractUpdate) DocumentTypes(v Version) ([]DocumentType, error) {
-	return t.parsed.parse(t.Definition, v)
+// DocumentTypes are Definition's types under the rules of ctx (parsed once, as a
+// submitted definition: ParseSubmittedDocumentTypesIn).
+func (t *DataContractUpdate) DocumentTypes(ctx Context) ([]DocumentType, error) {
+	return t.parsed.parse(t.Definition, ctx)
 }
 
 func (*DataContractUpdate) Type() TransitionType { return TypeDataContractUpdate }
@@ -60,6 +60,6 @@ func (t *DataContractUpdate) validate(ctx Context) error {
 	if t.Version < 2 {
 		return ErrInvalidTransition{Field: "version", Reason: "an update makes version 2 or later"}
 	}
-	_, err := t.parsed.parse(t.Definition, ctx.Version)
+	_, err := t.parsed.parse(t.Definition, ctx)
 	return err
 }

@@ -20,7 +20,7 @@ const (
 	V14 Version = 14
 
 	// Latest is the version a new genesis starts on unless it names another.
-	Latest = V13
+	Latest = V14
 )
 
 // Limits are the consensus limits of one protocol version.
@@ -87,6 +87,34 @@ type Limits struct {
 	// allowed.
 	MaxDocumentExpirationsPerBlock      int
 	MaxDocumentExpirationWeightPerBlock int
+}
+
+// LocalLimits lower limits on a local chain (LocalChainID) so that its users can watch
+// what the limits make slow: the minimum ttl, so documents expire in minutes. Genesis
+// may set them; they never raise a limit.
+type LocalLimits struct {
+	// MinDocumentTTLSeconds, when not 0, replaces a higher MinDocumentTTLSeconds.
+	MinDocumentTTLSeconds uint64
+}
+
+// WithLocal returns l with o's lowerings.
+func (l Limits) WithLocal(o LocalLimits) Limits {
+	if o.MinDocumentTTLSeconds > 0 && o.MinDocumentTTLSeconds < l.MinDocumentTTLSeconds {
+		l.MinDocumentTTLSeconds = o.MinDocumentTTLSeconds
+	}
+	return l
+}
+
+// LocalChainID reports whether chain id names a local network, one that may lower its
+// limits: it ends in "-local", "-devnet", "-test" or "-e2e". Any other chain id is
+// treated as public.
+func LocalChainID(id string) bool {
+	for _, suffix := range []string{"-local", "-devnet", "-test", "-e2e"} {
+		if len(id) > len(suffix) && id[len(id)-len(suffix):] == suffix {
+			return true
+		}
+	}
+	return false
 }
 
 // TTL reports whether the version has document time to live.

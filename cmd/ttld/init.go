@@ -9,6 +9,7 @@ import (
 
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/node"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // initOutput is what init prints (-o json: this object).
@@ -25,6 +26,8 @@ type initOutput struct {
 	DevKey           string `json:"dev_key"`
 	DevAddress       string `json:"dev_address"`
 	DevBalance       uint64 `json:"dev_balance"`
+	// LocalMinTTL is the lowered minimum document ttl (local chains), 0: none.
+	LocalMinTTL uint64 `json:"local_min_ttl_seconds,omitempty"`
 }
 
 func newInitOutput(r node.InitResult) initOutput {
@@ -41,6 +44,7 @@ func newInitOutput(r node.InitResult) initOutput {
 		DevKey:           node.DevKeyName,
 		DevAddress:       r.DevAddress.String(),
 		DevBalance:       r.DevBalance,
+		LocalMinTTL:      r.LocalMinTTL,
 	}
 }
 
@@ -53,8 +57,26 @@ func (o initOutput) text(w io.Writer) {
 	fmt.Fprintf(w, "  node key:       %s (node id %s)\n", o.NodeKeyFile, o.NodeID)
 	fmt.Fprintf(w, "  validator key:  %s\n", o.ValidatorKeyFile)
 	fmt.Fprintf(w, "  dev address:    %s (key %q, %d credits in genesis)\n", o.DevAddress, o.DevKey, o.DevBalance)
+	if o.LocalMinTTL > 0 {
+		fmt.Fprintf(w, "WARNING: LOCAL CHAIN LIMITS: document types may declare a ttl from %d s (the protocol's minimum is 3,600 s). A proof of a create fetched after the document expired fails; never start a public network from this genesis.\n", o.LocalMinTTL)
+	}
 	fmt.Fprintf(w, "Start it with: ttld start --home %s\n", o.Home)
 }
+
+// localMinTTL is the --local-min-ttl of a new chain: its default lowers local chains
+// only, so a public chain id needs it explicitly (and is then refused).
+func localMinTTL(cmd *cobra.Command, chainID string) uint64 {
+	n, _ := cmd.Flags().GetUint64("local-min-ttl")
+	if !protocol.LocalChainID(chainID) && !cmd.Flags().Changed("local-min-ttl") {
+		return 0
+	}
+	return n
+}
+
+// DefaultLocalMinTTLSeconds is the minimum document ttl `ttld init` gives a local chain
+// unless told otherwise: a minute, so the README's walkthrough can watch documents
+// expire.
+const DefaultLocalMinTTLSeconds = 60
 
 func newInitCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -73,7 +95,7 @@ home's data/ directory (blocks, state, application DB) and keeps the keys.`,
 			epoch, _ := cmd.Flags().GetUint64("epoch-length")
 			res, err := node.Init(node.InitOptions{
 				Home: globalFlags(cmd).Home, ChainID: chainID, Moniker: moniker,
-				DevBalance: balance, EpochLengthS: epoch, Overwrite: overwrite,
+				DevBalance: balance, EpochLengthS: epoch, Overwrite: overwrite, LocalMinTTLSeconds: localMinTTL(cmd, chainID),
 			})
 			if errors.As(err, new(node.ErrAlreadyInitialized)) {
 				return fmt.Errorf("%w; ttld init --overwrite starts a new chain there, deleting its data", err)
@@ -96,4 +118,5 @@ func initFlags(cmd *cobra.Command) {
 	cmd.Flags().String("chain-id", node.DefaultChainID, "chain id")
 	cmd.Flags().Uint64("dev-balance", node.DefaultDevBalance, "credits of the dev key's address in genesis")
 	cmd.Flags().Uint64("epoch-length", genesis.DefaultEpochLengthS, "epoch length in seconds (60 to 31,536,000; mainnet 788,400)")
+	cmd.Flags().Uint64("local-min-ttl", DefaultLocalMinTTLSeconds, "on a local chain (id ending in -local, -devnet, -test or -e2e), lower the minimum document ttl to this many seconds, so documents can be watched expiring (0: keep the protocol's 3,600)")
 }

@@ -25,7 +25,7 @@ type DocumentState struct {
 	Expired     bool
 	BlockTimeMs uint64
 	Height      int64
-	Verified bool
+	Verified    bool
 }
 
 // DocumentsAnswer is the answer to a document query at Height: the documents in the

@@ -101,6 +101,26 @@ func (c *Client) DocumentRevision(ctx context.Context, contract protocol.Contrac
 	return out, nil
 }
 
+// WithoutExpired returns the answer's documents that have not expired at blockTimeMs
+// (the proven time of the block whose state answered, Client.BlockTime): the read
+// option that hides documents past their expiry the cleanup has not reached yet. The
+// answer stays verified: the filter is the client's, on proven documents and time.
+func (a DocumentsAnswer) WithoutExpired(blockTimeMs uint64) []protocol.Document {
+	out := make([]protocol.Document, 0, len(a.Documents))
+	for _, d := range a.Documents {
+		if at, ok := a.Type.ExpiresAtMs(d); ok && blockTimeMs >= at {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// BlockTime reads the time of the block whose state is height's, proven with prove.
+func (c *Client) BlockTime(ctx context.Context, height int64, prove bool) (uint64, error) {
+	return c.blockTime(ctx, height, prove)
+}
+
 // blockTime reads the time of the block whose state is height's (the last block
 // record, 104/l), proven with prove.
 func (c *Client) blockTime(ctx context.Context, height int64, prove bool) (uint64, error) {

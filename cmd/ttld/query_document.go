@@ -67,6 +67,13 @@ left out, and each one shown is the document its index entry names.`,
 				if err != nil {
 					return nil, err
 				}
+				if flagBool(cmd, "exclude-expired") {
+					at, err := c.BlockTime(ctx, a.Height, prove)
+					if err != nil {
+						return nil, err
+					}
+					a.Documents = a.WithoutExpired(at)
+				}
 				return documentsOutput(contract, a), nil
 			})
 		},
@@ -77,6 +84,7 @@ left out, and each one shown is the document its index entry names.`,
 	documents.Flags().String("start-after", "", "start right after this document id")
 	documents.Flags().String("start-at", "", "start at this document id")
 	documents.MarkFlagsMutuallyExclusive("start-after", "start-at")
+	documents.Flags().Bool("exclude-expired", false, "leave out documents past their expiry that the cleanup has not deleted yet, judged at the (proven) block time of the state read")
 
 	count := newQueryCountCmd("count", "How many documents have the where clauses' values, from a countable index's count record")
 	sum := newQueryCountCmd("sum", "How many documents have the where clauses' values and the sum of a summable index's property")

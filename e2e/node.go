@@ -45,8 +45,20 @@ func StartNode(t testing.TB) *Env {
 // StartNodeFunded is StartNode with the dev key funded with devBalance at genesis.
 func StartNodeFunded(t testing.TB, devBalance uint64) *Env {
 	t.Helper()
-	home := t.TempDir()
-	res, err := node.Init(node.InitOptions{Home: home, ChainID: ChainID, DevBalance: devBalance})
+	return startNode(t, node.InitOptions{ChainID: ChainID, DevBalance: devBalance})
+}
+
+// StartNodeShortTTL is StartNode on a chain whose genesis lowers the minimum document
+// ttl to minTTL seconds (a local chain's override), so documents expire within a test.
+func StartNodeShortTTL(t testing.TB, minTTL uint64) *Env {
+	t.Helper()
+	return startNode(t, node.InitOptions{ChainID: ChainID, DevBalance: DevBalance, LocalMinTTLSeconds: minTTL})
+}
+
+func startNode(t testing.TB, opts node.InitOptions) *Env {
+	t.Helper()
+	opts.Home = t.TempDir()
+	res, err := node.Init(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

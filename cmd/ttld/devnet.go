@@ -24,9 +24,11 @@ new one.`,
 				chainID, _ := cmd.Flags().GetString("chain-id")
 				balance, _ := cmd.Flags().GetUint64("dev-balance")
 				epoch, _ := cmd.Flags().GetUint64("epoch-length")
-				if _, err := node.Init(node.InitOptions{Home: home, ChainID: chainID, DevBalance: balance, EpochLengthS: epoch, LocalMinTTLSeconds: localMinTTL(cmd, chainID)}); err != nil {
+				res, err := node.Init(node.InitOptions{Home: home, ChainID: chainID, DevBalance: balance, EpochLengthS: epoch, LocalMinTTLSeconds: localMinTTL(cmd, chainID)})
+				if err != nil {
 					return err
 				}
+				warnLocalLimits(cmd.OutOrStdout(), res.LocalMinTTL)
 			}
 			return runNode(cmd, func(n *node.Node) error { return printBanner(cmd, n) })
 		},

@@ -57,10 +57,16 @@ func (o initOutput) text(w io.Writer) {
 	fmt.Fprintf(w, "  node key:       %s (node id %s)\n", o.NodeKeyFile, o.NodeID)
 	fmt.Fprintf(w, "  validator key:  %s\n", o.ValidatorKeyFile)
 	fmt.Fprintf(w, "  dev address:    %s (key %q, %d credits in genesis)\n", o.DevAddress, o.DevKey, o.DevBalance)
-	if o.LocalMinTTL > 0 {
-		fmt.Fprintf(w, "WARNING: LOCAL CHAIN LIMITS: document types may declare a ttl from %d s (the protocol's minimum is 3,600 s). A proof of a create fetched after the document expired fails; never start a public network from this genesis.\n", o.LocalMinTTL)
-	}
+	warnLocalLimits(w, o.LocalMinTTL)
 	fmt.Fprintf(w, "Start it with: ttld start --home %s\n", o.Home)
+}
+
+// warnLocalLimits says, loudly, that a new genesis lowers the minimum ttl (0: it does
+// not, and nothing is said).
+func warnLocalLimits(w io.Writer, minTTL uint64) {
+	if minTTL > 0 {
+		fmt.Fprintf(w, "WARNING: LOCAL CHAIN LIMITS: document types may declare a ttl from %d s (the protocol's minimum is 3,600 s). A proof of a create fetched after the document expired fails; never start a public network from this genesis.\n", minTTL)
+	}
 }
 
 // localMinTTL is the --local-min-ttl of a new chain: its default lowers local chains

@@ -114,3 +114,46 @@ func TestCompactedChangesEndingFrom(t *testing.T) {
 		}
 	}
 }
+
+// The time-to-live keys: the expirations tree and the lifetime pools read back, refuse
+// each other and the other keys, and sort by time and epoch.
+func TestTTLKeysRoundTrip(t *testing.T) {
+	id := protocol.DocumentID{4, 2}
+	exp, pool := ExpirationKey(1_767_225_600_000, id), LifetimePoolKey(70000, 40)
+	if at, got, ok := ParseExpirationKey(exp); !ok || at != 1_767_225_600_000 || got != id {
+		t.Errorf("expiration key parsed as %d %v %v", at, got, ok)
+	}
+	if e, l, ok := ParseLifetimePoolKey(pool); !ok || e != 70000 || l != 40 {
+		t.Errorf("lifetime pool key parsed as %d %d %v", e, l, ok)
+	}
+	others := [][]byte{pool, LastBlockKey(), ProtocolUpgradeKey(), VersionActivatedKey(protocol.V14), LocalLimitsKey(), StoragePoolKey(), PendingRefundKey(3, 9), EpochFeesKey(70000)}
+	for _, k := range others {
+		if _, _, ok := ParseExpirationKey(k); ok {
+			t.Errorf("key %x parsed as an expiration key", k)
+		}
+	}
+	for _, k := range append(others[1:], exp) {
+		if _, _, ok := ParseLifetimePoolKey(k); ok {
+			t.Errorf("key %x parsed as a lifetime pool key", k)
+		}
+	}
+	if _, _, _, ok := ParseEpochKey(pool); ok {
+		t.Error("a lifetime pool key parsed as an epoch key")
+	}
+	if _, _, ok := ParsePendingRefundKey(pool); ok {
+		t.Error("a lifetime pool key parsed as a pending refund")
+	}
+	if bytes.Compare(ExpirationKey(255, protocol.DocumentID{9}), ExpirationKey(256, protocol.DocumentID{1})) >= 0 {
+		t.Error("expiration keys do not sort by expiry time first")
+	}
+	if bytes.Compare(LifetimePoolKey(255, 40), LifetimePoolKey(256, 1)) >= 0 {
+		t.Error("lifetime pool keys do not sort by epoch first")
+	}
+	e := ExpirationEntry{ExpiresAtMs: 7, ID: id, Contract: protocol.ContractID{1}, Type: "note"}
+	if got, ok := DecodeExpirationEntry(ExpirationKey(7, id), EncodeExpiration(e.Contract, e.Type)); !ok || got != e {
+		t.Errorf("expiration entry read back as %+v %v", got, ok)
+	}
+	if _, ok := DecodeExpirationEntry(exp, []byte{1}); ok {
+		t.Error("a value without a type name decoded")
+	}
+}

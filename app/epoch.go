@@ -73,21 +73,14 @@ func spreadLifetimePools(kv drive.KV, first uint32) (uint64, error) {
 			return 0, faultf("lifetime storage fee pool of epoch %d lives 0 epochs", p.Epoch)
 		}
 		each, rest := feeschedule.SpreadLifetimePool(p.Credits, p.Lifetime)
-		for i := uint32(0); i < uint32(p.Lifetime); i++ {
-			part := each
+		err := creditEpochs(kv, first, uint32(p.Lifetime), func(i uint32) uint64 {
 			if i == 0 {
-				part += rest
+				return each + rest
 			}
-			if part == 0 {
-				continue
-			}
-			epoch, err := epochAt(first, i)
-			if err != nil {
-				return 0, err
-			}
-			if err := addU64(kv, drive.EpochStorageKey(epoch), part); err != nil {
-				return 0, err
-			}
+			return each
+		})
+		if err != nil {
+			return 0, err
 		}
 		if err := kv.Delete(drive.LifetimePoolKey(p.Epoch, p.Lifetime)); err != nil {
 			return 0, err
@@ -105,20 +98,29 @@ func distributeStoragePool(kv drive.KV, first uint32) (uint64, error) {
 		return 0, err
 	}
 	split := feeschedule.SplitStorageFee(pool)
-	for i := uint32(0); i < feeschedule.PerpetualEpochs; i++ {
-		part := split.Part(i)
-		if part == 0 {
+	if err := creditEpochs(kv, first, feeschedule.PerpetualEpochs, split.Part); err != nil {
+		return 0, err
+	}
+	return pool, drive.SetU64(kv, drive.StoragePoolKey(), 0)
+}
+
+// creditEpochs adds part(i) to the storage share of epoch first+i, for i below n,
+// skipping the parts that are 0.
+func creditEpochs(kv drive.KV, first, n uint32, part func(i uint32) uint64) error {
+	for i := uint32(0); i < n; i++ {
+		c := part(i)
+		if c == 0 {
 			continue
 		}
 		epoch, err := epochAt(first, i)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		if err := addU64(kv, drive.EpochStorageKey(epoch), part); err != nil {
-			return 0, err
+		if err := addU64(kv, drive.EpochStorageKey(epoch), c); err != nil {
+			return err
 		}
 	}
-	return pool, drive.SetU64(kv, drive.StoragePoolKey(), 0)
+	return nil
 }
 
 // takeBackRefunds takes every pending refund back from the epochs that were credited

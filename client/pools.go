@@ -44,6 +44,9 @@ type PoolsState struct {
 	NextUnpaidEpoch uint32
 	// PendingRefunds wait for the next epoch change, in (paid in, from) order.
 	PendingRefunds []drive.PendingRefund
+	// LifetimePools are the lifetime storage fee pools of documents with a ttl,
+	// oldest first: spread over their epochs at the next epoch change.
+	LifetimePools []drive.LifetimePool
 	Height         int64
 	Verified       bool
 }
@@ -239,6 +242,13 @@ func (c *Client) Pools(ctx context.Context, height int64, prove bool) (PoolsStat
 		return PoolsState{}, err
 	}
 	if out.PendingRefunds, err = drive.PendingRefunds(answerKV(refunds)); err != nil {
+		return PoolsState{}, corrupt(err)
+	}
+	lifetime, _, err := c.rangeRead(ctx, proofs.PathLifetimePools, nil, h, prove, cutShort(proofs.PathLifetimePools))
+	if err != nil {
+		return PoolsState{}, err
+	}
+	if out.LifetimePools, err = drive.LifetimePools(answerKV(lifetime), protocol.MaxEpoch); err != nil {
 		return PoolsState{}, corrupt(err)
 	}
 	return out, nil

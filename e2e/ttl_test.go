@@ -49,6 +49,14 @@ func TestDocumentExpiresProven(t *testing.T) {
 	if !st.Present || !st.Verified || st.ExpiresAtMs != st.CreatedAt+3000 || st.Expired {
 		t.Fatalf("right after its create: %+v", st)
 	}
+	// Its storage fee waits in the lifetime pool of this epoch, for one epoch.
+	pools, err := c.Pools(ctx, h, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pools.LifetimePools) != 1 || pools.LifetimePools[0].Lifetime != 1 || pools.LifetimePools[0].Credits == 0 {
+		t.Fatalf("lifetime pools: %+v", pools.LifetimePools)
+	}
 	// Wait for a block past the expiry: its cleanup deletes the document.
 	for {
 		latest, err := c.LatestHeight(ctx)

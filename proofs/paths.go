@@ -67,6 +67,9 @@ const (
 	// when one is given, oldest first, proven complete: the cleanup's backlog when until
 	// is the block time.
 	PathExpirations = "/expirations"
+	// PathLifetimePools: no data; value = EncodeEntries of the lifetime storage fee pools
+	// (drive.LifetimePoolKey -> credits u64), proven complete.
+	PathLifetimePools = "/lifetime-pools"
 )
 
 // ExpirationsData is the request data of PathExpirations: until u64, then, to read on
@@ -244,6 +247,11 @@ func TargetOf(path string, data []byte) (Target, error) {
 			return Target{}, ErrBadQuery{path, "want no data, or a big-endian u32 paid-in epoch and u32 from epoch"}
 		}
 		return Target{Start: start, End: drive.PrefixEnd(drive.PendingRefundsPrefix())}, nil
+	case PathLifetimePools:
+		if len(data) != 0 {
+			return Target{}, ErrBadQuery{path, "want no data"}
+		}
+		return Target{Start: drive.LifetimePoolsPrefix(), End: drive.PrefixEnd(drive.LifetimePoolsPrefix())}, nil
 	case PathExpirations:
 		if len(data) != 8 && len(data) != 16+protocol.DocumentIDLen {
 			return Target{}, ErrBadQuery{path, fmt.Sprintf("want until u64, and optionally an entry's expiry u64 and %d-byte document id to read after", protocol.DocumentIDLen)}

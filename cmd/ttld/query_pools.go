@@ -150,6 +150,12 @@ type pendingRefundJSON struct {
 	Refunded   uint64 `json:"refunded"`
 }
 
+type lifetimePoolJSON struct {
+	Epoch    uint32 `json:"collected_in_epoch"`
+	Lifetime uint16 `json:"lifetime_epochs"`
+	Credits  uint64 `json:"credits"`
+}
+
 type poolsJSON struct {
 	// Started is false before the first block (no current epoch yet).
 	Started                 bool                `json:"started"`
@@ -160,6 +166,7 @@ type poolsJSON struct {
 	OldestUnpaidEpoch       uint32              `json:"oldest_unpaid_epoch"`
 	PendingRefunds          []pendingRefundJSON `json:"pending_refunds"`
 	PendingRefunded         uint64              `json:"pending_refunded"`
+	LifetimePools           []lifetimePoolJSON  `json:"lifetime_pools"`
 	Height                  int64               `json:"height"`
 }
 
@@ -172,6 +179,10 @@ func poolsOutput(p client.PoolsState) poolsJSON {
 	}
 	for i, r := range p.PendingRefunds {
 		out.PendingRefunds[i] = pendingRefundJSON{PaidIn: r.PaidIn, From: r.From, StorageFee: r.StorageFee, Refunded: r.Refunded}
+	}
+	out.LifetimePools = make([]lifetimePoolJSON, len(p.LifetimePools))
+	for i, l := range p.LifetimePools {
+		out.LifetimePools[i] = lifetimePoolJSON{Epoch: l.Epoch, Lifetime: l.Lifetime, Credits: l.Credits}
 	}
 	return out
 }
@@ -191,6 +202,9 @@ func (o poolsJSON) text(w io.Writer) {
 	fmt.Fprintf(w, "pending refunds: %d\n", o.PendingRefunded)
 	for _, r := range o.PendingRefunds {
 		fmt.Fprintf(w, "pending refund: paid in epoch %d, from epoch %d: storage fee %d, refunded %d\n", r.PaidIn, r.From, r.StorageFee, r.Refunded)
+	}
+	for _, l := range o.LifetimePools {
+		fmt.Fprintf(w, "lifetime storage pool: collected in epoch %d for %d epochs: %d\n", l.Epoch, l.Lifetime, l.Credits)
 	}
 }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -42,6 +43,10 @@ type documentBatches struct {
 	indexed int
 	// identities are those of the batch being made: signers and recipients.
 	identities []identity
+	// nowMs is the time of the block the batches are for, 0 when not known; a batch
+	// that changes a sampled document expired at nowMs sets expiredChange.
+	nowMs         uint64
+	expiredChange bool
 }
 
 func newDocumentBatches(pick chooser) *documentBatches {
@@ -233,6 +238,9 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 		}
 	}
 	kind := kinds[p.n(len(kinds))]
+	if at, ok := dt.ExpiresAtMs(s.doc); ok && s.stored && kind != protocol.ActionDelete && b.nowMs > 0 && at <= b.nowMs {
+		b.expiredChange = true
+	}
 	a := protocol.DocumentAction{Kind: kind, Type: s.ref.typ, ID: s.ref.id, Revision: s.doc.Revision + 1}
 	if !s.stored {
 		a.Revision = 2
@@ -263,6 +271,25 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 		}
 	}
 	return a
+}
+
+// flood makes a batch of n creates on ttl contract c signed by signer, none
+// remembered: "ping" documents, or "heavy" ones mostly when heavy is set
+// (ttlDefinition).
+func (b *documentBatches) flood(c protocol.Contract, signer protocol.IdentityID, n int, heavy bool) *protocol.DocumentsBatch {
+	t := &protocol.DocumentsBatch{Identity: signer, Contract: c.ID}
+	for i := 0; i < n; i++ {
+		name := "ping"
+		if heavy && b.pick.n(8) > 0 {
+			name = "heavy"
+		}
+		dt, _ := c.DocumentType(name)
+		a := protocol.DocumentAction{Kind: protocol.ActionCreate, Type: name, Data: b.data(dt, -1)}
+		binary.BigEndian.PutUint64(a.Entropy[:], b.pick.u64())
+		a.ID = t.CreateID(a)
+		t.Actions = append(t.Actions, a)
+	}
+	return t
 }
 
 // create makes a create action of batch t of one of types (fault 0: of no type of the

@@ -128,3 +128,26 @@ func TestRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestFlood: a run of mostly creates of hour-long documents, blocks seconds apart with
+// jumps of tens of minutes, on a chain that starts on protocol version 14 (seed 2):
+// "a sustained flood of creations with a short time to live builds a backlog it drains
+// at that rate, and that lag grows with it" (seed 000, Semantics). After every block
+// the cleanup either left nothing due or used its whole budget (CheckCleanup), and the
+// run must have built a backlog past one block's budget and drained it at the count
+// budget (ping documents, weight 2) and at the weight budget (heavy ones, weight 10).
+func TestFlood(t *testing.T) {
+	blocks := 300
+	if testing.Short() {
+		blocks = 120
+	}
+	res, err := Run(Config{Seed: 2, Blocks: blocks, Flood: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d blocks: backlog up to %d, %d blocks drained at the count budget, %d at the weight budget; codes %v, events %v",
+		blocks, res.MaxBacklog, res.FullCleanups, res.WeightCleanups, res.Codes, res.Events)
+	if res.MaxBacklog <= 128 || res.FullCleanups < 2 || res.WeightCleanups == 0 {
+		t.Fatalf("the flood built no backlog drained at both budgets: backlog up to %d, %d count-budget and %d weight-budget blocks", res.MaxBacklog, res.FullCleanups, res.WeightCleanups)
+	}
+}

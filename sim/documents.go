@@ -105,6 +105,9 @@ func (b *documentBatches) batch(kv drive.KV, c protocol.ContractID, identities [
 	known := b.docs[c]
 	for i := 0; i < 6 && len(known) > 0; i++ {
 		ref := known[p.n(len(known))]
+		if i%2 == 1 && len(known) > 32 { // half among the latest: alive, or expiring
+			ref = known[len(known)-1-p.n(32)]
+		}
 		s := storedDoc{ref: ref}
 		if t, ok := typeNamed(types, ref.typ); ok {
 			sd, found, err := drive.GetDocument(kv, drive.DocumentType{Contract: c, DocumentType: t}, ref.id)
@@ -114,6 +117,13 @@ func (b *documentBatches) batch(kv drive.KV, c protocol.ContractID, identities [
 			s.doc, s.stored = sd.Document, found
 		}
 		sample = append(sample, s)
+	}
+	if b.nowMs > 0 && p.n(4) > 0 {
+		due, err := b.expired(kv, c, types)
+		if err != nil {
+			return nil, identity{}, err
+		}
+		sample = append(due, sample...)
 	}
 	signer := identities[p.n(len(identities))]
 	if p.n(4) > 0 {
@@ -145,6 +155,55 @@ func (b *documentBatches) batch(kv drive.KV, c protocol.ContractID, identities [
 		t.Actions = append(t.Actions, a)
 	}
 	return t, signer, nil
+}
+
+// expired samples up to two documents of contract c that have expired at the block's
+// time and wait for the cleanup (the expirations tree's entries due at nowMs, among
+// the first 64), so that batches try to change them.
+func (b *documentBatches) expired(kv drive.KV, c protocol.ContractID, types []protocol.DocumentType) ([]storedDoc, error) {
+	var out []storedDoc
+	prefix := drive.ExpirationsPrefix()
+	end := drive.PrefixEnd(binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), b.nowMs))
+	seen := 0
+	var due []drive.ExpirationEntry
+	err := kv.Iterate(prefix, end, func(k, v []byte) (bool, error) {
+		seen++
+		if e, ok := drive.DecodeExpirationEntry(k, v); ok && e.Contract == c {
+			due = append(due, e)
+		}
+		return seen == 64, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < 2 && len(due) > 0; i++ {
+		e := due[b.pick.n(len(due))]
+		t, ok := typeNamed(types, e.Type)
+		if !ok {
+			continue
+		}
+		sd, found, err := drive.GetDocument(kv, drive.DocumentType{Contract: c, DocumentType: t}, e.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, storedDoc{ref: docRef{typ: e.Type, id: e.ID}, doc: sd.Document, stored: found})
+	}
+	return out, nil
+}
+
+// dueContract is the contract of the oldest document expired at nowMs that waits for
+// the cleanup, if any.
+func (b *documentBatches) dueContract(kv drive.KV) (protocol.ContractID, bool, error) {
+	var c protocol.ContractID
+	found := false
+	prefix := drive.ExpirationsPrefix()
+	end := drive.PrefixEnd(binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), b.nowMs))
+	err := kv.Iterate(prefix, end, func(k, v []byte) (bool, error) {
+		e, ok := drive.DecodeExpirationEntry(k, v)
+		c, found = e.Contract, ok
+		return true, nil
+	})
+	return c, found, err
 }
 
 func typeNamed(types []protocol.DocumentType, name string) (protocol.DocumentType, bool) {
@@ -208,6 +267,16 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 		if want && !used[o.ref.id] {
 			s = o
 			break
+		}
+	}
+	if !buy && fault != 1 && p.n(2) == 0 { // one of the signer's own that has expired
+		for i := range sample {
+			o := &sample[i]
+			dt, _ := typeNamed(types, o.ref.typ)
+			if at, ok := dt.ExpiresAtMs(o.doc); ok && o.stored && o.doc.Owner == t.Identity && !used[o.ref.id] && at <= b.nowMs {
+				s = o
+				break
+			}
 		}
 	}
 	if !buy && fault != 1 && s.stored && s.doc.Owner != t.Identity && p.n(4) > 0 {

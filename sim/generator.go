@@ -330,6 +330,14 @@ func (g *Generator) tx(kv drive.KV, used map[string]uint64) ([]byte, error) {
 			}
 			c = g.contracts[g.rng.Intn(len(g.contracts))]
 		}
+		if g.rng.Intn(3) == 0 { // a contract with documents expired and not yet deleted
+			due, ok, err := g.documents.dueContract(kv)
+			if err != nil {
+				return nil, err
+			} else if ok {
+				c.id = due
+			}
+		}
 		b, idn, err := g.documents.batch(kv, c.id, g.identities, g.rng.Intn(100) < g.InvalidPercent)
 		if err != nil {
 			return nil, err

@@ -47,6 +47,10 @@ type documentBatches struct {
 	// that changes a sampled document expired at nowMs sets expiredChange.
 	nowMs         uint64
 	expiredChange bool
+	// expiredUnique: the batch creates the unique values of a sampled document that has
+	// expired at nowMs and waits for the cleanup: "a create of the same unique value is
+	// refused as a duplicate until the cleanup has run" (seed 000).
+	expiredUnique bool
 }
 
 func newDocumentBatches(pick chooser) *documentBatches {
@@ -206,6 +210,25 @@ func (b *documentBatches) dueContract(kv drive.KV) (protocol.ContractID, bool, e
 	return c, found, err
 }
 
+// holdsUnique reports whether a create by signer with the data of document d of type
+// t is a duplicate in one of t's unique indexes while d is stored: every property of
+// the index is required, or is $ownerId and signer owns d (a type whose owner cannot
+// delete its documents keeps d stored until the block's cleanup).
+func holdsUnique(t protocol.DocumentType, d protocol.Document, signer protocol.IdentityID) bool {
+	for _, ix := range t.Indices {
+		all := ix.Unique
+		for _, ip := range ix.Properties {
+			if !(t.IsRequired(ip.Name) && !strings.HasPrefix(ip.Name, "$")) && !(ip.Name == "$ownerId" && d.Owner == signer) {
+				all = false
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
 func typeNamed(types []protocol.DocumentType, name string) (protocol.DocumentType, bool) {
 	for _, t := range types {
 		if t.Name == name {
@@ -231,6 +254,18 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 		for _, o := range sample {
 			if o.stored && o.ref.creator == t.Identity && !used[o.ref.id] {
 				return protocol.DocumentAction{Kind: protocol.ActionCreate, Type: o.ref.typ, ID: o.ref.id, Entropy: o.ref.entropy, Data: []byte("{}")}
+			}
+		}
+	}
+	if fault < 0 && p.n(3) == 0 {
+		for _, o := range sample { // a create of the unique values an expired document holds
+			dt, _ := typeNamed(types, o.ref.typ)
+			if at, ok := dt.ExpiresAtMs(o.doc); ok && o.stored && at <= b.nowMs && !dt.CanBeDeleted && holdsUnique(dt, o.doc, t.Identity) {
+				b.expiredUnique = true
+				a := protocol.DocumentAction{Kind: protocol.ActionCreate, Type: dt.Name, Data: protocol.DocumentData(dt, o.doc)}
+				binary.BigEndian.PutUint64(a.Entropy[:], p.u64())
+				a.ID = t.CreateID(a)
+				return a
 			}
 		}
 	}

@@ -293,9 +293,9 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 		var txs [][]byte
 		var expiredChanges []bool
 		for i, n := 0, 1+f.c.n(12); i < n && !f.c.done(); i++ {
-			f.documents.expiredChange = false
+			f.documents.expiredChange, f.documents.expiredUnique = false, false
 			txs = append(txs, f.tx())
-			expiredChanges = append(expiredChanges, f.documents.expiredChange)
+			expiredChanges = append(expiredChanges, f.documents.expiredChange || f.documents.expiredUnique)
 		}
 		res, err := app.ExecuteBlock(f.kv, app.Block{Height: uint64(h), TimeMs: at, Proposer: proposers[f.c.n(len(proposers))], Txs: txs})
 		if err != nil {
@@ -307,7 +307,7 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 		for i, tr := range res.TxResults {
 			codes[tr.Code]++
 			if expiredChanges[i] && tr.Code == protocol.CodeOK {
-				t.Fatalf("block %d: transaction %d changed a document expired at %d and succeeded", h, i, at)
+				t.Fatalf("block %d: transaction %d changed a document expired at %d, or created unique values it holds, and succeeded", h, i, at)
 			}
 		}
 		cl, err := CleanupOf(res)

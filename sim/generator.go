@@ -42,6 +42,9 @@ type Generator struct {
 	// buy or reprice a document that has expired at the block's time (seed 000: "each
 	// is refused, paid, with DocumentExpiredError (40140)"); none may succeed.
 	ExpiredChanges []bool
+	// ExpiredUniques marks those that create the unique values of a document expired
+	// and not yet deleted (documentBatches.expiredUnique); none may succeed.
+	ExpiredUniques []bool
 }
 
 type identity struct {
@@ -214,10 +217,10 @@ func (g *Generator) Block(kv drive.KV, maxTxs int) (time.Time, [][]byte, error) 
 	n := g.rng.Intn(maxTxs + 1)
 	used := map[string]uint64{} // nonces handed out in this block, by signer
 	var txs [][]byte
-	g.ExpiredChanges = g.ExpiredChanges[:0]
+	g.ExpiredChanges, g.ExpiredUniques = g.ExpiredChanges[:0], g.ExpiredUniques[:0]
 	g.floodHeavy = g.rng.Intn(2) == 0
 	for i := 0; i < n; i++ {
-		g.documents.expiredChange = false
+		g.documents.expiredChange, g.documents.expiredUnique = false, false
 		var tx []byte
 		var err error
 		if g.Flood && g.rng.Intn(10) < 6 {
@@ -231,6 +234,7 @@ func (g *Generator) Block(kv drive.KV, maxTxs int) (time.Time, [][]byte, error) 
 		}
 		txs = append(txs, tx)
 		g.ExpiredChanges = append(g.ExpiredChanges, g.documents.expiredChange)
+		g.ExpiredUniques = append(g.ExpiredUniques, g.documents.expiredUnique)
 	}
 	return at, txs, nil
 }

@@ -45,6 +45,9 @@ type Result struct {
 	// using its full count budget, WeightCleanups its full weight budget; MaxBacklog is
 	// the most entries any block left due.
 	ExpiredChanges, FullCleanups, WeightCleanups, MaxBacklog int
+	// ExpiredUniques counts the creates of unique values an expired document not yet
+	// deleted holds (all refused).
+	ExpiredUniques int
 }
 
 // FullScanEvery is how often (in blocks) a run counts every credit in state against the
@@ -107,6 +110,12 @@ func Run(cfg Config) (Result, error) {
 				res.ExpiredChanges++
 				if tr.Code == 0 {
 					return fail(c.Height, fmt.Errorf("transaction %d changed a document expired at the block's time %d and succeeded", i, at.UnixMilli()))
+				}
+			}
+			if g.ExpiredUniques[i] {
+				res.ExpiredUniques++
+				if tr.Code == 0 {
+					return fail(c.Height, fmt.Errorf("transaction %d created the unique values of a document expired at the block's time %d, not yet deleted, and succeeded", i, at.UnixMilli()))
 				}
 			}
 		}

@@ -136,8 +136,9 @@ func TestDryRunBoundsTTLChanges(t *testing.T) {
 // The dry run is refused with RecipientIdentityNotFound and its max fee bounds that
 // refusal only (app/documents_batch.go, the ActionTransfer case: the refusal does not
 // set e.unbounded, as an absent contract or document does), while the block, where
-// the recipient exists, writes the transfer (seed 11 of TestDryRunBoundsFeesInBlocks
-// meets it at height 663: max 98,700, charged 5,550,274).
+// the recipient exists, writes the transfer (TestDryRunBoundsFeesInBlocks, seed 11,
+// met it at height 663 with an earlier revision of this package's generator: max
+// 98,700, charged 5,550,274).
 func TestDryRunBoundsTransferToAbsentRecipient(t *testing.T) {
 	c, idn := absentKeysChain(t)
 	cc := &protocol.DataContractCreate{Identity: idn.id, Nonce: 1, Definition: []byte(shopDefinition)}

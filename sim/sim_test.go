@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"testing"
 
 	dbm "github.com/cosmos/cosmos-db"
@@ -97,10 +98,18 @@ func TestDeterminism(t *testing.T) {
 // TestRestart stops the application after a commit, and once between FinalizeBlock and
 // Commit, reopens the store as a restarted node does, lets the handshake's rule run
 // (Info reports the last saved height; the missing block is executed again), and
-// reaches the same app hash at every height as an uninterrupted run.
+// reaches the same app hash at every height as an uninterrupted run. Seed 42 starts
+// on protocol version 14; seed 43 starts on 13 and crashes in the block of its
+// upgrade to 14, which the restarted node executes again.
 func TestRestart(t *testing.T) {
+	for _, seed := range []int64{42, 43} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { restart(t, seed) })
+	}
+}
+
+func restart(t *testing.T, seed int64) {
 	const blocks = 60
-	want, err := Run(Config{Seed: 42, Blocks: blocks})
+	want, err := Run(Config{Seed: seed, Blocks: blocks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,9 +118,13 @@ func TestRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := NewGenerator(42, 20)
+	g := NewGenerator(seed, 20)
 	if _, err := c.InitChain(g.Genesis(), g.Validators()...); err != nil {
 		t.Fatal(err)
+	}
+	crash := int64(20)
+	if g.Upgrade > 0 {
+		crash = int64(g.Upgrade)
 	}
 	for h := int64(1); h <= blocks; h++ {
 		at, txs, err := c.NextBlock(g, 40)
@@ -119,7 +132,7 @@ func TestRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		switch h {
-		case 20: // crash between FinalizeBlock and Commit
+		case crash: // crash between FinalizeBlock and Commit
 			if _, err := c.Finalize(at, txs); err != nil {
 				t.Fatal(err)
 			}

@@ -170,7 +170,7 @@ func restart(t *testing.T, seed int64) {
 // run must have built a backlog past one block's budget and drained it at the count
 // budget (ping documents, weight 2) and at the weight budget (heavy ones, weight 10).
 func TestFlood(t *testing.T) {
-	blocks := 300
+	blocks := 200
 	if testing.Short() {
 		blocks = 120
 	}

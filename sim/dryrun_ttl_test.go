@@ -177,3 +177,21 @@ func TestDryRunBoundsTransferToAbsentRecipient(t *testing.T) {
 			protocol.Code(ans.Code), ans.Fee, ans.MaxFee, protocol.Code(got.Code), got.GasUsed)
 	}
 }
+
+// TestCheckCleanupCatchesLeftovers: CheckCleanup fails on a state holding a document
+// due at the block's time that a cleanup which removed nothing left behind, and passes
+// on the same state the millisecond before its expiry.
+func TestCheckCleanupCatchesLeftovers(t *testing.T) {
+	c, _, _, _ := ttlChain(t)
+	kv, err := c.Saved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	expiry := uint64(GenesisTime.Add(2*time.Second + 3600*time.Second).UnixMilli())
+	if err := CheckCleanup(kv, expiry-1, BlockCleanup{}); err != nil {
+		t.Fatalf("before the expiry: %v", err)
+	}
+	if err := CheckCleanup(kv, expiry, BlockCleanup{}); err == nil {
+		t.Fatal("a document due at the block's time, left by a cleanup that removed nothing, passed")
+	}
+}

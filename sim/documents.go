@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -42,6 +43,14 @@ type documentBatches struct {
 	indexed int
 	// identities are those of the batch being made: signers and recipients.
 	identities []identity
+	// nowMs is the time of the block the batches are for, 0 when not known; a batch
+	// that changes a sampled document expired at nowMs sets expiredChange.
+	nowMs         uint64
+	expiredChange bool
+	// expiredUnique: the batch creates the unique values of a sampled document that has
+	// expired at nowMs and waits for the cleanup: "a create of the same unique value is
+	// refused as a duplicate until the cleanup has run" (seed 000).
+	expiredUnique bool
 }
 
 func newDocumentBatches(pick chooser) *documentBatches {
@@ -100,6 +109,9 @@ func (b *documentBatches) batch(kv drive.KV, c protocol.ContractID, identities [
 	known := b.docs[c]
 	for i := 0; i < 6 && len(known) > 0; i++ {
 		ref := known[p.n(len(known))]
+		if i%2 == 1 && len(known) > 32 { // half among the latest: alive, or expiring
+			ref = known[len(known)-1-p.n(32)]
+		}
 		s := storedDoc{ref: ref}
 		if t, ok := typeNamed(types, ref.typ); ok {
 			sd, found, err := drive.GetDocument(kv, drive.DocumentType{Contract: c, DocumentType: t}, ref.id)
@@ -109,6 +121,13 @@ func (b *documentBatches) batch(kv drive.KV, c protocol.ContractID, identities [
 			s.doc, s.stored = sd.Document, found
 		}
 		sample = append(sample, s)
+	}
+	if b.nowMs > 0 && p.n(4) > 0 {
+		due, err := b.expired(kv, c, types)
+		if err != nil {
+			return nil, identity{}, err
+		}
+		sample = append(due, sample...)
 	}
 	signer := identities[p.n(len(identities))]
 	if p.n(4) > 0 {
@@ -142,6 +161,74 @@ func (b *documentBatches) batch(kv drive.KV, c protocol.ContractID, identities [
 	return t, signer, nil
 }
 
+// expired samples up to two documents of contract c that have expired at the block's
+// time and wait for the cleanup (the expirations tree's entries due at nowMs, among
+// the first 64), so that batches try to change them.
+func (b *documentBatches) expired(kv drive.KV, c protocol.ContractID, types []protocol.DocumentType) ([]storedDoc, error) {
+	var out []storedDoc
+	prefix := drive.ExpirationsPrefix()
+	end := drive.PrefixEnd(binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), b.nowMs))
+	seen := 0
+	var due []drive.ExpirationEntry
+	err := kv.Iterate(prefix, end, func(k, v []byte) (bool, error) {
+		seen++
+		if e, ok := drive.DecodeExpirationEntry(k, v); ok && e.Contract == c {
+			due = append(due, e)
+		}
+		return seen == 64, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < 2 && len(due) > 0; i++ {
+		e := due[b.pick.n(len(due))]
+		t, ok := typeNamed(types, e.Type)
+		if !ok {
+			continue
+		}
+		sd, found, err := drive.GetDocument(kv, drive.DocumentType{Contract: c, DocumentType: t}, e.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, storedDoc{ref: docRef{typ: e.Type, id: e.ID}, doc: sd.Document, stored: found})
+	}
+	return out, nil
+}
+
+// dueContract is the contract of the oldest document expired at nowMs that waits for
+// the cleanup, if any.
+func (b *documentBatches) dueContract(kv drive.KV) (protocol.ContractID, bool, error) {
+	var c protocol.ContractID
+	found := false
+	prefix := drive.ExpirationsPrefix()
+	end := drive.PrefixEnd(binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), b.nowMs))
+	err := kv.Iterate(prefix, end, func(k, v []byte) (bool, error) {
+		e, ok := drive.DecodeExpirationEntry(k, v)
+		c, found = e.Contract, ok
+		return true, nil
+	})
+	return c, found, err
+}
+
+// holdsUnique reports whether a create by signer with the data of document d of type
+// t is a duplicate in one of t's unique indexes while d is stored: every property of
+// the index is required, or is $ownerId and signer owns d (a type whose owner cannot
+// delete its documents keeps d stored until the block's cleanup).
+func holdsUnique(t protocol.DocumentType, d protocol.Document, signer protocol.IdentityID) bool {
+	for _, ix := range t.Indices {
+		all := ix.Unique
+		for _, ip := range ix.Properties {
+			if !(t.IsRequired(ip.Name) && !strings.HasPrefix(ip.Name, "$")) && !(ip.Name == "$ownerId" && d.Owner == signer) {
+				all = false
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
 func typeNamed(types []protocol.DocumentType, name string) (protocol.DocumentType, bool) {
 	for _, t := range types {
 		if t.Name == name {
@@ -167,6 +254,18 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 		for _, o := range sample {
 			if o.stored && o.ref.creator == t.Identity && !used[o.ref.id] {
 				return protocol.DocumentAction{Kind: protocol.ActionCreate, Type: o.ref.typ, ID: o.ref.id, Entropy: o.ref.entropy, Data: []byte("{}")}
+			}
+		}
+	}
+	if fault < 0 && p.n(3) == 0 {
+		for _, o := range sample { // a create of the unique values an expired document holds
+			dt, _ := typeNamed(types, o.ref.typ)
+			if at, ok := dt.ExpiresAtMs(o.doc); ok && o.stored && at <= b.nowMs && !dt.CanBeDeleted && holdsUnique(dt, o.doc, t.Identity) {
+				b.expiredUnique = true
+				a := protocol.DocumentAction{Kind: protocol.ActionCreate, Type: dt.Name, Data: protocol.DocumentData(dt, o.doc)}
+				binary.BigEndian.PutUint64(a.Entropy[:], p.u64())
+				a.ID = t.CreateID(a)
+				return a
 			}
 		}
 	}
@@ -205,6 +304,16 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 			break
 		}
 	}
+	if !buy && fault != 1 && p.n(2) == 0 { // one of the signer's own that has expired
+		for i := range sample {
+			o := &sample[i]
+			dt, _ := typeNamed(types, o.ref.typ)
+			if at, ok := dt.ExpiresAtMs(o.doc); ok && o.stored && o.doc.Owner == t.Identity && !used[o.ref.id] && at <= b.nowMs {
+				s = o
+				break
+			}
+		}
+	}
 	if !buy && fault != 1 && s.stored && s.doc.Owner != t.Identity && p.n(4) > 0 {
 		return b.create(t, types, fault) // none of the signer's own sampled
 	}
@@ -233,6 +342,9 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 		}
 	}
 	kind := kinds[p.n(len(kinds))]
+	if at, ok := dt.ExpiresAtMs(s.doc); ok && s.stored && kind != protocol.ActionDelete && b.nowMs > 0 && at <= b.nowMs {
+		b.expiredChange = true
+	}
 	a := protocol.DocumentAction{Kind: kind, Type: s.ref.typ, ID: s.ref.id, Revision: s.doc.Revision + 1}
 	if !s.stored {
 		a.Revision = 2
@@ -263,6 +375,25 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 		}
 	}
 	return a
+}
+
+// flood makes a batch of n creates on ttl contract c signed by signer, none
+// remembered: "ping" documents, or "heavy" ones mostly when heavy is set
+// (ttlDefinition).
+func (b *documentBatches) flood(c protocol.Contract, signer protocol.IdentityID, n int, heavy bool) *protocol.DocumentsBatch {
+	t := &protocol.DocumentsBatch{Identity: signer, Contract: c.ID}
+	for i := 0; i < n; i++ {
+		name := "ping"
+		if heavy && b.pick.n(8) > 0 {
+			name = "heavy"
+		}
+		dt, _ := c.DocumentType(name)
+		a := protocol.DocumentAction{Kind: protocol.ActionCreate, Type: name, Data: b.data(dt, -1)}
+		binary.BigEndian.PutUint64(a.Entropy[:], b.pick.u64())
+		a.ID = t.CreateID(a)
+		t.Actions = append(t.Actions, a)
+	}
+	return t
 }
 
 // create makes a create action of batch t of one of types (fault 0: of no type of the

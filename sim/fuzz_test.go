@@ -132,10 +132,14 @@ func (f *blockFuzz) tx() []byte {
 		// A documents batch on a contract created before (or on none): actions of every
 		// kind on documents created before, valid and not (documents.go). Before any
 		// contract, the shop contract is created for them.
-		if len(f.contracts) == 0 {
+		if len(f.contracts) == 0 || (len(f.contracts) == 1 && f.c.n(4) == 0) {
 			idn := f.identity()
-			t := &protocol.DataContractCreate{Identity: idn.id, Nonce: f.nonce(idn.id[:]), Definition: []byte(shopDefinition)}
-			f.contracts = append(f.contracts, contract{id: t.ContractID(), owner: idn})
+			def := shopDefinition
+			if f.c.n(2) == 0 {
+				def = ttlDefinition
+			}
+			t := &protocol.DataContractCreate{Identity: idn.id, Nonce: f.nonce(idn.id[:]), Definition: []byte(def)}
+			f.contracts = append(f.contracts, contract{id: t.ContractID(), owner: idn, ttl: def == ttlDefinition})
 			tr, signer = t, idn.key
 			break
 		}
@@ -220,7 +224,10 @@ func (f *blockFuzz) tx() []byte {
 
 // runBlockFuzz builds a genesis holding the whole u64 supply and runs blocks of
 // transitions of every kind with boundary values, block times that cross epochs (and
-// several at once) and proposers with and without a payout identity. ExecuteBlock must
+// several at once, and hour-long documents' expiries at the millisecond) and proposers
+// with and without a payout identity, on protocol version 13, 14, or 13 upgrading to
+// 14. No change of an expired document succeeds, and after every block the documents
+// cleanup left nothing due unless it used its budget (CheckCleanup). ExecuteBlock must
 // never return a Fault on a healthy store, and credits must be conserved after every
 // block, by the running total and by a full count; at the end, the documents tree
 // passes drive.CheckDocuments.
@@ -232,7 +239,15 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 	for i := 0; i < 4; i++ {
 		f.keys = append(f.keys, fuzzKey(i))
 	}
-	st := genesis.AppState{EpochTimeLengthS: EpochLengthS}
+	// The chain starts on protocol version 13, on 14, or on 13 with the upgrade to 14
+	// at height 2.
+	st := genesis.AppState{EpochTimeLengthS: EpochLengthS, ProtocolVersion: protocol.V14}
+	switch f.c.n(3) {
+	case 0:
+		st.ProtocolVersion = protocol.V13
+	case 1:
+		st.ProtocolVersion, st.Upgrade = protocol.V13, &genesis.Upgrade{Version: protocol.V14, Height: 2}
+	}
 	rest := uint64(math.MaxUint64)
 	// Most runs start with an identity funded at genesis (keys[1]'s), so that contracts
 	// and their documents are written from the first block on.
@@ -270,10 +285,17 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 	at := start
 	blocks := 1 + f.c.n(4)
 	for h := 1; h <= blocks && (h == 1 || !f.c.done()); h++ {
-		at += 1 + uint64(f.c.n(4))*36_000_000 // up to 30 hours on: address records expire
+		// A millisecond or a second on, the last millisecond before an hour-long
+		// document's expiry, the expiry itself and the one after, or up to 30 hours on
+		// (address records expire).
+		at += []uint64{1, 1000, 3_599_999, 3_600_000, 3_600_001, 36_000_000, 72_000_000, 108_000_000}[f.c.n(8)]
+		f.documents.nowMs = at
 		var txs [][]byte
+		var expiredChanges []bool
 		for i, n := 0, 1+f.c.n(12); i < n && !f.c.done(); i++ {
+			f.documents.expiredChange, f.documents.expiredUnique = false, false
 			txs = append(txs, f.tx())
+			expiredChanges = append(expiredChanges, f.documents.expiredChange || f.documents.expiredUnique)
 		}
 		res, err := app.ExecuteBlock(f.kv, app.Block{Height: uint64(h), TimeMs: at, Proposer: proposers[f.c.n(len(proposers))], Txs: txs})
 		if err != nil {
@@ -282,8 +304,18 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 		if len(res.TxResults) != len(txs) {
 			t.Fatalf("block %d: %d results for %d transactions", h, len(res.TxResults), len(txs))
 		}
-		for _, tr := range res.TxResults {
+		for i, tr := range res.TxResults {
 			codes[tr.Code]++
+			if expiredChanges[i] && tr.Code == protocol.CodeOK {
+				t.Fatalf("block %d: transaction %d changed a document expired at %d, or created unique values it holds, and succeeded", h, i, at)
+			}
+		}
+		cl, err := CleanupOf(res)
+		if err == nil {
+			err = CheckCleanup(f.kv, at, cl)
+		}
+		if err != nil {
+			t.Fatalf("block %d: %v", h, err)
 		}
 		if err := res.Credits.Conserved(); err != nil {
 			t.Fatalf("block %d: %v", h, err)
@@ -304,8 +336,8 @@ func FuzzBlocks(f *testing.F) {
 	f.Add([]byte{})
 	// The overflow that once halted the chain: the whole supply at one address, a
 	// transfer of 2^63 to another, then the second address's balance overflowing.
-	// (The leading 0: no identity funded at genesis.)
-	f.Add([]byte{0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0})
+	// (The leading 0, 0: protocol version 13, no identity funded at genesis.)
+	f.Add([]byte{0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0})
 	rng := rand.New(rand.NewSource(1))
 	for i := 0; i < 8; i++ {
 		seed := make([]byte, 64+rng.Intn(400))

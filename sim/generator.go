@@ -27,6 +27,24 @@ type Generator struct {
 	time       time.Time
 	// InvalidPercent is the share of transactions made invalid on purpose.
 	InvalidPercent int
+	// Version is the protocol version the chain starts on and Upgrade, when not 0, the
+	// height its upgrade to 14 is scheduled at (genesis protocol_upgrade): an even seed
+	// starts on 14, an odd one on 13 and upgrades.
+	Version protocol.Version
+	Upgrade uint64
+	// Flood makes most transactions batches of creates of the ttl contract's hour-long
+	// types, and block times mostly seconds apart with jumps of tens of minutes: a
+	// backlog of expired documents builds, which the cleanup drains at its budget.
+	Flood bool
+	// floodHeavy: this block's flood creates mostly heavy documents.
+	floodHeavy bool
+	// ExpiredChanges marks the transactions of the last block that replace, transfer,
+	// buy or reprice a document that has expired at the block's time (seed 000: "each
+	// is refused, paid, with DocumentExpiredError (40140)"); none may succeed.
+	ExpiredChanges []bool
+	// ExpiredUniques marks those that create the unique values of a document expired
+	// and not yet deleted (documentBatches.expiredUnique); none may succeed.
+	ExpiredUniques []bool
 }
 
 type identity struct {
@@ -37,6 +55,7 @@ type identity struct {
 type contract struct {
 	id    protocol.ContractID
 	owner identity
+	ttl   bool // made of ttlDefinition
 }
 
 // contractDefinitions are what contract transitions carry: valid ones (a second type
@@ -50,7 +69,42 @@ var contractDefinitions = []string{
 	`{"documentSchemas":{"note":{"type":"object","properties":{"text":{"type":"string","maxLength":100,"position":0}},"additionalProperties":false}}}`,
 	`{"documentSchemas":{"note":{"type":"object","properties":{"n":{"type":"number","position":0}},"additionalProperties":false}}}`,
 	`{"documentSchemas":{`,
+	ttlDefinition,
+	ttlDefinition,
+	// A ttl added to note on an update (40212), one below the minimum (10231).
+	`{"documentSchemas":{"note":{"type":"object","ttl":7200,"properties":{"text":{"type":"string","maxLength":280,"position":0}},"required":["$createdAt"],"additionalProperties":false}}}`,
+	`{"documentSchemas":{"note":{"type":"object","ttl":60,"properties":{"text":{"type":"string","maxLength":280,"position":0}},"required":["$createdAt"],"additionalProperties":false}}}`,
 }
+
+// ttlDefinition is the contract of document time to live (protocol version 14; a
+// version-13 chain refuses the keyword): "offer" lives the minimum, an hour, is
+// mutable, transferable and for sale, cannot be deleted by its owner, and has a unique
+// index on name (few values: creates meet the names of expired documents the cleanup
+// has not reached) and a countable index on tag summing qty; "story" lives two weeks,
+// unique by owner and caption, counted and summed by n; "ping" (an hour, one index
+// level) and "heavy" (an hour, nine index levels: weight 10, so 102 fill the weight
+// budget) are what a flood creates.
+const ttlDefinition = `{"documentSchemas":{` +
+	`"offer":{"type":"object","ttl":3600,"canBeDeleted":false,"transferable":1,"tradeMode":1,"properties":{` +
+	`"name":{"type":"string","minLength":1,"maxLength":8,"position":0},` +
+	`"tag":{"type":"string","maxLength":4,"position":1},` +
+	`"qty":{"type":"integer","minimum":-3,"maximum":40,"position":2}},` +
+	`"required":["$createdAt","name","qty"],"additionalProperties":false,"indices":[` +
+	`{"name":"byName","properties":[{"name":"asc"}],"unique":true},` +
+	`{"name":"byTag","properties":[{"tag":"asc"},{"qty":"desc"}],"countable":true,"summable":"qty"}]},` +
+	`"story":{"type":"object","ttl":1209600,"transferable":1,"properties":{` +
+	`"caption":{"type":"string","minLength":1,"maxLength":12,"position":0},"n":{"type":"integer","minimum":0,"maximum":20,"position":1}},` +
+	`"required":["$createdAt","caption"],"additionalProperties":false,"indices":[` +
+	`{"name":"byCaption","properties":[{"$ownerId":"asc"},{"caption":"asc"}],"unique":true},` +
+	`{"name":"byN","properties":[{"n":"asc"}],"countable":true,"summable":"n"}]},` +
+	`"ping":{"type":"object","ttl":3600,"properties":{"n":{"type":"integer","minimum":0,"maximum":9,"position":0}},` +
+	`"required":["$createdAt","n"],"additionalProperties":false,"indices":[{"name":"byN","properties":[{"n":"asc"}],"countable":true}]},` +
+	`"heavy":{"type":"object","ttl":3600,"properties":{` +
+	`"a":{"type":"integer","minimum":0,"maximum":3,"position":0},"b":{"type":"integer","minimum":0,"maximum":3,"position":1},"c":{"type":"integer","minimum":0,"maximum":3,"position":2}},` +
+	`"required":["$createdAt","a","b","c"],"additionalProperties":false,"indices":[` +
+	`{"name":"abc","properties":[{"a":"asc"},{"b":"asc"},{"c":"asc"}],"countable":true},` +
+	`{"name":"bca","properties":[{"b":"asc"},{"c":"asc"},{"a":"asc"}]},` +
+	`{"name":"cab","properties":[{"c":"asc"},{"a":"asc"},{"b":"asc"}]}]}}}`
 
 // shopDefinition is the contract most documents batches write to: "item" is mutable,
 // keeps history, is transferable and for sale, with a unique index on owner and name
@@ -78,7 +132,10 @@ const EpochLengthS = 3600
 
 // NewGenerator makes a generator over accounts funded addresses.
 func NewGenerator(seed int64, accounts int) *Generator {
-	g := &Generator{rng: rand.New(rand.NewSource(seed)), time: GenesisTime, InvalidPercent: 15}
+	g := &Generator{rng: rand.New(rand.NewSource(seed)), time: GenesisTime, InvalidPercent: 15, Version: protocol.V14}
+	if seed%2 != 0 {
+		g.Version, g.Upgrade = protocol.V13, uint64(10+seed%30)
+	}
 	g.documents = newDocumentBatches(rngChooser{g.rng})
 	for i := 0; i < accounts; i++ {
 		var s [32]byte
@@ -91,7 +148,10 @@ func NewGenerator(seed int64, accounts int) *Generator {
 
 // Genesis funds every account's address with a random balance.
 func (g *Generator) Genesis() genesis.AppState {
-	st := genesis.AppState{EpochTimeLengthS: EpochLengthS}
+	st := genesis.AppState{EpochTimeLengthS: EpochLengthS, ProtocolVersion: g.Version}
+	if g.Upgrade > 0 {
+		st.Upgrade = &genesis.Upgrade{Version: protocol.V14, Height: g.Upgrade}
+	}
 	for _, k := range g.keys {
 		st.Addresses = append(st.Addresses, genesis.Address{
 			Address: protocol.AddressOf(pubOf(k)).String(),
@@ -132,6 +192,10 @@ func pubOf(k ed25519.PrivateKey) ed25519.PublicKey { return k.Public().(ed25519.
 func (g *Generator) nextTime() time.Time {
 	var d time.Duration
 	switch p := g.rng.Intn(100); {
+	case g.Flood && p < 85:
+		d = time.Duration(1+g.rng.Intn(5)) * time.Second
+	case g.Flood:
+		d = time.Duration(10+g.rng.Intn(60)) * time.Minute
 	case p < 70:
 		d = time.Duration(1+g.rng.Intn(5)) * time.Second
 	case p < 90:
@@ -149,15 +213,28 @@ func (g *Generator) nextTime() time.Time {
 // saved version), at most maxTxs of them.
 func (g *Generator) Block(kv drive.KV, maxTxs int) (time.Time, [][]byte, error) {
 	at := g.nextTime()
+	g.documents.nowMs = uint64(at.UnixMilli())
 	n := g.rng.Intn(maxTxs + 1)
 	used := map[string]uint64{} // nonces handed out in this block, by signer
 	var txs [][]byte
+	g.ExpiredChanges, g.ExpiredUniques = g.ExpiredChanges[:0], g.ExpiredUniques[:0]
+	g.floodHeavy = g.rng.Intn(2) == 0
 	for i := 0; i < n; i++ {
-		tx, err := g.tx(kv, used)
+		g.documents.expiredChange, g.documents.expiredUnique = false, false
+		var tx []byte
+		var err error
+		if g.Flood && g.rng.Intn(10) < 6 {
+			tx, err = g.floodTx(kv, used)
+		}
+		if tx == nil && err == nil {
+			tx, err = g.tx(kv, used)
+		}
 		if err != nil {
 			return at, nil, err
 		}
 		txs = append(txs, tx)
+		g.ExpiredChanges = append(g.ExpiredChanges, g.documents.expiredChange)
+		g.ExpiredUniques = append(g.ExpiredUniques, g.documents.expiredUnique)
 	}
 	return at, txs, nil
 }
@@ -257,6 +334,14 @@ func (g *Generator) tx(kv drive.KV, used map[string]uint64) ([]byte, error) {
 			}
 			c = g.contracts[g.rng.Intn(len(g.contracts))]
 		}
+		if g.rng.Intn(3) == 0 { // a contract with documents expired and not yet deleted
+			due, ok, err := g.documents.dueContract(kv)
+			if err != nil {
+				return nil, err
+			} else if ok {
+				c.id = due
+			}
+		}
 		b, idn, err := g.documents.batch(kv, c.id, g.identities, g.rng.Intn(100) < g.InvalidPercent)
 		if err != nil {
 			return nil, err
@@ -321,7 +406,7 @@ func (g *Generator) contractTx(kv drive.KV, used map[string]uint64) (protocol.Tr
 			return nil, nil, err
 		}
 		t := &protocol.DataContractCreate{Identity: idn.id, Nonce: nonce, Definition: def}
-		g.contracts = append(g.contracts, contract{id: t.ContractID(), owner: idn})
+		g.contracts = append(g.contracts, contract{id: t.ContractID(), owner: idn, ttl: string(def) == ttlDefinition})
 		return t, idn.key, nil
 	}
 	c := g.contracts[g.rng.Intn(len(g.contracts))]
@@ -349,4 +434,34 @@ func (g *Generator) contractTx(kv drive.KV, used map[string]uint64) (protocol.Tr
 		version += uint32(g.rng.Intn(3))
 	}
 	return &protocol.DataContractUpdate{Identity: idn.id, Nonce: nonce, Contract: c.id, Version: version, Definition: def}, idn.key, nil
+}
+
+// floodTx makes a batch of creates of the hour-long "ping" or (in half the blocks,
+// so that their expiries come together) mostly "heavy" documents of a stored ttl
+// contract by a funded identity; nil when there is no such contract or
+// identity yet.
+func (g *Generator) floodTx(kv drive.KV, used map[string]uint64) ([]byte, error) {
+	var ttl []contract
+	for _, c := range g.contracts {
+		if c.ttl {
+			ttl = append(ttl, c)
+		}
+	}
+	if len(ttl) == 0 || len(g.identities) == 0 {
+		return nil, nil
+	}
+	c := ttl[g.rng.Intn(len(ttl))]
+	ct, found, err := drive.GetContract(kv, c.id, protocol.V14)
+	if err != nil || !found {
+		return nil, err
+	}
+	idn := g.identities[g.rng.Intn(len(g.identities))]
+	if bal, _, err := drive.GetIdentityBalance(kv, idn.id); err != nil || bal < 1_000_000_000 {
+		return nil, err
+	}
+	b := g.documents.flood(ct, idn.id, 1+g.rng.Intn(10), g.floodHeavy)
+	if b.Nonce, _, err = g.identityNonce(kv, idn.id, used); err != nil {
+		return nil, err
+	}
+	return protocol.Sign(ChainID, b, idn.key), nil
 }

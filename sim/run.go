@@ -6,6 +6,7 @@ import (
 	dbm "github.com/cosmos/cosmos-db"
 
 	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // Config sets up one simulation.
@@ -14,6 +15,9 @@ type Config struct {
 	Blocks   int
 	Accounts int // funded genesis addresses; 0 means 20
 	MaxTxs   int // per block; 0 means 40
+	// Flood: mostly creates of hour-long documents, blocks mostly seconds apart
+	// (Generator.Flood).
+	Flood bool
 }
 
 // Failure names the seed and height that reproduce a failed run.
@@ -36,6 +40,14 @@ type Result struct {
 	Codes     map[uint32]int
 	// Events counts the blocks' own events by type (epoch_change, epoch_paid, ...).
 	Events map[string]int
+	// ExpiredChanges counts the transactions that changed an expired document (all
+	// refused); FullCleanups the blocks whose documents cleanup left a backlog after
+	// using its full count budget, WeightCleanups its full weight budget; MaxBacklog is
+	// the most entries any block left due.
+	ExpiredChanges, FullCleanups, WeightCleanups, MaxBacklog int
+	// ExpiredUniques counts the creates of unique values an expired document not yet
+	// deleted holds (all refused).
+	ExpiredUniques int
 }
 
 // FullScanEvery is how often (in blocks) a run counts every credit in state against the
@@ -73,6 +85,11 @@ func Run(cfg Config) (Result, error) {
 	}
 	defer c.Close()
 	g := NewGenerator(cfg.Seed, cfg.Accounts)
+	g.Flood = cfg.Flood
+	l14, err := protocol.LimitsFor(protocol.V14)
+	if err != nil {
+		return fail(0, err)
+	}
 	hash, err := c.InitChain(g.Genesis(), g.Validators()...)
 	if err != nil {
 		return fail(0, err)
@@ -87,8 +104,20 @@ func Run(cfg Config) (Result, error) {
 		if err != nil {
 			return fail(c.Height+1, err)
 		}
-		for _, tr := range fb.TxResults {
+		for i, tr := range fb.TxResults {
 			res.Codes[tr.Code]++
+			if g.ExpiredChanges[i] {
+				res.ExpiredChanges++
+				if tr.Code == 0 {
+					return fail(c.Height, fmt.Errorf("transaction %d changed a document expired at the block's time %d and succeeded", i, at.UnixMilli()))
+				}
+			}
+			if g.ExpiredUniques[i] {
+				res.ExpiredUniques++
+				if tr.Code == 0 {
+					return fail(c.Height, fmt.Errorf("transaction %d created the unique values of a document expired at the block's time %d, not yet deleted, and succeeded", i, at.UnixMilli()))
+				}
+			}
 		}
 		for _, e := range fb.Events {
 			res.Events[e.Type]++
@@ -100,6 +129,21 @@ func Run(cfg Config) (Result, error) {
 		}
 		if err := Invariants(saved, c.Height, i == cfg.Blocks-1); err != nil {
 			return fail(c.Height, err)
+		}
+		cl, err := CleanupOfEvents(fb.Events)
+		if err == nil {
+			err = CheckCleanup(saved, uint64(at.UnixMilli()), cl)
+		}
+		if err != nil {
+			return fail(c.Height, err)
+		}
+		if st := cl.Stats; st.Backlog > 0 {
+			if st.Removed == l14.MaxDocumentExpirationsPerBlock {
+				res.FullCleanups++
+			} else {
+				res.WeightCleanups++
+			}
+			res.MaxBacklog = max(res.MaxBacklog, st.Backlog)
 		}
 	}
 	return res, nil

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"testing"
 
 	dbm "github.com/cosmos/cosmos-db"
@@ -12,7 +13,7 @@ import (
 
 var (
 	seedFlag   = flag.Int64("sim.seed", 1, "seed of the determinism simulation")
-	blocksFlag = flag.Int("sim.blocks", 2000, "blocks of the determinism simulation")
+	blocksFlag = flag.Int("sim.blocks", 1200, "blocks of the determinism simulation")
 )
 
 // TestDeterminism runs the same seeded block sequence twice on fresh stores: the app
@@ -63,7 +64,27 @@ func TestDeterminism(t *testing.T) {
 			t.Errorf("the simulation never produced a %s event: %v", ev, a.Events)
 		}
 	}
-	t.Logf("seed %d: %d blocks, results by code %v, events %v", cfg.Seed, blocks, a.Codes, a.Events)
+	// Seed 1 starts on protocol version 13 and upgrades to 14 (Generator.Version); ttl
+	// documents expire and are deleted after the upgrade, and batches that change
+	// documents expired but not yet deleted are refused with 40140 (Run fails on any
+	// that succeeds): "From its expiry on, a document can no longer be replaced,
+	// transferred, bought or repriced ... each is refused, paid, with
+	// DocumentExpiredError (40140), whether or not the cleanup has reached the
+	// document" (seed 000).
+	for _, ev := range []string{"protocol_upgrade", "document_expired", "documents_cleanup"} {
+		if a.Events[ev] == 0 {
+			t.Errorf("the simulation never produced a %s event: %v", ev, a.Events)
+		}
+	}
+	// "Until the cleanup deletes it, it ... keeps its values in the type's unique
+	// indexes: a create of the same unique value is refused as a duplicate until the
+	// cleanup has run" (seed 000): Run fails on any such create that succeeds.
+	if !testing.Short() && (a.ExpiredChanges == 0 || a.Codes[uint32(protocol.CodeDocumentExpired)] == 0 || a.ExpiredUniques == 0) {
+		t.Errorf("no change of an expired document (%d made, %d refused with 40140) or no create of the unique values one holds (%d)",
+			a.ExpiredChanges, a.Codes[uint32(protocol.CodeDocumentExpired)], a.ExpiredUniques)
+	}
+	t.Logf("seed %d: %d blocks, results by code %v, events %v, %d changes of expired documents, %d creates of their unique values",
+		cfg.Seed, blocks, a.Codes, a.Events, a.ExpiredChanges, a.ExpiredUniques)
 
 	other, err := Run(Config{Seed: cfg.Seed + 1, Blocks: 5})
 	if err != nil {
@@ -77,10 +98,18 @@ func TestDeterminism(t *testing.T) {
 // TestRestart stops the application after a commit, and once between FinalizeBlock and
 // Commit, reopens the store as a restarted node does, lets the handshake's rule run
 // (Info reports the last saved height; the missing block is executed again), and
-// reaches the same app hash at every height as an uninterrupted run.
+// reaches the same app hash at every height as an uninterrupted run. Seed 42 starts
+// on protocol version 14; seed 43 starts on 13 and crashes in the block of its
+// upgrade to 14, which the restarted node executes again.
 func TestRestart(t *testing.T) {
+	for _, seed := range []int64{42, 43} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { restart(t, seed) })
+	}
+}
+
+func restart(t *testing.T, seed int64) {
 	const blocks = 60
-	want, err := Run(Config{Seed: 42, Blocks: blocks})
+	want, err := Run(Config{Seed: seed, Blocks: blocks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,9 +118,13 @@ func TestRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := NewGenerator(42, 20)
+	g := NewGenerator(seed, 20)
 	if _, err := c.InitChain(g.Genesis(), g.Validators()...); err != nil {
 		t.Fatal(err)
+	}
+	crash := int64(20)
+	if g.Upgrade > 0 {
+		crash = int64(g.Upgrade)
 	}
 	for h := int64(1); h <= blocks; h++ {
 		at, txs, err := c.NextBlock(g, 40)
@@ -99,7 +132,7 @@ func TestRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		switch h {
-		case 20: // crash between FinalizeBlock and Commit
+		case crash: // crash between FinalizeBlock and Commit
 			if _, err := c.Finalize(at, txs); err != nil {
 				t.Fatal(err)
 			}
@@ -126,5 +159,28 @@ func TestRestart(t *testing.T) {
 		if !bytes.Equal(fb.AppHash, want.AppHashes[h]) {
 			t.Fatalf("height %d: app hash %X after restart, %X uninterrupted", h, fb.AppHash, want.AppHashes[h])
 		}
+	}
+}
+
+// TestFlood: a run of mostly creates of hour-long documents, blocks seconds apart with
+// jumps of tens of minutes, on a chain that starts on protocol version 14 (seed 2):
+// "a sustained flood of creations with a short time to live builds a backlog it drains
+// at that rate, and that lag grows with it" (seed 000, Semantics). After every block
+// the cleanup either left nothing due or used its whole budget (CheckCleanup), and the
+// run must have built a backlog past one block's budget and drained it at the count
+// budget (ping documents, weight 2) and at the weight budget (heavy ones, weight 10).
+func TestFlood(t *testing.T) {
+	blocks := 200
+	if testing.Short() {
+		blocks = 120
+	}
+	res, err := Run(Config{Seed: 2, Blocks: blocks, Flood: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d blocks: backlog up to %d, %d blocks drained at the count budget, %d at the weight budget; codes %v, events %v",
+		blocks, res.MaxBacklog, res.FullCleanups, res.WeightCleanups, res.Codes, res.Events)
+	if res.MaxBacklog <= 128 || res.FullCleanups < 2 || res.WeightCleanups == 0 {
+		t.Fatalf("the flood built no backlog drained at both budgets: backlog up to %d, %d count-budget and %d weight-budget blocks", res.MaxBacklog, res.FullCleanups, res.WeightCleanups)
 	}
 }

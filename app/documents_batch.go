@@ -59,6 +59,7 @@ func applyDocumentsBatch(e *execution, t *protocol.DocumentsBatch) error {
 		case protocol.ActionTransfer:
 			var exists bool
 			if exists, err = drive.IdentityExists(e.cache, p.Action.Recipient); err == nil && !exists {
+				e.unbounded = true // refused now; once the recipient exists the whole batch runs
 				err = protocol.ErrRecipientIdentityNotFound{ID: p.Action.Recipient}
 			}
 			if err == nil {

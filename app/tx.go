@@ -56,7 +56,8 @@ type execution struct {
 	margin uint64
 	// unbounded: what the transition does on a later state depends on something it
 	// found absent in a way no margin bounds (a documents batch that found no contract,
-	// or no document for an action on one); the estimate is then the payer's balance,
+	// no document for an action on one, or no recipient for a transfer); the estimate is
+	// then the payer's balance,
 	// which no later state that only adds what was absent lets the fee pass.
 	unbounded bool
 }

@@ -3,6 +3,7 @@ package abci
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -243,4 +244,98 @@ func benchExpireBlocks(b *testing.B, e *benchExpiry) {
 	b.ReportMetric(us(expire[1]), "us/expired-doc-3index")
 	b.ReportMetric(us(deletes[0]), "us/deleted-doc-1index")
 	b.ReportMetric(us(deletes[1]), "us/deleted-doc-3index")
+}
+
+// Figures of BenchmarkTTLFlood.
+const (
+	floodStep   = 2 * time.Minute // block time step: an hour passes in 30 blocks
+	floodBlocks = 90              // three hours
+	floodSample = 10              // blocks between samples: 9 log lines, what Go prints of a benchmark's log
+)
+
+// BenchmarkTTLFlood runs a steady flood of creates of benchTTLContract's type "one"
+// (one-hour ttl, one index) on a fresh chain per rate: 100, 128 and 1,000 creates a
+// block (one create per documents batch, signed before each block), one block every
+// two minutes for three hours (90 blocks), and logs every tenth block the live
+// documents (entries of the expirations tree), the cleanup's removals, its backlog
+// (entries due and left for later blocks) and the oldest overdue expiry's age. The
+// cleanup removes at most 128 a block: at or below that the live documents plateau at
+// an hour's creates once the first expire (block 30); above it, a backlog and the lag
+// grow every block. make bench-ttl runs it with -benchtime 1x: an iteration is the
+// whole flood.
+func BenchmarkTTLFlood(b *testing.B) {
+	for _, rate := range []int{100, 128, 1000} {
+		b.Run(fmt.Sprintf("perBlock=%d", rate), func(b *testing.B) {
+			for range b.N {
+				benchFlood(b, rate)
+			}
+		})
+	}
+}
+
+func benchFlood(b *testing.B, rate int) {
+	b.StopTimer()
+	h, ids, types := benchTTLChain(b)
+	t := types[0]
+	start := genesisTime.Add(10 * time.Minute)
+	var busy time.Duration
+	var live, backlog int
+	var overdue time.Duration
+	var liveAt []int
+	for blk := 1; blk <= floodBlocks; blk++ {
+		txs := make([][]byte, rate)
+		for i := range txs {
+			w := &ids[(blk*rate+i)%len(ids)]
+			w.nonce++
+			benchSeq++
+			var entropy [32]byte
+			binary.BigEndian.PutUint64(entropy[:], benchSeq+2<<40)
+			data := fmt.Sprintf(`{"author":[%s],"title":"flood %d","n":%d}`, byteList(w.id[:]), benchSeq, blk)
+			txs[i] = protocol.Sign(testChainID, &protocol.DocumentsBatch{Identity: w.id, Nonce: w.nonce, Contract: t.Contract, Actions: []protocol.DocumentAction{
+				{Kind: protocol.ActionCreate, Type: t.Name, Entropy: entropy, Data: []byte(data)},
+			}}, w.key)
+		}
+		b.StartTimer()
+		res, took := timedBlock(h, start.Add(time.Duration(blk)*floodStep), txs)
+		b.StopTimer()
+		busy += took
+		for _, r := range res.TxResults {
+			if r.Code != 0 {
+				b.Fatalf("create refused: %d %s", r.Code, r.Log)
+			}
+		}
+		removed, _ := expiredIn(res, t.Name)
+		backlog, overdue = 0, 0
+		for _, ev := range res.Events {
+			if ev.Type != "documents_cleanup" {
+				continue
+			}
+			for _, a := range ev.Attributes {
+				n, _ := strconv.Atoi(a.Value)
+				switch a.Key {
+				case "backlog":
+					backlog = n
+				case "oldest_overdue_ms":
+					overdue = time.Duration(n) * time.Millisecond
+				}
+			}
+		}
+		live = 0
+		if err := h.store.Working().Iterate(drive.ExpirationsPrefix(), drive.PrefixEnd(drive.ExpirationsPrefix()), func(_, _ []byte) (bool, error) {
+			live++
+			return false, nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		liveAt = append(liveAt, live)
+		if blk%floodSample == 0 {
+			b.Logf("%d/block, block %2d (%5.2f h): %6d live, %3d removed, backlog %5d, oldest overdue %s, %.1f ms", rate, blk, float64(blk)*floodStep.Hours(), live, removed, backlog, overdue, float64(took.Microseconds())/1e3)
+		}
+	}
+	hour := int(time.Hour / floodStep)
+	b.ReportMetric(float64(liveAt[2*hour-1]), "live-at-2h")
+	b.ReportMetric(float64(live), "live-at-3h")
+	b.ReportMetric(float64(backlog), "backlog-at-3h")
+	b.ReportMetric(overdue.Seconds(), "s-overdue-at-3h")
+	b.ReportMetric(float64(busy.Microseconds())/1e3/floodBlocks, "ms/block")
 }

@@ -34,6 +34,13 @@ bench:
 	$(GO) test -run '^$$' -bench '^BenchmarkEpochChange$$' -benchtime 20x -count=1 ./abci/
 	$(GO) test -run '^$$' -bench '^BenchmarkDocuments$$' -benchtime 1000x -count=1 -timeout 30m ./abci/
 
+## bench-ttl: document time to live: expire_documents at 128 documents a block (1 and 3 indexes, 10k and 1M live documents) against an empty block and the owners' deletes of the same types; a steady flood of one-hour documents at 100, 128 and 1,000 a block for three hours of block time (about 10 minutes: the million is written first)
+.PHONY: bench-ttl
+bench-ttl:
+	@echo "cores: $$(nproc)"
+	$(GO) test -run '^$$' -bench '^BenchmarkExpireDocuments$$' -benchtime 4x -count=1 -timeout 30m ./abci/
+	$(GO) test -run '^$$' -bench '^BenchmarkTTLFlood$$' -benchtime 1x -count=2 -timeout 30m ./abci/
+
 ## fuzz: the transaction, document and range-answer decoders, document data, the contract and query parsers, and whole blocks of transitions, 30 s each (FUZZTIME)
 FUZZTIME ?= 30s
 fuzz:

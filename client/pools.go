@@ -47,8 +47,8 @@ type PoolsState struct {
 	// LifetimePools are the lifetime storage fee pools of documents with a ttl,
 	// oldest first: spread over their epochs at the next epoch change.
 	LifetimePools []drive.LifetimePool
-	Height         int64
-	Verified       bool
+	Height        int64
+	Verified      bool
 }
 
 // Refunded is what the pending refunds returned to owners in all: what the next epoch

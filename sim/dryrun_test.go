@@ -273,20 +273,7 @@ func TestDryRunBoundsBatchOnAbsentContract(t *testing.T) {
 		{Kind: protocol.ActionCreate, Type: "item", Entropy: [32]byte{1}, Data: []byte(`{"name":"a","qty":3,"tag":"x"}`)},
 	}}
 	b.Actions[0].ID = b.CreateID(b.Actions[0])
-	tx := protocol.Sign(ChainID, b, idn.key)
-	ans := dryRun(t, c, tx)
-	res, err := c.Block(GenesisTime.Add(2*time.Second), [][]byte{protocol.Sign(ChainID, cc, idn.key), tx})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.TxResults[0].Code != 0 {
-		t.Fatalf("contract create: code %d %s", res.TxResults[0].Code, res.TxResults[0].Log)
-	}
-	got := res.TxResults[1]
-	if uint64(got.GasUsed) > ans.MaxFee {
-		t.Fatalf("dry run (contract absent): code %s fee %d max %d; executed after the contract's create: code %s, charged %d",
-			protocol.Code(ans.Code), ans.Fee, ans.MaxFee, protocol.Code(got.Code), got.GasUsed)
-	}
+	checkBoundAfter(t, c, protocol.Sign(ChainID, b, idn.key), GenesisTime.Add(2*time.Second), "the contract", protocol.Sign(ChainID, cc, idn.key))
 }
 
 // TestDryRunBoundsReplaceOfAbsentDocument: a replace dry-run before its document
@@ -306,19 +293,26 @@ func TestDryRunBoundsReplaceOfAbsentDocument(t *testing.T) {
 	replace := &protocol.DocumentsBatch{Identity: idn.id, Nonce: 3, Contract: cc.ContractID(), Actions: []protocol.DocumentAction{
 		{Kind: protocol.ActionReplace, Type: "item", ID: create.Actions[0].ID, Revision: 2, Data: []byte(`{"name":"a","qty":3,"tag":"abcd","blob":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24]}`)},
 	}}
-	tx := protocol.Sign(ChainID, replace, idn.key)
+	checkBoundAfter(t, c, protocol.Sign(ChainID, replace, idn.key), GenesisTime.Add(3*time.Second), "the document", protocol.Sign(ChainID, create, idn.key))
+}
+
+// checkBoundAfter dry-runs tx while what setup writes is absent, then executes setup
+// and tx in one block at at, and fails when setup is refused or the block charges tx
+// more than the dry run's max fee.
+func checkBoundAfter(t *testing.T, c *Chain, tx []byte, at time.Time, what string, setup []byte) {
+	t.Helper()
 	ans := dryRun(t, c, tx)
-	res, err = c.Block(GenesisTime.Add(3*time.Second), [][]byte{protocol.Sign(ChainID, create, idn.key), tx})
+	res, err := c.Block(at, [][]byte{setup, tx})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.TxResults[0].Code != 0 {
-		t.Fatalf("document create: code %d %s", res.TxResults[0].Code, res.TxResults[0].Log)
+		t.Fatalf("creating %s: code %d %s", what, res.TxResults[0].Code, res.TxResults[0].Log)
 	}
 	got := res.TxResults[1]
 	if uint64(got.GasUsed) > ans.MaxFee {
-		t.Fatalf("dry run (document absent): code %s fee %d max %d; executed after the document's create: code %s, charged %d",
-			protocol.Code(ans.Code), ans.Fee, ans.MaxFee, protocol.Code(got.Code), got.GasUsed)
+		t.Fatalf("dry run (%s absent): code %s fee %d max %d; executed after %s was created: code %s, charged %d",
+			what, protocol.Code(ans.Code), ans.Fee, ans.MaxFee, what, protocol.Code(got.Code), got.GasUsed)
 	}
 }
 

@@ -162,20 +162,7 @@ func TestDryRunBoundsTransferToAbsentRecipient(t *testing.T) {
 	transfer := &protocol.DocumentsBatch{Identity: idn.id, Nonce: 3, Contract: cc.ContractID(), Actions: []protocol.DocumentAction{
 		{Kind: protocol.ActionTransfer, Type: "item", ID: create.Actions[0].ID, Revision: 2, Recipient: recipient},
 	}}
-	tx := protocol.Sign(ChainID, transfer, idn.key)
-	ans := dryRun(t, c, tx)
-	res, err := c.Block(GenesisTime.Add(3*time.Second), [][]byte{protocol.Sign(ChainID, idCreate, k), tx})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.TxResults[0].Code != 0 {
-		t.Fatalf("identity create: code %d %s", res.TxResults[0].Code, res.TxResults[0].Log)
-	}
-	got := res.TxResults[1]
-	if uint64(got.GasUsed) > ans.MaxFee {
-		t.Fatalf("dry run (recipient absent): code %s fee %d max %d; executed after the recipient's create: code %s, charged %d",
-			protocol.Code(ans.Code), ans.Fee, ans.MaxFee, protocol.Code(got.Code), got.GasUsed)
-	}
+	checkBoundAfter(t, c, protocol.Sign(ChainID, transfer, idn.key), GenesisTime.Add(3*time.Second), "the recipient", protocol.Sign(ChainID, idCreate, k))
 }
 
 // TestCheckCleanupCatchesLeftovers: CheckCleanup fails on a state holding a document

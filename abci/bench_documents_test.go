@@ -97,16 +97,7 @@ func benchCreates(b *testing.B, h *harness, ids []benchIdentity, t drive.Documen
 	const perBlock = 1000
 	all := make([][][]byte, (b.N+perBlock-1)/perBlock)
 	for n := 0; n < b.N; n++ {
-		w := &ids[n%len(ids)]
-		w.nonce++
-		data := fmt.Sprintf(`{"author":[%s],"title":"new post %09d","body":%q}`, byteList(w.id[:]), n, benchBody)
-		var entropy [32]byte
-		benchSeq++
-		binary.BigEndian.PutUint64(entropy[:], benchSeq+1<<40)
-		tx := protocol.Sign(testChainID, &protocol.DocumentsBatch{Identity: w.id, Nonce: w.nonce, Contract: t.Contract, Actions: []protocol.DocumentAction{
-			{Kind: protocol.ActionCreate, Type: "post", Entropy: entropy, Data: []byte(data)},
-		}}, w.key)
-		all[n/perBlock] = append(all[n/perBlock], tx)
+		all[n/perBlock] = append(all[n/perBlock], postCreate(&ids[n%len(ids)], t))
 	}
 	at := genesisTime.Add(time.Hour + time.Duration(h.height)*time.Second)
 	b.ResetTimer()
@@ -153,6 +144,19 @@ func benchQuery50(b *testing.B, h *harness, ids []benchIdentity, t drive.Documen
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "answers/s")
 	b.ReportMetric(float64(size), "answer-bytes")
+}
+
+// postCreate is w's next transaction: a documents batch of one create of a new post,
+// numbered by benchSeq.
+func postCreate(w *benchIdentity, t drive.DocumentType) []byte {
+	w.nonce++
+	benchSeq++
+	data := fmt.Sprintf(`{"author":[%s],"title":"new post %09d","body":%q}`, byteList(w.id[:]), benchSeq, benchBody)
+	var entropy [32]byte
+	binary.BigEndian.PutUint64(entropy[:], benchSeq+1<<40)
+	return protocol.Sign(testChainID, &protocol.DocumentsBatch{Identity: w.id, Nonce: w.nonce, Contract: t.Contract, Actions: []protocol.DocumentAction{
+		{Kind: protocol.ActionCreate, Type: t.Name, Entropy: entropy, Data: []byte(data)},
+	}}, w.key)
 }
 
 // byteList writes bs as the JSON array items of a byte array.

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"strconv"
 	"testing"
@@ -22,6 +23,11 @@ import (
 )
 
 const benchIdentities = 10_000
+
+// benchCache is the IAVL node cache of the benchmarks' stores: the node's setting
+// (drive.DefaultCacheSize) unless -bench.cache names another, such as 100000, the
+// cache the figures before 2026-12-03 were taken with.
+var benchCache = flag.Int("bench.cache", drive.DefaultCacheSize, "IAVL node cache of the benchmarks' stores, in nodes")
 
 type benchIdentity struct {
 	id    protocol.IdentityID
@@ -41,7 +47,7 @@ func benchChainWith(b *testing.B, more func(*harness, *genesis.AppState)) (*harn
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = db.Close() })
-	h := &harness{t: b, db: db, identities: map[string]protocol.IdentityID{}, names: map[string]string{}}
+	h := &harness{t: b, db: db, identities: map[string]protocol.IdentityID{}, names: map[string]string{}, cacheSize: *benchCache}
 	h.open()
 	ids := make([]benchIdentity, benchIdentities)
 	st := genesis.AppState{EpochTimeLengthS: genesis.DefaultEpochLengthS}

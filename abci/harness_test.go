@@ -45,6 +45,9 @@ type harness struct {
 	validators []abcitypes.ValidatorUpdate
 	proposer   []byte
 	names      map[string]string
+	// cacheSize is the store's IAVL node cache in nodes; 0: 100,000, what the
+	// scenarios and unit tests run with (benchmarks set the node's, benchCacheSize).
+	cacheSize int
 }
 
 func newHarness(t testing.TB) *harness {
@@ -56,7 +59,11 @@ func newHarness(t testing.TB) *harness {
 // open (re)opens the store and the application on the harness's database, as a
 // restarted node does.
 func (h *harness) open() {
-	store, err := drive.NewStore(h.db, drive.Options{CacheSize: 100_000, KeepRecent: 100})
+	cache := h.cacheSize
+	if cache == 0 {
+		cache = 100_000
+	}
+	store, err := drive.NewStore(h.db, drive.Options{CacheSize: cache, KeepRecent: 100})
 	if err != nil {
 		h.t.Fatal(err)
 	}

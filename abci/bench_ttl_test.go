@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +77,8 @@ type benchExpiry struct {
 	// front is the next batch the cleanup removes, back the last batch not yet
 	// deleted by its owners.
 	front, back int
+	// live counts the documents stored.
+	live int
 }
 
 func (e *benchExpiry) at(k, i int) time.Time {
@@ -105,6 +109,7 @@ func benchExpiryChain(b *testing.B, live int) *benchExpiry {
 	e.back = e.batches - 1
 	const chunk = 20_000
 	n := e.batches * expiryBatch * 2
+	e.live = n
 	for done := 0; done < n; done += chunk {
 		kv := h.store.Working()
 		for k := done; k < min(done+chunk, n); k++ {
@@ -179,19 +184,42 @@ func expiredIn(res *abcitypes.ResponseFinalizeBlock, name string) (ofType, all i
 // minutes). The state shrinks by 512 documents an iteration: make bench-ttl runs 4 a
 // pass (after Go's first run of 1), so the 10,000 end at about 4,900.
 func BenchmarkExpireDocuments(b *testing.B) {
-	for _, live := range []int{10_000, 1_000_000} {
+	sizes, err := benchLiveSizes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	table := benchCSV(b, "cleanup.csv", "live_documents", "indexes", "cleanup_ms")
+	for _, live := range sizes {
 		b.Run(fmt.Sprintf("live=%d", live), func(b *testing.B) {
 			start := time.Now()
 			e := benchExpiryChain(b, live)
-			b.Logf("%d documents written in %s", live, time.Since(start).Round(time.Second))
+			b.Logf("%d documents written in %s (IAVL node cache %d)", live, time.Since(start).Round(time.Second), *benchCache)
 			for pass := 1; pass <= 2; pass++ {
-				b.Run(fmt.Sprintf("pass=%d", pass), func(b *testing.B) { benchExpireBlocks(b, e) })
+				b.Run(fmt.Sprintf("pass=%d", pass), func(b *testing.B) { benchExpireBlocks(b, e, table) })
 			}
 		})
 	}
 }
 
-func benchExpireBlocks(b *testing.B, e *benchExpiry) {
+// benchLive is the live document counts BenchmarkExpireDocuments measures.
+var benchLive = flag.String("bench.live", "10000,1000000", "live documents of BenchmarkExpireDocuments, comma-separated")
+
+func benchLiveSizes() ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(*benchLive, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 4*expiryBatch {
+			return nil, fmt.Errorf("-bench.live %q: each size must be a number of at least %d", *benchLive, 4*expiryBatch)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// benchIndexes is how many indexes each of benchTTLTypes has.
+var benchIndexes = [2]int{1, 3}
+
+func benchExpireBlocks(b *testing.B, e *benchExpiry, table benchTable) {
 	var expire, expireFinalize, deletes [2]time.Duration
 	var empty time.Duration
 	for range b.N {
@@ -220,6 +248,11 @@ func benchExpireBlocks(b *testing.B, e *benchExpiry) {
 		res[4], took[4], _ = timedBlock(e.h, e.at(e.front, 1).Add(750*time.Millisecond), deleteTxs[1])
 
 		b.StopTimer()
+		for i := range e.types {
+			table.row(strconv.Itoa(e.live), strconv.Itoa(benchIndexes[i]), strconv.FormatFloat(float64(took[i].Nanoseconds())/1e6, 'f', 3, 64))
+			e.live -= expiryBatch
+		}
+		e.live -= 2 * expiryBatch // the owners' deletes
 		for i, t := range e.types {
 			if n, all := expiredIn(res[i], t.Name); n != expiryBatch || all != expiryBatch {
 				b.Fatalf("cleanup of batch %d of %s: %d expired of the type, %d in all; want %d", e.front, t.Name, n, all, expiryBatch)
@@ -278,16 +311,17 @@ const (
 // grow every block. make bench-ttl runs it with -benchtime 1x: an iteration is the
 // whole flood.
 func BenchmarkTTLFlood(b *testing.B) {
+	table := benchCSV(b, "flood.csv", "rate", "block", "live", "backlog", "oldest_overdue_s")
 	for _, rate := range []int{100, 128, 1000} {
 		b.Run(fmt.Sprintf("perBlock=%d", rate), func(b *testing.B) {
 			for range b.N {
-				benchFlood(b, rate)
+				benchFlood(b, rate, table)
 			}
 		})
 	}
 }
 
-func benchFlood(b *testing.B, rate int) {
+func benchFlood(b *testing.B, rate int, table benchTable) {
 	b.StopTimer()
 	h, ids, types := benchTTLChain(b)
 	t := types[0]
@@ -342,6 +376,7 @@ func benchFlood(b *testing.B, rate int) {
 			b.Fatal(err)
 		}
 		liveAt = append(liveAt, live)
+		table.row(strconv.Itoa(rate), strconv.Itoa(blk), strconv.Itoa(live), strconv.Itoa(backlog), strconv.FormatFloat(overdue.Seconds(), 'f', 3, 64))
 		if blk%floodSample == 0 {
 			b.Logf("%d/block, block %2d (%5.2f h): %6d live, %3d removed, backlog %5d, oldest overdue %s, %.1f ms", rate, blk, float64(blk)*floodStep.Hours(), live, removed, backlog, overdue, float64(took.Microseconds())/1e3)
 		}

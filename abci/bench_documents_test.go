@@ -56,15 +56,8 @@ func benchPosts(b *testing.B, existing int) (*harness, []benchIdentity, drive.Do
 	for done := 0; done < existing; done += chunk {
 		kv := h.store.Working()
 		for i := done; i < min(done+chunk, existing); i++ {
-			author := ids[i%benchAuthors(existing)]
-			var entropy [32]byte
-			binary.BigEndian.PutUint64(entropy[:], uint64(i))
-			d := protocol.Document{
-				ID: protocol.NewDocumentID(c.ID, author.id, "post", entropy), Owner: author.id, Revision: 1,
-				CreatedAt: uint64(genesisTime.UnixMilli()) + uint64(i), UpdatedAt: uint64(genesisTime.UnixMilli()) + uint64(i),
-				Values: []protocol.Value{{Set: true, Bytes: author.id[:]}, {Set: true, Bytes: []byte(fmt.Sprintf("existing post %09d", i))}, {Set: true, Bytes: []byte(benchBody)}},
-			}
-			if err := drive.InsertDocument(kv, &drive.Storage{Payer: author.id, PerByte: 27_000}, t, d); err != nil {
+			d := existingPost(ids, t, existing, i)
+			if err := drive.InsertDocument(kv, &drive.Storage{Payer: d.Owner, PerByte: 27_000}, t, d); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -74,6 +67,19 @@ func benchPosts(b *testing.B, existing int) (*harness, []benchIdentity, drive.Do
 	}
 	h.open() // the application again, over the versions committed beside it
 	return h, ids, t
+}
+
+// existingPost is post i of the existing posts benchPosts stores: written by author i
+// mod benchAuthors(existing).
+func existingPost(ids []benchIdentity, t drive.DocumentType, existing, i int) protocol.Document {
+	author := ids[i%benchAuthors(existing)]
+	var entropy [32]byte
+	binary.BigEndian.PutUint64(entropy[:], uint64(i))
+	return protocol.Document{
+		ID: protocol.NewDocumentID(t.Contract, author.id, t.Name, entropy), Owner: author.id, Revision: 1,
+		CreatedAt: uint64(genesisTime.UnixMilli()) + uint64(i), UpdatedAt: uint64(genesisTime.UnixMilli()) + uint64(i),
+		Values: []protocol.Value{{Set: true, Bytes: author.id[:]}, {Set: true, Bytes: []byte(fmt.Sprintf("existing post %09d", i))}, {Set: true, Bytes: []byte(benchBody)}},
+	}
 }
 
 // BenchmarkDocuments measures, with 10,000 and with 1,000,000 documents of the type

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -15,6 +16,8 @@ import (
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 	dbm "github.com/cosmos/cosmos-db"
+	"github.com/syndtr/goleveldb/leveldb/filter"
+	"github.com/syndtr/goleveldb/leveldb/opt"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/genesis"
@@ -29,6 +32,28 @@ const benchIdentities = 10_000
 // cache the figures before 2026-12-03 were taken with.
 var benchCache = flag.Int("bench.cache", drive.DefaultCacheSize, "IAVL node cache of the benchmarks' stores, in nodes")
 
+// benchBlockCache is the goleveldb block cache of the benchmarks' databases in MiB: 0
+// opens them as the node does (cosmos-db's defaults: a bloom filter of 10 bits a key,
+// goleveldb's 8 MiB block cache).
+var benchBlockCache = flag.Int("bench.leveldb-cache", 0, "goleveldb block cache of the benchmarks' databases in MiB (0: as the node opens it)")
+
+// openBenchDB opens a benchmark's application database in dir with a goleveldb block
+// cache of blockCacheMiB (0: as the node opens it).
+func openBenchDB(b *testing.B, dir string, blockCacheMiB int) dbm.DB {
+	var db dbm.DB
+	var err error
+	if blockCacheMiB == 0 {
+		db, err = dbm.NewGoLevelDB("application", dir, nil)
+	} else {
+		db, err = dbm.NewGoLevelDBWithOpts("application", dir, &opt.Options{Filter: filter.NewBloomFilter(10), BlockCacheCapacity: blockCacheMiB * opt.MiB})
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
 type benchIdentity struct {
 	id    protocol.IdentityID
 	key   ed25519.PrivateKey
@@ -42,12 +67,9 @@ func benchChain(b *testing.B) (*harness, []benchIdentity) { return benchChainWit
 // benchChainWith is benchChain with more added to the genesis state (validators, their
 // payout identities, funded addresses) before InitChain.
 func benchChainWith(b *testing.B, more func(*harness, *genesis.AppState)) (*harness, []benchIdentity) {
-	db, err := dbm.NewGoLevelDB("application", b.TempDir(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = db.Close() })
-	h := &harness{t: b, db: db, identities: map[string]protocol.IdentityID{}, names: map[string]string{}, cacheSize: *benchCache}
+	dir := b.TempDir()
+	db := openBenchDB(b, dir, *benchBlockCache)
+	h := &harness{t: b, db: db, dbDir: dir, identities: map[string]protocol.IdentityID{}, names: map[string]string{}, cacheSize: *benchCache}
 	h.open()
 	ids := make([]benchIdentity, benchIdentities)
 	st := genesis.AppState{EpochTimeLengthS: genesis.DefaultEpochLengthS}
@@ -67,6 +89,17 @@ func benchChainWith(b *testing.B, more func(*harness, *genesis.AppState)) (*harn
 	h.initChain(st)
 	h.block(genesisTime.Add(time.Second), nil)
 	return h, ids
+}
+
+// reopenWith closes a benchmark's store and database and opens them again with an IAVL
+// node cache of iavlCache nodes and a goleveldb block cache of blockCacheMiB, both cold.
+func (h *harness) reopenWith(b *testing.B, iavlCache, blockCacheMiB int) {
+	if err := errors.Join(h.store.Close(), h.db.Close()); err != nil {
+		b.Fatal(err)
+	}
+	h.db = openBenchDB(b, h.dbDir, blockCacheMiB)
+	h.cacheSize = iavlCache
+	h.open()
 }
 
 // BenchmarkCreditTransfers measures identity credit transfers per second through

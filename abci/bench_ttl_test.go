@@ -188,17 +188,66 @@ func BenchmarkExpireDocuments(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	stores, err := benchStoreConfigs()
+	if err != nil {
+		b.Fatal(err)
+	}
 	table := benchCSV(b, "cleanup.csv", "live_documents", "indexes", "cleanup_ms")
 	for _, live := range sizes {
 		b.Run(fmt.Sprintf("live=%d", live), func(b *testing.B) {
 			start := time.Now()
 			e := benchExpiryChain(b, live)
 			b.Logf("%d documents written in %s (IAVL node cache %d)", live, time.Since(start).Round(time.Second), *benchCache)
-			for pass := 1; pass <= 2; pass++ {
-				b.Run(fmt.Sprintf("pass=%d", pass), func(b *testing.B) { benchExpireBlocks(b, e, table) })
+			if *benchStores == "" {
+				benchExpirePasses(b, e, table)
+				return
+			}
+			for _, st := range stores {
+				b.Run(fmt.Sprintf("iavl=%d/leveldb=%dMiB", st.iavl, st.leveldb), func(b *testing.B) {
+					e.h.reopenWith(b, st.iavl, st.leveldb)
+					// Only the node's own setting goes into cleanup.csv.
+					rows := benchTable{}
+					if st.iavl == drive.DefaultCacheSize && st.leveldb == 0 {
+						rows = table
+					}
+					benchExpirePasses(b, e, rows)
+				})
 			}
 		})
 	}
+}
+
+// benchExpirePasses measures two passes of benchExpireBlocks on e.
+func benchExpirePasses(b *testing.B, e *benchExpiry, table benchTable) {
+	for pass := 1; pass <= 2; pass++ {
+		b.Run(fmt.Sprintf("pass=%d", pass), func(b *testing.B) { benchExpireBlocks(b, e, table) })
+	}
+}
+
+// benchStores lists store configurations BenchmarkExpireDocuments measures each size
+// with, on the same state (the store and database reopened, caches cold): IAVL node
+// cache:goleveldb block cache in MiB (0: as the node opens it), comma-separated.
+// Empty: only the store the benchmark wrote the state with (-bench.cache and
+// -bench.leveldb-cache).
+var benchStores = flag.String("bench.stores", "", "store configurations of BenchmarkExpireDocuments, iavlNodes:leveldbMiB,... (empty: the one written with)")
+
+type benchStore struct{ iavl, leveldb int }
+
+func benchStoreConfigs() ([]benchStore, error) {
+	if *benchStores == "" {
+		return nil, nil
+	}
+	var out []benchStore
+	for _, f := range strings.Split(*benchStores, ",") {
+		iavl, leveldb, ok := strings.Cut(strings.TrimSpace(f), ":")
+		n, err1 := strconv.Atoi(iavl)
+		m, err2 := strconv.Atoi(leveldb)
+		if !ok || err1 != nil || err2 != nil || n <= 0 || m < 0 {
+			return nil, fmt.Errorf("-bench.stores %q: want iavlNodes:leveldbMiB,...", *benchStores)
+		}
+		out = append(out, benchStore{n, m})
+	}
+	return out, nil
 }
 
 // benchLive is the live document counts BenchmarkExpireDocuments measures.

@@ -46,8 +46,10 @@ type harness struct {
 	proposer   []byte
 	names      map[string]string
 	// cacheSize is the store's IAVL node cache in nodes; 0: 100,000, what the
-	// scenarios and unit tests run with (benchmarks set the node's, benchCacheSize).
+	// scenarios and unit tests run with (benchmarks set the node's, benchCache).
 	cacheSize int
+	// dbDir is the directory of a benchmark's goleveldb database ("" in memory).
+	dbDir string
 }
 
 func newHarness(t testing.TB) *harness {

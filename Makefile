@@ -118,3 +118,25 @@ devnet-reset: devnet-down
 ## e2e-devnet: the fault test: four validators in docker-compose, load, kill/pause/disconnect, agreement, proofs, replay
 e2e-devnet: build image
 	$(GO) test -tags devnet -count=1 -timeout 20m -v ./e2e/devnet/
+
+# The "Performance" issue's figures (docs/BENCHMARKS.md): in-process execution against
+# raw IAVL, proofs at 10k and 1M documents, the cleanup and the ttl flood with the
+# node's IAVL cache, replay against the chain's block rate. The ttl benchmarks write
+# their figures as CSV into BENCH_CSV (TTLD_BENCH_CSV), which make plots draws.
+BENCH_CSV ?= docs/bench
+
+.PHONY: bench-perf plots
+
+## bench-perf: execution vs raw IAVL, proofs at 10k and 1M documents, expire_documents at 10k and 1M live documents, the ttl flood (CSV into $(BENCH_CSV)), replay of a loaded in-process chain (about 25 minutes: two millions are written)
+bench-perf:
+	@echo "cores: $$(nproc), $$(uptime)"
+	@mkdir -p $(BENCH_CSV)
+	$(GO) test -run '^$$' -bench '^BenchmarkExecutionVsIAVL$$' -benchtime 20x -count=1 -timeout 30m ./abci/
+	$(GO) test -run '^$$' -bench '^BenchmarkProofs$$' -benchtime 2000x -count=1 -timeout 60m ./abci/
+	TTLD_BENCH_CSV=$(abspath $(BENCH_CSV)) $(GO) test -run '^$$' -bench '^BenchmarkExpireDocuments$$' -benchtime 4x -count=1 -timeout 60m ./abci/
+	TTLD_BENCH_CSV=$(abspath $(BENCH_CSV)) $(GO) test -run '^$$' -bench '^BenchmarkTTLFlood$$' -benchtime 1x -count=1 -timeout 30m ./abci/
+	$(GO) test -run '^$$' -bench '^BenchmarkReplay$$' -benchtime 1x -count=1 -timeout 20m ./replay/
+
+## plots: docs/throughput.png, docs/cleanup.png and docs/backlog.png from the CSV files in $(BENCH_CSV) (a missing one is skipped)
+plots:
+	$(GO) run ./scripts/plot -in $(BENCH_CSV) -out docs

@@ -38,8 +38,8 @@ var benchCache = flag.Int("bench.cache", drive.DefaultCacheSize, "IAVL node cach
 var benchBlockCache = flag.Int("bench.leveldb-cache", 0, "goleveldb block cache of the benchmarks' databases in MiB (0: as the node opens it)")
 
 // openBenchDB opens a benchmark's application database in dir with a goleveldb block
-// cache of blockCacheMiB (0: as the node opens it).
-func openBenchDB(b *testing.B, dir string, blockCacheMiB int) dbm.DB {
+// cache of blockCacheMiB (0: as the node opens it), closed when tb ends.
+func openBenchDB(tb testing.TB, dir string, blockCacheMiB int) dbm.DB {
 	var db dbm.DB
 	var err error
 	if blockCacheMiB == 0 {
@@ -48,9 +48,9 @@ func openBenchDB(b *testing.B, dir string, blockCacheMiB int) dbm.DB {
 		db, err = dbm.NewGoLevelDBWithOpts("application", dir, &opt.Options{Filter: filter.NewBloomFilter(10), BlockCacheCapacity: blockCacheMiB * opt.MiB})
 	}
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { _ = db.Close() })
+	tb.Cleanup(func() { _ = db.Close() })
 	return db
 }
 
@@ -93,11 +93,12 @@ func benchChainWith(b *testing.B, more func(*harness, *genesis.AppState)) (*harn
 
 // reopenWith closes a benchmark's store and database and opens them again with an IAVL
 // node cache of iavlCache nodes and a goleveldb block cache of blockCacheMiB, both cold.
-func (h *harness) reopenWith(b *testing.B, iavlCache, blockCacheMiB int) {
+// The database stays open until the harness's benchmark ends.
+func (h *harness) reopenWith(iavlCache, blockCacheMiB int) {
 	if err := errors.Join(h.store.Close(), h.db.Close()); err != nil {
-		b.Fatal(err)
+		h.t.Fatal(err)
 	}
-	h.db = openBenchDB(b, h.dbDir, blockCacheMiB)
+	h.db = openBenchDB(h.t, h.dbDir, blockCacheMiB)
 	h.cacheSize = iavlCache
 	h.open()
 }

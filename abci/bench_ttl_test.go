@@ -204,7 +204,7 @@ func BenchmarkExpireDocuments(b *testing.B) {
 			}
 			for _, st := range stores {
 				b.Run(fmt.Sprintf("iavl=%d/leveldb=%dMiB", st.iavl, st.leveldb), func(b *testing.B) {
-					e.h.reopenWith(b, st.iavl, st.leveldb)
+					e.h.reopenWith(st.iavl, st.leveldb)
 					// Only the node's own setting goes into cleanup.csv.
 					rows := benchTable{}
 					if st.iavl == drive.DefaultCacheSize && st.leveldb == 0 {

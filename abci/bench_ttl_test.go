@@ -273,7 +273,7 @@ func benchExpireBlocks(b *testing.B, e *benchExpiry, table benchTable) {
 	var empty time.Duration
 	for range b.N {
 		if e.front >= e.back {
-			b.Fatalf("no documents left for another iteration (%d batches a type)", e.batches)
+			b.Fatalf("no documents left for another iteration (%d batches a type): measure fewer iterations or store configurations at this size, or a larger one", e.batches)
 		}
 		b.StopTimer()
 		var deleteTxs [2][][]byte

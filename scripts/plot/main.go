@@ -175,7 +175,7 @@ func throughput(rows []row) (*plot.Plot, error) {
 }
 
 // cleanup draws every measured cleanup block against the live documents (log scale),
-// and a line through the mean at each count, one series per index count.
+// and a line through the mean of each size measured, one series per index count.
 func cleanup(rows []row) (*plot.Plot, error) {
 	s, err := gather(rows, func(r row) string { return r["indexes"] }, "live_documents", "cleanup_ms")
 	if err != nil {
@@ -203,7 +203,7 @@ func cleanup(rows []row) (*plot.Plot, error) {
 		if name == "1" {
 			label = "1 index"
 		}
-		if err := addLine(p, label+" (mean)", means(pts), i, false); err != nil {
+		if err := addLine(p, label+" (mean)", sizeMeans(pts), i, false); err != nil {
 			return nil, err
 		}
 	}
@@ -221,6 +221,28 @@ func (countTicks) Ticks(min, max float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// sizeMeans averages the points of each size measured: the state shrinks as a
+// benchmark runs, so the live counts of one size spread below it. Points sorted by x
+// belong to one size while each is within a factor of 2 of the one before; each size
+// is drawn at the mean of its x and of its y.
+func sizeMeans(pts plotter.XYs) plotter.XYs {
+	sorted := append(plotter.XYs(nil), pts...)
+	sort.Slice(sorted, func(a, b int) bool { return sorted[a].X < sorted[b].X })
+	var out plotter.XYs
+	var sum plotter.XY
+	n := 0
+	for i, pt := range sorted {
+		if i > 0 && pt.X > 2*sorted[i-1].X {
+			out = append(out, plotter.XY{X: sum.X / float64(n), Y: sum.Y / float64(n)})
+			sum, n = plotter.XY{}, 0
+		}
+		sum.X += pt.X
+		sum.Y += pt.Y
+		n++
+	}
+	return append(out, plotter.XY{X: sum.X / float64(n), Y: sum.Y / float64(n)})
 }
 
 // means averages the y of the points that share an x, in x order.

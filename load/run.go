@@ -1,0 +1,336 @@
+package load
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
+	"github.com/gofrs/uuid"
+	"github.com/informalsystems/tm-load-test/pkg/loadtest"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// RunID names a run: the loadtime payloads' id, a UUID's 16 bytes.
+type RunID [16]byte
+
+// NewRunID returns a random run id.
+func NewRunID() RunID {
+	var r RunID
+	rand.Read(r[:])
+	return r
+}
+
+func (r RunID) String() string { return uuid.UUID(r).String() }
+
+// RunConfig configure Run. Every run is bounded: Count transactions per connection,
+// Time seconds of sending, Drain of waiting for the mempool to empty.
+type RunConfig struct {
+	// Node is the node's RPC URL, such as http://127.0.0.1:26657.
+	Node     string
+	Workload Workload
+	// Like is, for KVStore, the ttld workload whose transaction size the kvstore
+	// transactions have (unless Size says otherwise) and whose name the results carry.
+	Like Workload
+	// Size is, for KVStore, the transaction size; 0: Like's.
+	Size int
+	// Seed and Signers name the ttld workloads' signers: 0..Signers-1 of Seed, funded
+	// in genesis (AddSigners).
+	Seed    []byte
+	Signers int
+	// Contract is the document workloads' contract; nil: Setup registers a new one.
+	Contract *protocol.ContractID
+	// Connections, Rate (transactions per second per connection), Time (seconds) and
+	// Count (the most each connection sends; 0: Rate × Time) shape the load, and
+	// Broadcast ("sync" or "async") is the broadcast_tx method it is sent with.
+	//
+	// NB: the node reads each connection's requests one at a time, each after its
+	// CheckTx, so a Rate above what it takes in fills the connection's socket buffers
+	// and tm-load-test's writes block; Linux wakes a blocked writer only once half its
+	// send buffer has drained, and tm-load-test ends the whole run when one write
+	// waits 10 s (its connSendTimeout). Drive a node at saturation through one or two
+	// connections, whose buffers drain fastest; several only below saturation.
+	Connections, Rate, Time, Count int
+	Broadcast                      string
+	// Drain bounds the wait, after the sending, for the node's mempool to empty: what
+	// is still in it then counts as not committed.
+	Drain time.Duration
+	// NodePID, when not 0, is the node's process on this machine, whose CPU time over
+	// the load and the drain Run reads (ProcessCPU).
+	NodePID int
+	// Log is where Run says what it is doing; nil: nowhere.
+	Log io.Writer
+}
+
+// Result is what a run sent and what the node committed of it.
+type Result struct {
+	Run    RunID
+	System string
+	// Workload is the run's workload; for a KVStore run, the ttld workload whose size
+	// its transactions have (RunConfig.Like).
+	Workload Workload
+	TxSize   int
+	// Connections and Rate are the load's shape; Contract the documents' contract.
+	Connections, Rate int
+	Contract          *protocol.ContractID
+	// Sent counts the transactions generated and sent; NotCommitted those of them no
+	// block included by the end of the drain (refused by CheckTx, dropped by a full
+	// mempool, or still in it); Left the mempool's transactions then.
+	Sent, NotCommitted, Left int
+	Summary
+	// Blocks are the blocks from the one before First to the one after Last.
+	Blocks []Block
+	// Wall is the time of the load and the drain; NodeCPU (when NodeMeasured) and
+	// ToolCPU the CPU time the node and this process used meanwhile.
+	Wall         time.Duration
+	NodeCPU      time.Duration
+	NodeMeasured bool
+	ToolCPU      time.Duration
+}
+
+// Run sends cfg's load to the node through tm-load-test (loadtest.ExecuteStandalone),
+// waits for the mempool to drain, then reads the blocks the run's transactions went
+// into and summarises them.
+func Run(ctx context.Context, cfg RunConfig) (Result, error) {
+	logf := func(format string, args ...any) {
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, format+"\n", args...)
+		}
+	}
+	endpoint, err := websocketURL(cfg.Node)
+	if err != nil {
+		return Result{}, err
+	}
+	rpc, err := rpchttp.NewWithClient(cfg.Node, "/websocket", httpClient())
+	if err != nil {
+		return Result{}, fmt.Errorf("load: RPC client of %s: %w", cfg.Node, err)
+	}
+	st, err := rpc.Status(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("load: status of %s: %w", cfg.Node, err)
+	}
+	c := client.New(rpc, client.Options{ChainID: st.NodeInfo.Network})
+	// Queries read a saved state, and the span of the run starts at a block before it.
+	if _, err := c.WaitForHeight(ctx, 1); err != nil {
+		return Result{}, fmt.Errorf("load: wait for the first block: %w", err)
+	}
+	res := Result{Run: NewRunID(), System: cfg.Workload.System(), Workload: cfg.Workload, Connections: cfg.Connections, Rate: cfg.Rate}
+	opts := FactoryOptions{Workload: cfg.Workload, Run: res.Run, ChainID: st.NodeInfo.Network}
+	if cfg.Workload == KVStore {
+		res.Workload, res.TxSize = cfg.Like, cfg.Size
+		if res.TxSize == 0 {
+			if res.TxSize, err = TxSize(cfg.Like); err != nil {
+				return Result{}, err
+			}
+		}
+		opts.KVStoreSize = res.TxSize
+	} else {
+		if res.TxSize, err = TxSize(cfg.Workload); err != nil {
+			return Result{}, err
+		}
+		opts.Signers = DeriveSigners(cfg.Seed, cfg.Signers)
+		if cfg.Workload.documents() {
+			if res.Contract = cfg.Contract; res.Contract == nil {
+				logf("registering the %s contract", cfg.Workload)
+				id, err := Setup(ctx, c, opts.Signers[0], cfg.Workload)
+				if err != nil {
+					return Result{}, err
+				}
+				res.Contract = &id
+			}
+			opts.Contract = *res.Contract
+		}
+		logf("reading the next nonces of %d signers", len(opts.Signers))
+		if opts.Nonces, err = nextNonces(ctx, c, cfg.Workload.signerKind(), opts.Signers); err != nil {
+			return Result{}, err
+		}
+	}
+	f, err := NewFactory(opts)
+	if err != nil {
+		return Result{}, err
+	}
+	lt := loadtest.Config{
+		ClientFactory: "ttld-load-" + res.Run.String(), Connections: cfg.Connections, Time: cfg.Time, SendPeriod: 1,
+		Rate: cfg.Rate, Size: res.TxSize, Count: cfg.Count, BroadcastTxMethod: cfg.Broadcast,
+		Endpoints: []string{endpoint}, EndpointSelectMethod: loadtest.SelectSuppliedEndpoints,
+	}
+	if lt.Count == 0 {
+		lt.Count = cfg.Rate * cfg.Time
+	}
+	if err := loadtest.RegisterClientFactory(lt.ClientFactory, f); err != nil {
+		return Result{}, fmt.Errorf("load: %w", err)
+	}
+	if err := lt.Validate(); err != nil {
+		return Result{}, fmt.Errorf("load: %w", err)
+	}
+	before, err := c.LatestHeight(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("load: latest height: %w", err)
+	}
+
+	logf("sending %s for %d s: %d connections × %d tx/s, %d-byte transactions (run %s)", cfg.Workload.Describe(), cfg.Time, cfg.Connections, cfg.Rate, res.TxSize, res.Run)
+	cpu := startCPU(cfg.NodePID)
+	start := time.Now()
+	if err := loadtest.ExecuteStandalone(lt); err != nil {
+		return Result{}, fmt.Errorf("load: tm-load-test: %w", err)
+	}
+	logf("sent; waiting up to %s for the mempool to drain", cfg.Drain)
+	if res.Left, err = drain(ctx, rpc, cfg.Drain); err != nil {
+		return Result{}, err
+	}
+	res.Wall = time.Since(start)
+	if err := cpu.stop(&res); err != nil {
+		return Result{}, err
+	}
+
+	top, err := c.LatestHeight(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("load: latest height: %w", err)
+	}
+	// The block after the last one read dates it (Summarise).
+	if _, err := c.WaitForHeight(ctx, top+1); err != nil {
+		return Result{}, fmt.Errorf("load: wait for block %d: %w", top+1, err)
+	}
+	sent := f.Sent()
+	res.Sent = len(sent)
+	logf("reading blocks %d to %d", before, top+1)
+	blocks, err := Collect(ctx, rpc, before, top+1, sent, Payloads{Run: res.Run, Connections: uint64(cfg.Connections), Rate: uint64(cfg.Rate), Size: uint64(res.TxSize)})
+	if err != nil {
+		return Result{}, err
+	}
+	if res.Summary, err = Summarise(blocks, res.Run); err != nil {
+		return Result{}, err
+	}
+	res.NotCommitted = res.Sent - res.Committed - res.Refused
+	res.Blocks = blocks[res.First-1-before : res.Last+2-before]
+	return res, nil
+}
+
+// rpcIdle is how long an idle connection to the RPC is kept for the next request.
+// NB: below the RPC server's 10 s (its ReadTimeout, which Go's server also takes as
+// the idle timeout): otherwise a request sent after the load, on a connection idle
+// since before it, can meet the server closing it and fail with a reset.
+const rpcIdle = 5 * time.Second
+
+// rpcTimeout bounds one RPC request, such as a block of the run.
+const rpcTimeout = 30 * time.Second
+
+// httpClient is the RPC's HTTP client.
+func httpClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.IdleConnTimeout = rpcIdle
+	return &http.Client{Transport: t, Timeout: rpcTimeout}
+}
+
+// websocketURL is the tm-load-test endpoint of the RPC at node.
+func websocketURL(node string) (string, error) {
+	u, err := url.Parse(node)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("load: node %q: want an RPC URL such as http://127.0.0.1:26657", node)
+	}
+	switch u.Scheme {
+	case "http", "tcp":
+		u.Scheme = "ws"
+	case "https":
+		u.Scheme = "wss"
+	default:
+		return "", fmt.Errorf("load: node %q: want an http:// or tcp:// RPC URL", node)
+	}
+	u.Path = "/websocket"
+	return u.String(), nil
+}
+
+// nextNonces asks the node for each signer's next nonce as kind (its address's or its
+// identity's), eight at a time.
+func nextNonces(ctx context.Context, c *client.Client, kind protocol.SignerKind, signers []Signer) ([]uint64, error) {
+	out := make([]uint64, len(signers))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, s := range signers {
+		g.Go(func() error {
+			var err error
+			if kind == protocol.SignerAddress {
+				out[i], err = c.NextAddressNonce(ctx, s.Address)
+			} else {
+				out[i], err = c.NextIdentityNonce(ctx, s.Identity)
+			}
+			if err != nil {
+				return fmt.Errorf("load: next nonce of signer %d: %w", s.Index, err)
+			}
+			return nil
+		})
+	}
+	return out, g.Wait()
+}
+
+// drainPoll is how often drain asks for the mempool's size.
+const drainPoll = 200 * time.Millisecond
+
+// drain waits, at most limit, for the node's mempool to empty, and returns how many
+// transactions it held at the end.
+func drain(ctx context.Context, rpc *rpchttp.HTTP, limit time.Duration) (int, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		r, err := rpc.NumUnconfirmedTxs(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("load: mempool size: %w", err)
+		}
+		if r.Total == 0 || time.Now().After(deadline) {
+			return r.Total, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(drainPoll):
+		}
+	}
+}
+
+// cpuWatch holds the CPU times at the start of a measured window.
+type cpuWatch struct {
+	node, self int
+	nodeAt     time.Duration
+	selfAt     time.Duration
+	err        error
+}
+
+// startCPU reads the CPU times of the node (when nodePID is not 0) and of this
+// process.
+func startCPU(nodePID int) *cpuWatch {
+	w := &cpuWatch{node: nodePID, self: os.Getpid()}
+	if w.node != 0 {
+		w.nodeAt, w.err = ProcessCPU(w.node)
+	}
+	if w.err == nil {
+		w.selfAt, w.err = ProcessCPU(w.self)
+	}
+	return w
+}
+
+// stop records in r the CPU time used since startCPU.
+func (w *cpuWatch) stop(r *Result) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.node != 0 {
+		now, err := ProcessCPU(w.node)
+		if err != nil {
+			return err
+		}
+		r.NodeCPU, r.NodeMeasured = now-w.nodeAt, true
+	}
+	now, err := ProcessCPU(w.self)
+	if err != nil {
+		return err
+	}
+	r.ToolCPU = now - w.selfAt
+	return nil
+}

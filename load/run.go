@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"time"
 
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
@@ -96,9 +97,10 @@ type Result struct {
 	ToolCPU      time.Duration
 }
 
-// Run sends cfg's load to the node through tm-load-test (loadtest.ExecuteStandalone),
+// Run sends cfg's load to the node through tm-load-test (a loadtest.TransactorGroup),
 // waits for the mempool to drain, then reads the blocks the run's transactions went
-// into and summarises them.
+// into and summarises them. Ending ctx ends the sending early, and the run with ctx's
+// error.
 func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 	logf := func(format string, args ...any) {
 		if cfg.Log != nil {
@@ -179,11 +181,15 @@ func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 	logf("sending %s for %d s: %d connections × %d tx/s, %d-byte transactions (run %s)", cfg.Workload.Describe(), cfg.Time, cfg.Connections, cfg.Rate, res.TxSize, res.Run)
 	cpu := startCPU(cfg.NodePID)
 	start := time.Now()
-	if err := loadtest.ExecuteStandalone(lt); err != nil {
-		return Result{}, fmt.Errorf("load: tm-load-test: %w", err)
+	tg, err := send(ctx, lt)
+	if err != nil {
+		return Result{}, err
 	}
 	logf("sent; waiting up to %s for the mempool to drain", cfg.Drain)
-	if res.Left, err = drain(ctx, rpc, cfg.Drain); err != nil {
+	res.Left, err = drain(ctx, rpc, c, cfg.Drain)
+	// The node has read all the connections carried, or the drain is over.
+	runtime.KeepAlive(tg)
+	if err != nil {
 		return Result{}, err
 	}
 	res.Wall = time.Since(start)
@@ -271,19 +277,59 @@ func nextNonces(ctx context.Context, c *client.Client, kind protocol.SignerKind,
 	return out, g.Wait()
 }
 
+// send runs tm-load-test's transactors of lt until they are done, or cancels them
+// when ctx ends. It returns their group, which holds their connections.
+//
+// NB: this is loadtest.ExecuteStandalone without its wait for peers and its stats
+// file, so that the connections outlive the sending: ExecuteStandalone lets go of them
+// when it returns, with what the node has not read yet still in their buffers (at
+// saturation, thousands of transactions), and Go's finalizer then closes them with a
+// reset that drops it. The caller keeps the group until the node has drained them.
+func send(ctx context.Context, lt loadtest.Config) (*loadtest.TransactorGroup, error) {
+	tg := loadtest.NewTransactorGroup()
+	if err := tg.AddAll(&lt); err != nil {
+		return nil, fmt.Errorf("load: connect tm-load-test to %s: %w", lt.Endpoints[0], err)
+	}
+	tg.Start()
+	stop := context.AfterFunc(ctx, tg.Cancel)
+	defer stop()
+	if err := tg.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("load: sending stopped: %w", ctx.Err())
+		}
+		return nil, fmt.Errorf("load: tm-load-test: %w", err)
+	}
+	return tg, nil
+}
+
 // drainPoll is how often drain asks for the mempool's size.
 const drainPoll = 200 * time.Millisecond
 
 // drain waits, at most limit, for the node's mempool to empty, and returns how many
-// transactions it held at the end.
-func drain(ctx context.Context, rpc *rpchttp.HTTP, limit time.Duration) (int, error) {
+// transactions it held at the end. The mempool counts as empty when it is at two
+// polls with a block between them: one empty poll may fall between a block taking
+// every transaction and the node reading the next ones from its connections.
+func drain(ctx context.Context, rpc *rpchttp.HTTP, c *client.Client, limit time.Duration) (int, error) {
 	deadline := time.Now().Add(limit)
+	emptyAt := int64(-1) // the height at the first of the empty polls in a row
 	for {
 		r, err := rpc.NumUnconfirmedTxs(ctx)
 		if err != nil {
 			return 0, fmt.Errorf("load: mempool size: %w", err)
 		}
-		if r.Total == 0 || time.Now().After(deadline) {
+		h, err := c.LatestHeight(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("load: latest height: %w", err)
+		}
+		switch {
+		case r.Total > 0:
+			emptyAt = -1
+		case emptyAt < 0:
+			emptyAt = h
+		case h > emptyAt:
+			return 0, nil
+		}
+		if time.Now().After(deadline) {
 			return r.Total, nil
 		}
 		select {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -42,7 +45,9 @@ documents-ttl, and kvstore (CometBFT's kvstore application, at the transaction s
 			verbose, _ := cmd.Flags().GetBool("verbose")
 			logrus.SetOutput(cmd.ErrOrStderr())
 			logrus.SetLevel(map[bool]logrus.Level{true: logrus.InfoLevel, false: logrus.WarnLevel}[verbose])
-			ctx, cancel := context.WithTimeout(cmd.Context(), time.Duration(cfg.Time)*time.Second+cfg.Drain+runMargin)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			ctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.Time)*time.Second+cfg.Drain+runMargin)
 			defer cancel()
 			res, err := load.Run(ctx, cfg)
 			if err != nil {

@@ -40,3 +40,42 @@ func ProcessCPU(pid int) (time.Duration, error) {
 	}
 	return time.Duration(ticks) * time.Second / userHZ, nil
 }
+
+// cpuWatch holds the CPU times at the start of a measured window.
+type cpuWatch struct {
+	node, self     int
+	nodeAt, selfAt time.Duration
+}
+
+// startCPU reads the CPU times of the node (when nodePID is not 0) and of this
+// process.
+func startCPU(nodePID int) (*cpuWatch, error) {
+	w := &cpuWatch{node: nodePID, self: os.Getpid()}
+	var err error
+	if w.node != 0 {
+		if w.nodeAt, err = ProcessCPU(w.node); err != nil {
+			return nil, err
+		}
+	}
+	if w.selfAt, err = ProcessCPU(w.self); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// stop records in r the CPU time used since startCPU.
+func (w *cpuWatch) stop(r *Result) error {
+	if w.node != 0 {
+		now, err := ProcessCPU(w.node)
+		if err != nil {
+			return err
+		}
+		r.NodeCPU, r.NodeMeasured = now-w.nodeAt, true
+	}
+	now, err := ProcessCPU(w.self)
+	if err != nil {
+		return err
+	}
+	r.ToolCPU = now - w.selfAt
+	return nil
+}

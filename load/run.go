@@ -5,9 +5,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"os"
 	"runtime"
 	"time"
 
@@ -124,36 +121,9 @@ func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 	if _, err := c.WaitForHeight(ctx, 1); err != nil {
 		return Result{}, fmt.Errorf("load: wait for the first block: %w", err)
 	}
-	res := Result{Run: NewRunID(), System: cfg.Workload.System(), Workload: cfg.Workload, Connections: cfg.Connections, Rate: cfg.Rate}
-	opts := FactoryOptions{Workload: cfg.Workload, Run: res.Run, ChainID: st.NodeInfo.Network}
-	if cfg.Workload == KVStore {
-		res.Workload, res.TxSize = cfg.Like, cfg.Size
-		if res.TxSize == 0 {
-			if res.TxSize, err = TxSize(cfg.Like); err != nil {
-				return Result{}, err
-			}
-		}
-		opts.KVStoreSize = res.TxSize
-	} else {
-		if res.TxSize, err = TxSize(cfg.Workload); err != nil {
-			return Result{}, err
-		}
-		opts.Signers = DeriveSigners(cfg.Seed, cfg.Signers)
-		if cfg.Workload.documents() {
-			if res.Contract = cfg.Contract; res.Contract == nil {
-				logf("registering the %s contract", cfg.Workload)
-				id, err := Setup(ctx, c, opts.Signers[0], cfg.Workload)
-				if err != nil {
-					return Result{}, err
-				}
-				res.Contract = &id
-			}
-			opts.Contract = *res.Contract
-		}
-		logf("reading the next nonces of %d signers", len(opts.Signers))
-		if opts.Nonces, err = nextNonces(ctx, c, cfg.Workload.signerKind(), opts.Signers); err != nil {
-			return Result{}, err
-		}
+	res, opts, err := plan(ctx, c, cfg, st.NodeInfo.Network, logf)
+	if err != nil {
+		return Result{}, err
 	}
 	f, err := NewFactory(opts)
 	if err != nil {
@@ -179,7 +149,10 @@ func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 	}
 
 	logf("sending %s for %d s: %d connections × %d tx/s, %d-byte transactions (run %s)", cfg.Workload.Describe(), cfg.Time, cfg.Connections, cfg.Rate, res.TxSize, res.Run)
-	cpu := startCPU(cfg.NodePID)
+	cpu, err := startCPU(cfg.NodePID)
+	if err != nil {
+		return Result{}, err
+	}
 	start := time.Now()
 	tg, err := send(ctx, lt)
 	if err != nil {
@@ -220,38 +193,46 @@ func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 	return res, nil
 }
 
-// rpcIdle is how long an idle connection to the RPC is kept for the next request.
-// NB: below the RPC server's 10 s (its ReadTimeout, which Go's server also takes as
-// the idle timeout): otherwise a request sent after the load, on a connection idle
-// since before it, can meet the server closing it and fail with a reset.
-const rpcIdle = 5 * time.Second
-
-// rpcTimeout bounds one RPC request, such as a block of the run.
-const rpcTimeout = 30 * time.Second
-
-// httpClient is the RPC's HTTP client.
-func httpClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.IdleConnTimeout = rpcIdle
-	return &http.Client{Transport: t, Timeout: rpcTimeout}
-}
-
-// websocketURL is the tm-load-test endpoint of the RPC at node.
-func websocketURL(node string) (string, error) {
-	u, err := url.Parse(node)
-	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("load: node %q: want an RPC URL such as http://127.0.0.1:26657", node)
+// plan is what a run sends: its result's description and its factory's options. For
+// a ttld workload it registers the documents' contract (unless cfg names one) and
+// reads every signer's next nonce from the node.
+func plan(ctx context.Context, c *client.Client, cfg RunConfig, chainID string, logf func(string, ...any)) (Result, FactoryOptions, error) {
+	res := Result{Run: NewRunID(), System: cfg.Workload.System(), Workload: cfg.Workload, Connections: cfg.Connections, Rate: cfg.Rate}
+	opts := FactoryOptions{Workload: cfg.Workload, Run: res.Run, ChainID: chainID}
+	var err error
+	if cfg.Workload == KVStore {
+		res.Workload, res.TxSize = cfg.Like, cfg.Size
+		if res.TxSize == 0 {
+			if res.TxSize, err = TxSize(cfg.Like); err != nil {
+				return Result{}, FactoryOptions{}, err
+			}
+		}
+		opts.KVStoreSize = res.TxSize
+		return res, opts, nil
 	}
-	switch u.Scheme {
-	case "http", "tcp":
-		u.Scheme = "ws"
-	case "https":
-		u.Scheme = "wss"
-	default:
-		return "", fmt.Errorf("load: node %q: want an http:// or tcp:// RPC URL", node)
+	if res.TxSize, err = TxSize(cfg.Workload); err != nil {
+		return Result{}, FactoryOptions{}, err
 	}
-	u.Path = "/websocket"
-	return u.String(), nil
+	opts.Signers = DeriveSigners(cfg.Seed, cfg.Signers)
+	if len(opts.Signers) < 2 {
+		return Result{}, FactoryOptions{}, fmt.Errorf("load: %d signers: a transfer needs another signer to send to", cfg.Signers)
+	}
+	if cfg.Workload.documents() {
+		if res.Contract = cfg.Contract; res.Contract == nil {
+			logf("registering the %s contract", cfg.Workload)
+			id, err := Setup(ctx, c, opts.Signers[0], cfg.Workload)
+			if err != nil {
+				return Result{}, FactoryOptions{}, err
+			}
+			res.Contract = &id
+		}
+		opts.Contract = *res.Contract
+	}
+	logf("reading the next nonces of %d signers", len(opts.Signers))
+	if opts.Nonces, err = nextNonces(ctx, c, cfg.Workload.signerKind(), opts.Signers); err != nil {
+		return Result{}, FactoryOptions{}, err
+	}
+	return res, opts, nil
 }
 
 // nextNonces asks the node for each signer's next nonce as kind (its address's or its
@@ -275,108 +256,4 @@ func nextNonces(ctx context.Context, c *client.Client, kind protocol.SignerKind,
 		})
 	}
 	return out, g.Wait()
-}
-
-// send runs tm-load-test's transactors of lt until they are done, or cancels them
-// when ctx ends. It returns their group, which holds their connections.
-//
-// NB: this is loadtest.ExecuteStandalone without its wait for peers and its stats
-// file, so that the connections outlive the sending: ExecuteStandalone lets go of them
-// when it returns, with what the node has not read yet still in their buffers (at
-// saturation, thousands of transactions), and Go's finalizer then closes them with a
-// reset that drops it. The caller keeps the group until the node has drained them.
-func send(ctx context.Context, lt loadtest.Config) (*loadtest.TransactorGroup, error) {
-	tg := loadtest.NewTransactorGroup()
-	if err := tg.AddAll(&lt); err != nil {
-		return nil, fmt.Errorf("load: connect tm-load-test to %s: %w", lt.Endpoints[0], err)
-	}
-	tg.Start()
-	stop := context.AfterFunc(ctx, tg.Cancel)
-	defer stop()
-	if err := tg.Wait(); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("load: sending stopped: %w", ctx.Err())
-		}
-		return nil, fmt.Errorf("load: tm-load-test: %w", err)
-	}
-	return tg, nil
-}
-
-// drainPoll is how often drain asks for the mempool's size.
-const drainPoll = 200 * time.Millisecond
-
-// drain waits, at most limit, for the node's mempool to empty, and returns how many
-// transactions it held at the end. The mempool counts as empty when it is at two
-// polls with a block between them: one empty poll may fall between a block taking
-// every transaction and the node reading the next ones from its connections.
-func drain(ctx context.Context, rpc *rpchttp.HTTP, c *client.Client, limit time.Duration) (int, error) {
-	deadline := time.Now().Add(limit)
-	emptyAt := int64(-1) // the height at the first of the empty polls in a row
-	for {
-		r, err := rpc.NumUnconfirmedTxs(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("load: mempool size: %w", err)
-		}
-		h, err := c.LatestHeight(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("load: latest height: %w", err)
-		}
-		switch {
-		case r.Total > 0:
-			emptyAt = -1
-		case emptyAt < 0:
-			emptyAt = h
-		case h > emptyAt:
-			return 0, nil
-		}
-		if time.Now().After(deadline) {
-			return r.Total, nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(drainPoll):
-		}
-	}
-}
-
-// cpuWatch holds the CPU times at the start of a measured window.
-type cpuWatch struct {
-	node, self int
-	nodeAt     time.Duration
-	selfAt     time.Duration
-	err        error
-}
-
-// startCPU reads the CPU times of the node (when nodePID is not 0) and of this
-// process.
-func startCPU(nodePID int) *cpuWatch {
-	w := &cpuWatch{node: nodePID, self: os.Getpid()}
-	if w.node != 0 {
-		w.nodeAt, w.err = ProcessCPU(w.node)
-	}
-	if w.err == nil {
-		w.selfAt, w.err = ProcessCPU(w.self)
-	}
-	return w
-}
-
-// stop records in r the CPU time used since startCPU.
-func (w *cpuWatch) stop(r *Result) error {
-	if w.err != nil {
-		return w.err
-	}
-	if w.node != 0 {
-		now, err := ProcessCPU(w.node)
-		if err != nil {
-			return err
-		}
-		r.NodeCPU, r.NodeMeasured = now-w.nodeAt, true
-	}
-	now, err := ProcessCPU(w.self)
-	if err != nil {
-		return err
-	}
-	r.ToolCPU = now - w.selfAt
-	return nil
 }

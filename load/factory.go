@@ -101,6 +101,10 @@ func (f *Factory) ValidateConfig(cfg loadtest.Config) error {
 	return nil
 }
 
+// sentPrealloc bounds the send times a client makes room for up front: a run's count
+// (rate × time) can be far above what a saturated node lets it send.
+const sentPrealloc = 1 << 16
+
 // NewClient makes the client of the next connection. Client k of n owns the signers
 // [k·S/n, (k+1)·S/n) of the S signers, so no two clients share a signer (and a nonce).
 func (f *Factory) NewClient(cfg loadtest.Config) (loadtest.Client, error) {
@@ -110,7 +114,7 @@ func (f *Factory) NewClient(cfg loadtest.Config) (loadtest.Client, error) {
 	if k >= n {
 		return nil, fmt.Errorf("load: client %d of a run of %d connections", k+1, n)
 	}
-	c := &Client{f: f, index: k, sent: make(map[[32]byte]int64, cfg.MaxTxsPerEndpoint())}
+	c := &Client{f: f, index: k, sent: make(map[[32]byte]int64, min(cfg.MaxTxsPerEndpoint(), sentPrealloc))}
 	if f.workload == KVStore {
 		var seed [32]byte
 		copy(seed[:], f.b.run[:])

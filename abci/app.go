@@ -40,6 +40,9 @@ type Application struct {
 	store   *drive.Store
 	log     zerolog.Logger
 	metrics *Metrics
+	// signatures checks every signature the connections meet, remembering those that
+	// passed: a transaction is verified once, by CheckTx, however often it is checked.
+	signatures *verifiedSignatures
 
 	// consensus connection only
 	staged int64 // height FinalizeBlock staged and Commit has not saved; 0: none
@@ -59,7 +62,11 @@ func New(store *drive.Store, log zerolog.Logger, metrics *Metrics) (*Application
 			return nil, err
 		}
 	}
-	a := &Application{store: store, log: log, metrics: metrics}
+	signatures, err := newVerifiedSignatures(DefaultVerifiedSignatures, metrics)
+	if err != nil {
+		return nil, err
+	}
+	a := &Application{store: store, log: log, metrics: metrics, signatures: signatures}
 	if err := a.resetCheckState(); err != nil {
 		return nil, err
 	}
@@ -151,7 +158,7 @@ func (a *Application) CheckTx(_ context.Context, req *abcitypes.RequestCheckTx) 
 	at, err := app.JudgeTime(a.check)
 	var res app.TxResult
 	if err == nil {
-		res, err = app.CheckTx(a.check, req.Tx, at)
+		res, err = app.CheckTx(a.check, req.Tx, at, a.signatures)
 	}
 	if err != nil {
 		a.log.Error().Err(err).Msg("checking a transaction failed; it is refused, the other pending ones are kept")
@@ -171,15 +178,7 @@ func (a *Application) statelessErrors(txs [][]byte, at time.Time) (errs []error,
 	if a.check == nil {
 		return nil, errors.New("abci: a proposal before InitChain")
 	}
-	errs = make([]error, len(txs))
-	for i, tx := range txs {
-		errs[i] = app.CheckStateless(a.check, tx, uint64(at.UnixMilli()))
-		var f app.Fault
-		if errors.As(errs[i], &f) {
-			return nil, f
-		}
-	}
-	return errs, nil
+	return app.CheckStateless(a.check, txs, uint64(at.UnixMilli()), a.signatures)
 }
 
 // PrepareProposal takes the mempool's transactions in order while they fit, counted as
@@ -244,7 +243,7 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 		// A block staged and never committed (a consensus round replayed): drop it.
 		a.store.Rollback()
 	}
-	blk := app.Block{Height: uint64(req.Height), TimeMs: uint64(req.Time.UnixMilli()), Proposer: req.ProposerAddress, Txs: req.Txs}
+	blk := app.Block{Height: uint64(req.Height), TimeMs: uint64(req.Time.UnixMilli()), Proposer: req.ProposerAddress, Txs: req.Txs, Verifier: a.signatures}
 	res, err := app.ExecuteBlock(a.store.Working(), blk)
 	if err == nil && a.checkInvariants {
 		err = res.Credits.Conserved()

@@ -51,7 +51,7 @@ type Application struct {
 	checkInvariants bool
 
 	mu    sync.Mutex   // guards check
-	check *drive.Cache // the check state: staged over the last saved version
+	check *drive.Cache // the check state: staged over the last saved version, read through a drive.Memo
 }
 
 // New wraps a store. metrics may be nil.
@@ -94,7 +94,7 @@ func (a *Application) resetCheckState() error {
 	if err != nil {
 		return err
 	}
-	a.check = drive.NewCache(saved)
+	a.check = drive.NewCache(drive.NewMemo(saved))
 	return nil
 }
 

@@ -2,6 +2,7 @@ package abci
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -17,12 +18,14 @@ import (
 	cmtcrypto "github.com/cometbft/cometbft/proto/tendermint/crypto"
 	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/cosmos/iavl"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/app"
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // CodespaceInternal is the codespace of CheckTx's answer when checking a transaction
@@ -43,6 +46,9 @@ type Application struct {
 	// signatures checks every signature the connections meet, remembering those that
 	// passed: a transaction is verified once, by CheckTx, however often it is checked.
 	signatures *verifiedSignatures
+	// checked holds the hashes of the transactions CheckTx accepted: FinalizeBlock
+	// verifies the signatures of the others ahead, in parallel.
+	checked *lru.Cache[[sha256.Size]byte, struct{}]
 
 	// consensus connection only
 	staged int64 // height FinalizeBlock staged and Commit has not saved; 0: none
@@ -66,7 +72,11 @@ func New(store *drive.Store, log zerolog.Logger, metrics *Metrics) (*Application
 	if err != nil {
 		return nil, err
 	}
-	a := &Application{store: store, log: log, metrics: metrics, signatures: signatures}
+	checked, err := lru.New[[sha256.Size]byte, struct{}](DefaultVerifiedSignatures)
+	if err != nil {
+		return nil, err
+	}
+	a := &Application{store: store, log: log, metrics: metrics, signatures: signatures, checked: checked}
 	if err := a.resetCheckState(); err != nil {
 		return nil, err
 	}
@@ -164,6 +174,9 @@ func (a *Application) CheckTx(_ context.Context, req *abcitypes.RequestCheckTx) 
 		a.log.Error().Err(err).Msg("checking a transaction failed; it is refused, the other pending ones are kept")
 		return &abcitypes.ResponseCheckTx{Codespace: CodespaceInternal, Code: CheckCodeInternal, Log: err.Error()}, nil
 	}
+	if res.Code == protocol.CodeOK {
+		a.checked.Add(sha256.Sum256(req.Tx), struct{}{})
+	}
 	// NB: a refused transaction is kept out of the mempool even when the block
 	// would charge it: the mempool only carries what can succeed.
 	return &abcitypes.ResponseCheckTx{Code: uint32(res.Code), Log: res.Log, GasWanted: gas(res.Charged)}, nil
@@ -244,6 +257,10 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 		a.store.Rollback()
 	}
 	blk := app.Block{Height: uint64(req.Height), TimeMs: uint64(req.Time.UnixMilli()), Proposer: req.ProposerAddress, Txs: req.Txs, Verifier: a.signatures}
+	if err := a.verifyUnchecked(blk); err != nil {
+		a.log.Error().Err(err).Int64("height", req.Height).Msg("reading the keys of a block's signers failed; halting")
+		return nil, err
+	}
 	res, err := app.ExecuteBlock(a.store.Working(), blk)
 	if err == nil && a.checkInvariants {
 		err = res.Credits.Conserved()
@@ -270,6 +287,26 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 	a.metrics.BlockExecution.Observe(time.Since(start).Seconds())
 	a.log.Debug().Int64("height", req.Height).Int("txs", len(req.Txs)).Hex("app_hash", out.AppHash).Msg("block executed")
 	return out, nil
+}
+
+// verifyUnchecked verifies ahead, in parallel, the signatures of the block's
+// transactions that CheckTx did not accept on this node.
+func (a *Application) verifyUnchecked(blk app.Block) error {
+	var unchecked [][]byte
+	for _, tx := range blk.Txs {
+		if !a.checked.Contains(sha256.Sum256(tx)) {
+			unchecked = append(unchecked, tx)
+		}
+	}
+	if len(unchecked) < 2*minChecksPerWorker {
+		return nil
+	}
+	checks, err := app.SignatureChecks(a.store.Working(), unchecked, blk.TimeMs)
+	if err != nil {
+		return err
+	}
+	a.signatures.verifyAhead(checks)
+	return nil
 }
 
 func events(in []app.Event) []abcitypes.Event {

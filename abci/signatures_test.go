@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/hex"
+	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -137,6 +139,67 @@ func TestSignatureVerifiedOnce(t *testing.T) {
 	for i := range txs {
 		if got.TxResults[i].Code != 0 || got.TxResults[i].Code != want.TxResults[i].Code || got.TxResults[i].GasUsed != want.TxResults[i].GasUsed {
 			t.Fatalf("tx %d: code %d fee %d remembered, code %d fee %d not", i, got.TxResults[i].Code, got.TxResults[i].GasUsed, want.TxResults[i].Code, want.TxResults[i].GasUsed)
+		}
+	}
+}
+
+// TestVerifyAhead: a block of transactions this node never checked has its signatures
+// verified ahead on every core, and executes to the same results and app hash as with
+// one core (no verification ahead), forged signatures included.
+func TestVerifyAhead(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: nothing is verified ahead")
+	}
+	const n = 40
+	start := func() *harness {
+		h := newHarness(t)
+		var st genesis.AppState
+		for i := 0; i < n; i++ {
+			name := fmt.Sprintf("ahead%d", i)
+			st.Identities = append(st.Identities, genesis.Identity{ID: genesisIdentityID(name).String(), Balance: 1_000_000_000, Keys: []string{hex.EncodeToString(pub(name))}})
+			st.Addresses = append(st.Addresses, genesis.Address{Address: addr(name).String(), Balance: 1_000_000_000})
+		}
+		h.initChain(st)
+		h.block(genesisTime.Add(time.Second), nil)
+		return h
+	}
+	var txs [][]byte
+	forged := map[int]bool{}
+	for i := 0; i < n; i++ {
+		name, next := fmt.Sprintf("ahead%d", i), fmt.Sprintf("ahead%d", (i+1)%n)
+		var tx []byte
+		if i%2 == 0 {
+			tx = protocol.Sign(testChainID, &protocol.IdentityCreditTransfer{Identity: genesisIdentityID(name), Nonce: 1, Recipient: genesisIdentityID(next), Amount: 3}, key(name))
+		} else {
+			tx = protocol.Sign(testChainID, &protocol.AddressFundsTransfer{PubKey: pub(name), Nonce: 1, Recipient: addr(next), Amount: 3}, key(name))
+		}
+		if i%7 == 3 {
+			tx[len(tx)-1] ^= 1
+			forged[i] = true
+		}
+		txs = append(txs, tx)
+	}
+	at := genesisTime.Add(2 * time.Second)
+	ahead := start()
+	got := ahead.block(at, txs)
+	valid := float64(n - len(forged))
+	if r, v, inv := signatureChecks(ahead); v != valid || r != valid || inv != 2*float64(len(forged)) {
+		t.Fatalf("remembered %v, verified %v, invalid %v; want %v, %v, %v", r, v, inv, valid, valid, 2*len(forged))
+	}
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	alone := start()
+	want := alone.block(at, txs)
+	if r, v, _ := signatureChecks(alone); r != 0 || v != valid {
+		t.Fatalf("one core: remembered %v, verified %v; want 0, %v", r, v, valid)
+	}
+	if !bytes.Equal(got.AppHash, want.AppHash) {
+		t.Fatalf("app hash %X verified ahead, %X not", got.AppHash, want.AppHash)
+	}
+	for i := range txs {
+		g, w := got.TxResults[i], want.TxResults[i]
+		if g.Code != w.Code || g.GasUsed != w.GasUsed || (g.Code == 0) == forged[i] {
+			t.Fatalf("tx %d (forged %v): code %d fee %d ahead, code %d fee %d not", i, forged[i], g.Code, g.GasUsed, w.Code, w.GasUsed)
 		}
 	}
 }

@@ -505,6 +505,39 @@ func CheckStateless(kv drive.KV, txs [][]byte, atMs uint64, v protocol.Verifier)
 	return errs, nil
 }
 
+// SignatureChecks returns the signature checks that txs, in a block at atMs on kv's
+// state, will make as far as that state tells them before the block runs: the signer's
+// key from the transaction, or an identity's key from kv. A node verifies them ahead of
+// the block, in parallel, through the Verifier the block then uses, which remembers
+// what passed: execution stays sequential and its answers are ed25519's, so nothing
+// here can change a block's result. A transaction that does not decode, or whose key kv
+// does not hold (an identity the block itself creates), has no check here and is
+// verified by the block as usual. The error is a Fault.
+func SignatureChecks(kv drive.KV, txs [][]byte, atMs uint64) ([]protocol.SignatureCheck, error) {
+	r, err := loadRules(kv, atMs, nil)
+	if err != nil {
+		return nil, asFault(err)
+	}
+	checks := make([]protocol.SignatureCheck, 0, len(txs))
+	for _, tx := range txs {
+		s, err := protocol.Decode(tx, r.ctx)
+		if err != nil {
+			continue
+		}
+		sg := s.Signer()
+		pub := sg.PubKey
+		if sg.Kind == protocol.SignerIdentity {
+			if pub, err = drive.GetIdentityKey(kv, sg.Identity, sg.KeyIndex); err != nil {
+				return nil, asFault(err)
+			}
+		}
+		if len(pub) == ed25519.PublicKeySize {
+			checks = append(checks, s.SignatureCheck(r.chainID, pub))
+		}
+	}
+	return checks, nil
+}
+
 // JudgeTime is the block time CheckTx and queries judge time-dependent rules at between
 // blocks: the last executed block's time, or the genesis time before the first block.
 func JudgeTime(kv drive.KV) (uint64, error) {

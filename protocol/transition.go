@@ -182,10 +182,22 @@ func (s *Signed) VerifyStateless(chainID string, v Verifier) (bool, error) {
 
 // VerifySignature checks the signature with the signer's public key, through v.
 func (s *Signed) VerifySignature(chainID string, pub ed25519.PublicKey, v Verifier) error {
-	if len(pub) != ed25519.PublicKeySize || !v.Verify(pub, SignBytes(chainID, s.Type(), s.unsigned), s.Signature) {
+	if c := s.SignatureCheck(chainID, pub); len(pub) != ed25519.PublicKeySize || !v.Verify(c.PubKey, c.Message, c.Signature) {
 		return ErrInvalidSignature{Type: s.Type()}
 	}
 	return nil
+}
+
+// SignatureCheck is one ed25519 check, as VerifySignature hands it to a Verifier.
+type SignatureCheck struct {
+	PubKey    ed25519.PublicKey
+	Message   []byte // the sign bytes
+	Signature []byte
+}
+
+// SignatureCheck returns the check VerifySignature makes with pub.
+func (s *Signed) SignatureCheck(chainID string, pub ed25519.PublicKey) SignatureCheck {
+	return SignatureCheck{PubKey: pub, Message: SignBytes(chainID, s.Type(), s.unsigned), Signature: s.Signature}
 }
 
 type encoder struct{ buf []byte }

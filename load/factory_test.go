@@ -89,10 +89,10 @@ func TestGeneratedTransactionsDecodeAndVerify(t *testing.T) {
 				if !ok {
 					t.Fatalf("signed by %x, not a signer", who)
 				}
-				if err := st.VerifySignature("ttld-load-test", s.Pub()); err != nil {
+				if err := st.VerifySignature("ttld-load-test", s.Pub(), protocol.VerifyEd25519); err != nil {
 					t.Fatal(err)
 				}
-				if st.VerifySignature("another-chain", s.Pub()) == nil {
+				if st.VerifySignature("another-chain", s.Pub(), protocol.VerifyEd25519) == nil {
 					t.Fatal("the signature holds on another chain")
 				}
 				checkTransition(t, w, st.Transition, s, signers)

@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
@@ -49,6 +50,10 @@ type Application struct {
 	// checked holds the hashes of the transactions CheckTx accepted: FinalizeBlock
 	// verifies the signatures of the others ahead, in parallel.
 	checked *lru.Cache[[sha256.Size]byte, struct{}]
+	// ahead reads the signature checks of new transactions on the last saved version,
+	// for the mempool connection's client to verify before CheckTx (ClientCreator);
+	// nil before the first commit.
+	ahead atomic.Pointer[app.SignatureReader]
 
 	// consensus connection only
 	staged int64 // height FinalizeBlock staged and Commit has not saved; 0: none
@@ -105,6 +110,15 @@ func (a *Application) resetCheckState() error {
 		return err
 	}
 	a.check = drive.NewCache(drive.NewMemo(saved))
+	at, err := app.JudgeTime(a.check)
+	if err != nil {
+		return err
+	}
+	ahead, err := app.NewSignatureReader(saved, at)
+	if err != nil {
+		return err
+	}
+	a.ahead.Store(ahead)
 	return nil
 }
 

@@ -203,3 +203,45 @@ func TestVerifyAhead(t *testing.T) {
 		}
 	}
 }
+
+// TestClientVerifiesBeforeCheck: the node's mempool client verifies a new transaction's
+// signature before CheckTx takes the connection's lock, so CheckTx finds it remembered;
+// a recheck goes straight to CheckTx; a forged signature is refused as ever.
+func TestClientVerifiesBeforeCheck(t *testing.T) {
+	h := fundedHarness(t, "alice")
+	client, err := h.app.ClientCreator().NewABCIClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The mempool sets its callback for the answers of CheckTxAsync.
+	client.SetResponseCallback(func(*abcitypes.Request, *abcitypes.Response) {})
+	ctx := context.Background()
+	tx := protocol.Sign(testChainID, &protocol.AddressFundsTransfer{PubKey: pub("alice"), Nonce: 1, Recipient: addr("bob"), Amount: 5}, key("alice"))
+	res, err := client.CheckTx(ctx, &abcitypes.RequestCheckTx{Tx: tx, Type: abcitypes.CheckTxType_New})
+	if err != nil || res.Code != 0 {
+		t.Fatalf("CheckTx: code %d, %v", res.GetCode(), err)
+	}
+	if r, v, _ := signatureChecks(h); r != 1 || v != 1 {
+		t.Fatalf("a new transaction: remembered %v, verified %v; want 1 (CheckTx), 1 (before it)", r, v)
+	}
+	if err := h.app.resetCheckState(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CheckTxAsync(ctx, &abcitypes.RequestCheckTx{Tx: tx, Type: abcitypes.CheckTxType_Recheck}); err != nil {
+		t.Fatal(err)
+	}
+	if r, v, _ := signatureChecks(h); r != 2 || v != 1 {
+		t.Fatalf("its recheck: remembered %v, verified %v; want 2, 1", r, v)
+	}
+	forged := protocol.Sign(testChainID, &protocol.AddressFundsTransfer{PubKey: pub("alice"), Nonce: 2, Recipient: addr("bob"), Amount: 5}, key("bob"))
+	res, err = client.CheckTx(ctx, &abcitypes.RequestCheckTx{Tx: forged, Type: abcitypes.CheckTxType_New})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Code != uint32(protocol.ErrInvalidSignature{}.Code()) {
+		t.Fatalf("forged signature: code %d", res.Code)
+	}
+	if _, _, inv := signatureChecks(h); inv != 2 {
+		t.Fatalf("forged signature checked %v times; want 2 (before CheckTx and in it)", inv)
+	}
+}

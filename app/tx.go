@@ -514,28 +514,60 @@ func CheckStateless(kv drive.KV, txs [][]byte, atMs uint64, v protocol.Verifier)
 // does not hold (an identity the block itself creates), has no check here and is
 // verified by the block as usual. The error is a Fault.
 func SignatureChecks(kv drive.KV, txs [][]byte, atMs uint64) ([]protocol.SignatureCheck, error) {
+	sr, err := NewSignatureReader(kv, atMs)
+	if err != nil {
+		return nil, err
+	}
+	checks := make([]protocol.SignatureCheck, 0, len(txs))
+	for _, tx := range txs {
+		c, ok, err := sr.Check(tx)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			checks = append(checks, c)
+		}
+	}
+	return checks, nil
+}
+
+// SignatureReader tells the signature checks of transactions under the rules in force
+// in a state at a time, as SignatureChecks does one at a time: a node verifies a
+// transaction's signature with it before CheckTx, on the goroutine that received the
+// transaction, so that CheckTx, which runs one transaction at a time, finds it
+// remembered. It is safe for concurrent use when its KV is (a saved version).
+type SignatureReader struct {
+	kv drive.KV
+	r  rules
+}
+
+// NewSignatureReader reads the rules in force in kv at atMs. The error is a Fault.
+func NewSignatureReader(kv drive.KV, atMs uint64) (*SignatureReader, error) {
 	r, err := loadRules(kv, atMs, nil)
 	if err != nil {
 		return nil, asFault(err)
 	}
-	checks := make([]protocol.SignatureCheck, 0, len(txs))
-	for _, tx := range txs {
-		s, err := protocol.Decode(tx, r.ctx)
-		if err != nil {
-			continue
-		}
-		sg := s.Signer()
-		pub := sg.PubKey
-		if sg.Kind == protocol.SignerIdentity {
-			if pub, err = drive.GetIdentityKey(kv, sg.Identity, sg.KeyIndex); err != nil {
-				return nil, asFault(err)
-			}
-		}
-		if len(pub) == ed25519.PublicKeySize {
-			checks = append(checks, s.SignatureCheck(r.chainID, pub))
+	return &SignatureReader{kv: kv, r: r}, nil
+}
+
+// Check returns the signature check tx makes, if it decodes and kv holds its signer's
+// key. The error is a Fault.
+func (sr *SignatureReader) Check(tx []byte) (protocol.SignatureCheck, bool, error) {
+	s, err := protocol.Decode(tx, sr.r.ctx)
+	if err != nil {
+		return protocol.SignatureCheck{}, false, nil
+	}
+	sg := s.Signer()
+	pub := sg.PubKey
+	if sg.Kind == protocol.SignerIdentity {
+		if pub, err = drive.GetIdentityKey(sr.kv, sg.Identity, sg.KeyIndex); err != nil {
+			return protocol.SignatureCheck{}, false, asFault(err)
 		}
 	}
-	return checks, nil
+	if len(pub) != ed25519.PublicKeySize {
+		return protocol.SignatureCheck{}, false, nil
+	}
+	return s.SignatureCheck(sr.r.chainID, pub), true, nil
 }
 
 // JudgeTime is the block time CheckTx and queries judge time-dependent rules at between

@@ -16,10 +16,10 @@
 # per-block throughput to BENCH_CSV, one summary row per run to BENCH_SUMMARY and the
 # node's and the load tool's CPU use to BENCH_CPU_CSV.
 #
-# NB: the default rate is above what either commits, on one connection: a node reads a
-# connection's requests one at a time, so the load tool's writes block on a full
-# socket, and tm-load-test gives up on a write blocked for 10 s, which a connection
-# whose buffers drain slowly (several connections sharing one node's intake) reaches.
+# NB: the default rate is above what either commits: a node reads a connection's
+# requests one at a time, so the load tool's writes block on a full socket, and
+# tm-load-test gives up on a write blocked for 10 s, which a connection whose buffers
+# drain slowly (more than two connections sharing one node's intake) reaches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/node.sh
@@ -27,9 +27,14 @@ source scripts/node.sh
 GO=${GO:-go}
 TIME=${BENCH_TIME:-60}
 DRAIN=${BENCH_DRAIN:-30}
-RATE=${BENCH_RATE:-20000}
-CONNECTIONS=${BENCH_CONNECTIONS:-1}
-SIGNERS=${BENCH_SIGNERS:-1000}
+RATE=${BENCH_RATE:-10000}
+# Two connections: ttld verifies each connection's signatures on that connection's
+# goroutine (abci.ClientCreator), and more than two ends tm-load-test's run at
+# saturation (a write blocked for 10 s). 10,000 signers: a signer may have at most 24
+# transactions pending past its last committed nonce, and a saturated mempool holds
+# tens of thousands.
+CONNECTIONS=${BENCH_CONNECTIONS:-2}
+SIGNERS=${BENCH_SIGNERS:-10000}
 WORKLOADS=${BENCH_WORKLOADS:-transfers address-transfers documents documents-ttl}
 CSV=${BENCH_CSV:-docs/bench/throughput.csv}
 SUMMARY=${BENCH_SUMMARY:-docs/bench/compare.csv}

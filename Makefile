@@ -119,6 +119,32 @@ devnet-reset: devnet-down
 e2e-devnet: build image
 	$(GO) test -tags devnet -count=1 -timeout 20m -v ./e2e/devnet/
 
+# Load: CometBFT's tm-load-test against a throwaway ttld chain (scripts/load.sh), and
+# ttld against CometBFT's kvstore at saturation (scripts/bench-compare.sh); bin/ttld-load
+# is the load client both use.
+LOAD_BIN := bin/ttld-load
+LOAD_WORKLOAD ?= transfers
+LOAD_TIME ?= 30
+LOAD_RATE ?= 500
+LOAD_CONNECTIONS ?= 2
+LOAD_SIGNERS ?= 1000
+LOAD_CSV ?=
+BENCH_TIME ?= 60
+
+.PHONY: load-build load bench-compare
+
+## load-build: bin/ttld and the load client bin/ttld-load
+load-build: build
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(LOAD_BIN) ./cmd/ttld-load
+
+## load: LOAD_WORKLOAD (transfers, address-transfers, documents, documents-ttl) for LOAD_TIME s at LOAD_RATE tx/s on each of LOAD_CONNECTIONS connections against a throwaway one-validator chain (LOAD_SIGNERS signers in genesis); prints tx/s, latency, not committed; LOAD_CSV appends the per-block throughput
+load: load-build
+	LOAD_WORKLOAD=$(LOAD_WORKLOAD) LOAD_TIME=$(LOAD_TIME) LOAD_RATE=$(LOAD_RATE) LOAD_CONNECTIONS=$(LOAD_CONNECTIONS) LOAD_SIGNERS=$(LOAD_SIGNERS) LOAD_CSV=$(LOAD_CSV) scripts/load.sh
+
+## bench-compare: ttld against CometBFT's kvstore (cometbft at go.mod's version) at saturation, per workload, BENCH_TIME s each; appends docs/bench/throughput.csv, compare.csv and cpu.csv (scripts/bench-compare.sh lists its BENCH_ variables)
+bench-compare: load-build
+	GO=$(GO) BENCH_TIME=$(BENCH_TIME) scripts/bench-compare.sh
+
 # The "Performance" issue's figures (docs/BENCHMARKS.md): in-process execution against
 # raw IAVL, proofs at 10k and 1M documents, the cleanup and the ttl flood with the
 # node's IAVL cache, replay against the chain's block rate. The ttl benchmarks write

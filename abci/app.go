@@ -2,6 +2,7 @@ package abci
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
@@ -17,12 +19,14 @@ import (
 	cmtcrypto "github.com/cometbft/cometbft/proto/tendermint/crypto"
 	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/cosmos/iavl"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/app"
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // CodespaceInternal is the codespace of CheckTx's answer when checking a transaction
@@ -40,6 +44,16 @@ type Application struct {
 	store   *drive.Store
 	log     zerolog.Logger
 	metrics *Metrics
+	// signatures checks every signature the connections meet, remembering those that
+	// passed: a transaction is verified once, by CheckTx, however often it is checked.
+	signatures *verifiedSignatures
+	// checked holds the hashes of the transactions CheckTx accepted: FinalizeBlock
+	// verifies the signatures of the others ahead, in parallel.
+	checked *lru.Cache[[sha256.Size]byte, struct{}]
+	// ahead reads the signature checks of new transactions on the last saved version,
+	// for the mempool connection's client to verify before CheckTx (ClientCreator);
+	// nil before the first commit.
+	ahead atomic.Pointer[app.SignatureReader]
 
 	// consensus connection only
 	staged int64 // height FinalizeBlock staged and Commit has not saved; 0: none
@@ -48,7 +62,7 @@ type Application struct {
 	checkInvariants bool
 
 	mu    sync.Mutex   // guards check
-	check *drive.Cache // the check state: staged over the last saved version
+	check *drive.Cache // the check state: staged over the last saved version, read through a drive.Memo
 }
 
 // New wraps a store. metrics may be nil.
@@ -59,7 +73,15 @@ func New(store *drive.Store, log zerolog.Logger, metrics *Metrics) (*Application
 			return nil, err
 		}
 	}
-	a := &Application{store: store, log: log, metrics: metrics}
+	signatures, err := newVerifiedSignatures(DefaultVerifiedSignatures, metrics)
+	if err != nil {
+		return nil, err
+	}
+	checked, err := lru.New[[sha256.Size]byte, struct{}](DefaultVerifiedSignatures)
+	if err != nil {
+		return nil, err
+	}
+	a := &Application{store: store, log: log, metrics: metrics, signatures: signatures, checked: checked}
 	if err := a.resetCheckState(); err != nil {
 		return nil, err
 	}
@@ -87,7 +109,16 @@ func (a *Application) resetCheckState() error {
 	if err != nil {
 		return err
 	}
-	a.check = drive.NewCache(saved)
+	a.check = drive.NewCache(drive.NewMemo(saved))
+	at, err := app.JudgeTime(a.check)
+	if err != nil {
+		return err
+	}
+	ahead, err := app.NewSignatureReader(saved, at)
+	if err != nil {
+		return err
+	}
+	a.ahead.Store(ahead)
 	return nil
 }
 
@@ -151,11 +182,14 @@ func (a *Application) CheckTx(_ context.Context, req *abcitypes.RequestCheckTx) 
 	at, err := app.JudgeTime(a.check)
 	var res app.TxResult
 	if err == nil {
-		res, err = app.CheckTx(a.check, req.Tx, at)
+		res, err = app.CheckTx(a.check, req.Tx, at, a.signatures)
 	}
 	if err != nil {
 		a.log.Error().Err(err).Msg("checking a transaction failed; it is refused, the other pending ones are kept")
 		return &abcitypes.ResponseCheckTx{Codespace: CodespaceInternal, Code: CheckCodeInternal, Log: err.Error()}, nil
+	}
+	if res.Code == protocol.CodeOK {
+		a.checked.Add(sha256.Sum256(req.Tx), struct{}{})
 	}
 	// NB: a refused transaction is kept out of the mempool even when the block
 	// would charge it: the mempool only carries what can succeed.
@@ -171,15 +205,7 @@ func (a *Application) statelessErrors(txs [][]byte, at time.Time) (errs []error,
 	if a.check == nil {
 		return nil, errors.New("abci: a proposal before InitChain")
 	}
-	errs = make([]error, len(txs))
-	for i, tx := range txs {
-		errs[i] = app.CheckStateless(a.check, tx, uint64(at.UnixMilli()))
-		var f app.Fault
-		if errors.As(errs[i], &f) {
-			return nil, f
-		}
-	}
-	return errs, nil
+	return app.CheckStateless(a.check, txs, uint64(at.UnixMilli()), a.signatures)
 }
 
 // PrepareProposal takes the mempool's transactions in order while they fit, counted as
@@ -244,7 +270,11 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 		// A block staged and never committed (a consensus round replayed): drop it.
 		a.store.Rollback()
 	}
-	blk := app.Block{Height: uint64(req.Height), TimeMs: uint64(req.Time.UnixMilli()), Proposer: req.ProposerAddress, Txs: req.Txs}
+	blk := app.Block{Height: uint64(req.Height), TimeMs: uint64(req.Time.UnixMilli()), Proposer: req.ProposerAddress, Txs: req.Txs, Verifier: a.signatures}
+	if err := a.verifyUnchecked(blk); err != nil {
+		a.log.Error().Err(err).Int64("height", req.Height).Msg("reading the keys of a block's signers failed; halting")
+		return nil, err
+	}
 	res, err := app.ExecuteBlock(a.store.Working(), blk)
 	if err == nil && a.checkInvariants {
 		err = res.Credits.Conserved()
@@ -271,6 +301,26 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 	a.metrics.BlockExecution.Observe(time.Since(start).Seconds())
 	a.log.Debug().Int64("height", req.Height).Int("txs", len(req.Txs)).Hex("app_hash", out.AppHash).Msg("block executed")
 	return out, nil
+}
+
+// verifyUnchecked verifies ahead, in parallel, the signatures of the block's
+// transactions that CheckTx did not accept on this node.
+func (a *Application) verifyUnchecked(blk app.Block) error {
+	var unchecked [][]byte
+	for _, tx := range blk.Txs {
+		if !a.checked.Contains(sha256.Sum256(tx)) {
+			unchecked = append(unchecked, tx)
+		}
+	}
+	if len(unchecked) < 2*minChecksPerWorker {
+		return nil
+	}
+	checks, err := app.SignatureChecks(a.store.Working(), unchecked, blk.TimeMs)
+	if err != nil {
+		return err
+	}
+	a.signatures.verifyAhead(checks)
+	return nil
 }
 
 func events(in []app.Event) []abcitypes.Event {

@@ -1,10 +1,12 @@
 package abci
 
 import (
+	"context"
 	"crypto/ed25519"
 	"testing"
 	"time"
 
+	abcitypes "github.com/cometbft/cometbft/abci/types"
 	"github.com/cosmos/iavl"
 	idb "github.com/cosmos/iavl/db"
 
@@ -19,9 +21,14 @@ import (
 // back from IAVL's change set of the saved version, are applied to the second as plain
 // MutableTree.Set and Remove calls and a SaveVersion, on the same goleveldb and node
 // cache. Reported per block: both times and their ratio, and the time the block's
-// ed25519 signatures take to verify alone (decoded apart, untimed: what a cache of the
-// signatures CheckTx verified would take off FinalizeBlock), with the ratio the block
-// would have without it.
+// ed25519 signatures take to verify one after another (decoded apart, untimed) and, in
+// block mode, the ratio the block would have without that time. Each workload runs in
+// two modes:
+//
+//   - block: transactions this node never checked, so FinalizeBlock verifies every
+//     signature (ahead, on every core);
+//   - checked-block: CheckTx took each transaction first (untimed), as on a validator
+//     whose mempool they came through, so the block verifies none again.
 //
 // NB: the change set comes in key order, not in the order the application wrote, so
 // the raw tree ends with the same keys and values (checked at the end) but another
@@ -31,38 +38,44 @@ import (
 //   - creates: document creates (benchPosts' type, one create a documents batch) over
 //     10,000 stored documents.
 func BenchmarkExecutionVsIAVL(b *testing.B) {
-	b.Run("transfers", func(b *testing.B) {
-		h, ids := benchChain(b)
-		raw, _ := benchChain(b)
-		benchVsIAVL(b, h, raw, func(blk int) ([][]byte, []ed25519.PublicKey) {
-			txs, keys := make([][]byte, 0, vsBlock), make([]ed25519.PublicKey, 0, vsBlock)
-			for i := range vsBlock {
-				n := blk*vsBlock + i
-				from := &ids[n%len(ids)]
-				to := ids[(n*7919+1)%len(ids)].id
-				if to == from.id {
-					to = ids[(n+1)%len(ids)].id
-				}
-				from.nonce++
-				txs = append(txs, protocol.Sign(testChainID, &protocol.IdentityCreditTransfer{Identity: from.id, Nonce: from.nonce, Recipient: to, Amount: 1}, from.key))
-				keys = append(keys, from.key.Public().(ed25519.PublicKey))
+	for _, mode := range []string{"block", "checked-block"} {
+		b.Run("transfers/"+mode, func(b *testing.B) { benchTransfersVsIAVL(b, mode == "checked-block") })
+		b.Run("creates/"+mode, func(b *testing.B) { benchCreatesVsIAVL(b, mode == "checked-block") })
+	}
+}
+
+func benchTransfersVsIAVL(b *testing.B, checked bool) {
+	h, ids := benchChain(b)
+	raw, _ := benchChain(b)
+	benchVsIAVL(b, h, raw, checked, func(blk int) ([][]byte, []ed25519.PublicKey) {
+		txs, keys := make([][]byte, 0, vsBlock), make([]ed25519.PublicKey, 0, vsBlock)
+		for i := range vsBlock {
+			n := blk*vsBlock + i
+			from := &ids[n%len(ids)]
+			to := ids[(n*7919+1)%len(ids)].id
+			if to == from.id {
+				to = ids[(n+1)%len(ids)].id
 			}
-			return txs, keys
-		})
+			from.nonce++
+			txs = append(txs, protocol.Sign(testChainID, &protocol.IdentityCreditTransfer{Identity: from.id, Nonce: from.nonce, Recipient: to, Amount: 1}, from.key))
+			keys = append(keys, from.key.Public().(ed25519.PublicKey))
+		}
+		return txs, keys
 	})
-	b.Run("creates", func(b *testing.B) {
-		const existing = 10_000
-		h, ids, t := benchPosts(b, existing)
-		raw, _, _ := benchPosts(b, existing)
-		benchVsIAVL(b, h, raw, func(blk int) ([][]byte, []ed25519.PublicKey) {
-			txs, keys := make([][]byte, 0, vsBlock), make([]ed25519.PublicKey, 0, vsBlock)
-			for i := range vsBlock {
-				w := &ids[(blk*vsBlock+i)%len(ids)]
-				txs = append(txs, postCreate(w, t))
-				keys = append(keys, w.key.Public().(ed25519.PublicKey))
-			}
-			return txs, keys
-		})
+}
+
+func benchCreatesVsIAVL(b *testing.B, checked bool) {
+	const existing = 10_000
+	h, ids, t := benchPosts(b, existing)
+	raw, _, _ := benchPosts(b, existing)
+	benchVsIAVL(b, h, raw, checked, func(blk int) ([][]byte, []ed25519.PublicKey) {
+		txs, keys := make([][]byte, 0, vsBlock), make([]ed25519.PublicKey, 0, vsBlock)
+		for i := range vsBlock {
+			w := &ids[(blk*vsBlock+i)%len(ids)]
+			txs = append(txs, postCreate(w, t))
+			keys = append(keys, w.key.Public().(ed25519.PublicKey))
+		}
+		return txs, keys
 	})
 }
 
@@ -70,8 +83,9 @@ func BenchmarkExecutionVsIAVL(b *testing.B) {
 const vsBlock = 1000
 
 // benchVsIAVL runs b.N blocks that block(i) builds (their transactions and the signers'
-// keys) on h through the application, and their writes on raw's tree directly.
-func benchVsIAVL(b *testing.B, h, raw *harness, block func(i int) ([][]byte, []ed25519.PublicKey)) {
+// keys) on h through the application, after CheckTx took each when checked, and their
+// writes on raw's tree directly.
+func benchVsIAVL(b *testing.B, h, raw *harness, checked bool, block func(i int) ([][]byte, []ed25519.PublicKey)) {
 	if v, hash := h.store.LastCommit(); v != raw.height || string(hash) != string(raw.rootAt(0)) {
 		b.Fatalf("the two chains differ before the first block: %d %X and %d %X", v, hash, raw.height, raw.rootAt(0))
 	}
@@ -96,6 +110,14 @@ func benchVsIAVL(b *testing.B, h, raw *harness, block func(i int) ([][]byte, []e
 		b.StopTimer()
 		txs, keys := block(i)
 		blockAt := at.Add(time.Duration(i) * time.Second)
+		if checked {
+			for _, tx := range txs {
+				res, err := h.app.CheckTx(context.Background(), &abcitypes.RequestCheckTx{Tx: tx})
+				if err != nil || res.Code != 0 {
+					b.Fatalf("CheckTx refused a transaction: %d %s %v", res.GetCode(), res.GetLog(), err)
+				}
+			}
+		}
 		b.StartTimer()
 		res, took, _ := timedBlock(h, blockAt, txs)
 		b.StopTimer()
@@ -138,7 +160,7 @@ func benchVsIAVL(b *testing.B, h, raw *harness, block func(i int) ([][]byte, []e
 		}
 		start = time.Now()
 		for j, s := range signed {
-			if err := s.VerifySignature(testChainID, keys[j]); err != nil {
+			if err := s.VerifySignature(testChainID, keys[j], protocol.VerifyEd25519); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -163,7 +185,9 @@ func benchVsIAVL(b *testing.B, h, raw *harness, block func(i int) ([][]byte, []e
 	b.ReportMetric(ms(sets), "ms/iavl-block")
 	b.ReportMetric(float64(app)/float64(sets), "app/iavl")
 	b.ReportMetric(ms(verify), "ms/verify-block")
-	b.ReportMetric(float64(app-verify)/float64(sets), "app-verified/iavl")
+	if !checked {
+		b.ReportMetric(float64(app-verify)/float64(sets), "app-verified/iavl")
+	}
 	b.ReportMetric(float64(writes)/n, "writes/block")
 }
 

@@ -18,6 +18,10 @@ type Metrics struct {
 	FeesCollected  prometheus.Counter
 	// ProposalsRejected counts the proposals ProcessProposal rejected.
 	ProposalsRejected prometheus.Counter
+	// SignatureChecks counts the signature checks of CheckTx, the proposal checks and
+	// FinalizeBlock by how they were answered: remembered (passed before), verified,
+	// invalid.
+	SignatureChecks *prometheus.CounterVec
 	// The budgeted cleanups of each block, labelled by cleanup name.
 	CleanupRemoved       *prometheus.CounterVec
 	CleanupOrphans       *prometheus.CounterVec
@@ -115,6 +119,10 @@ func NewMetrics(reg prometheus.Registerer, chainID string) (*Metrics, error) {
 			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "proposals_rejected_total",
 			Help: "Proposals rejected because a transaction failed the checks its bytes decide alone.",
 		}),
+		SignatureChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "signature_checks_total",
+			Help: "Signature checks by how they were answered: remembered (an ed25519 verification that passed before: CheckTx, its rechecks, the proposal checks and FinalizeBlock verify a transaction once), verified, invalid.",
+		}, []string{"result"}),
 		CleanupRemoved: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_removed_total",
 			Help: "Expired entries removed by the per-block cleanups.",
@@ -158,7 +166,7 @@ func NewMetrics(reg prometheus.Registerer, chainID string) (*Metrics, error) {
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.BlockExecution, m.Commit, m.Txs, m.StateKeys, m.Height, m.FeesCollected,
-			m.ProposalsRejected, m.CleanupRemoved, m.CleanupOrphans, m.CleanupWeight, m.CleanupBacklog, m.CleanupOldestOverdue,
+			m.ProposalsRejected, m.SignatureChecks, m.CleanupRemoved, m.CleanupOrphans, m.CleanupWeight, m.CleanupBacklog, m.CleanupOldestOverdue,
 			m.Epoch, m.StoragePool, m.EpochFees, m.PendingRefunds, m.TotalCredits} {
 			if err := reg.Register(c); err != nil {
 				return nil, err

@@ -18,6 +18,10 @@ type Block struct {
 	// (RequestFinalizeBlock.ProposerAddress), whose blocks the epoch pays out.
 	Proposer []byte
 	Txs      [][]byte
+	// Verifier checks the transactions' signatures; nil checks every one with
+	// ed25519 (protocol.VerifyEd25519). The node passes one that remembers what
+	// CheckTx verified.
+	Verifier protocol.Verifier
 }
 
 // Attr is one attribute of an event.
@@ -100,6 +104,8 @@ type rules struct {
 	params  drive.ChainParams
 	ctx     protocol.Context
 	fees    feeschedule.Schedule
+	// verifier checks signatures: never nil once loadRules returns.
+	verifier protocol.Verifier
 }
 
 // upgradeStep carries out the protocol upgrade genesis scheduled for this height,
@@ -136,8 +142,12 @@ func (r rules) epoch() uint32 {
 	return protocol.EpochIndex(r.params.GenesisTimeMs, r.params.EpochLengthS, r.ctx.BlockTimeMs)
 }
 
-// loadRules reads the rules in force in kv, for a block at atMs.
-func loadRules(kv drive.KV, atMs uint64) (rules, error) {
+// loadRules reads the rules in force in kv, for a block at atMs, checking signatures
+// through verifier (nil: protocol.VerifyEd25519).
+func loadRules(kv drive.KV, atMs uint64, verifier protocol.Verifier) (rules, error) {
+	if verifier == nil {
+		verifier = protocol.VerifyEd25519
+	}
 	v, err := drive.GetProtocolVersion(kv)
 	if err != nil {
 		return rules{}, err
@@ -159,7 +169,7 @@ func loadRules(kv drive.KV, atMs uint64) (rules, error) {
 	if err != nil {
 		return rules{}, err
 	}
-	return rules{chainID: params.ChainID, params: params, ctx: ctx, fees: f}, nil
+	return rules{chainID: params.ChainID, params: params, ctx: ctx, fees: f, verifier: verifier}, nil
 }
 
 // ExecuteBlock applies b to kv (the working tree) and returns its results. An error is a
@@ -187,7 +197,7 @@ func executeBlock(kv drive.KV, b Block) (BlockResult, error) {
 	if err != nil {
 		return BlockResult{}, err
 	}
-	r, err := loadRules(kv, b.TimeMs)
+	r, err := loadRules(kv, b.TimeMs, b.Verifier)
 	if err != nil {
 		return BlockResult{}, err
 	}

@@ -46,7 +46,7 @@ func TestExpireDocumentsOrphans(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := loadRules(kv, expires-1)
+	r, err := loadRules(kv, expires-1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

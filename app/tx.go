@@ -98,12 +98,13 @@ func (e *execution) discard() {
 	e.lifetime = nil
 }
 
-// CheckTx runs tx against kv (the check state) as a block at atMs would. Only a success
-// is kept in kv, so later transactions of the same signer build on it: the mempool
-// carries what can succeed, and a paid refusal, which the block would charge, is
-// refused here without touching the check state. A Fault leaves kv unchanged too.
-func CheckTx(kv drive.KV, tx []byte, atMs uint64) (TxResult, error) {
-	res, staged, err := stageTx(kv, tx, atMs)
+// CheckTx runs tx against kv (the check state) as a block at atMs would, checking its
+// signature through v (nil: protocol.VerifyEd25519). Only a success is kept in kv, so
+// later transactions of the same signer build on it: the mempool carries what can
+// succeed, and a paid refusal, which the block would charge, is refused here without
+// touching the check state. A Fault leaves kv unchanged too.
+func CheckTx(kv drive.KV, tx []byte, atMs uint64, v protocol.Verifier) (TxResult, error) {
+	res, staged, err := stageTx(kv, tx, atMs, v)
 	if err != nil || res.Code != protocol.CodeOK {
 		return res, err
 	}
@@ -343,7 +344,7 @@ func (e *execution) authenticate() error {
 
 // verify checks the signature; it is counted as one signature verification.
 func (e *execution) verify(pub ed25519.PublicKey) error {
-	if err := e.signed.VerifySignature(e.r.chainID, pub); err != nil {
+	if err := e.signed.VerifySignature(e.r.chainID, pub, e.r.verifier); err != nil {
 		return err
 	}
 	e.sigs++
@@ -453,14 +454,14 @@ func u64(n uint64) string { return strconv.FormatUint(n, 10) }
 // time. (Judged at lastMs itself, a document written in the last block would keep an
 // index entry on $updatedAt that any later block moves.)
 func DryRun(kv drive.KV, tx []byte, lastMs uint64) (TxResult, error) {
-	res, _, err := stageTx(kv, tx, lastMs+1)
+	res, _, err := stageTx(kv, tx, lastMs+1, nil)
 	return res, err
 }
 
 // stageTx runs tx over a cache on kv, outside a block at atMs, and returns the cache
 // holding its writes: CheckTx keeps them on success, DryRun never does.
-func stageTx(kv drive.KV, tx []byte, atMs uint64) (TxResult, *drive.Cache, error) {
-	r, err := loadRules(kv, atMs)
+func stageTx(kv drive.KV, tx []byte, atMs uint64, v protocol.Verifier) (TxResult, *drive.Cache, error) {
+	r, err := loadRules(kv, atMs, v)
 	if err != nil {
 		return TxResult{}, nil, asFault(err)
 	}
@@ -480,23 +481,93 @@ func epochPool(kv drive.KV, r rules, atMs uint64) (uint64, error) {
 	return drive.GetU64(kv, drive.EpochFeesKey(epoch))
 }
 
-// CheckStateless checks what a transaction's bytes decide alone, under the rules in
+// CheckStateless checks what each transaction's bytes decide alone, under the rules in
 // force in kv at atMs: size, format, type, encoding, structure rules, and the signature
-// of a transition that carries its signer's key. ProcessProposal rejects a block holding
-// a transaction that fails it and PrepareProposal drops such transactions: a proposer
-// could have checked them, so unpaid refusals cannot fill blocks for free. What needs
-// state stays a refusal in the block. The error is a consensus error, or a Fault.
-func CheckStateless(kv drive.KV, tx []byte, atMs uint64) error {
-	r, err := loadRules(kv, atMs)
+// (through v; nil: protocol.VerifyEd25519) of a transition that carries its signer's
+// key. ProcessProposal rejects a block holding a transaction that fails it and
+// PrepareProposal drops such transactions: a proposer could have checked them, so
+// unpaid refusals cannot fill blocks for free. What needs state stays a refusal in the
+// block. errs[i] is transaction i's consensus error, nil when it passes; the error is a
+// Fault.
+func CheckStateless(kv drive.KV, txs [][]byte, atMs uint64, v protocol.Verifier) (errs []error, err error) {
+	r, err := loadRules(kv, atMs, v)
 	if err != nil {
-		return asFault(err)
+		return nil, asFault(err)
 	}
-	s, err := protocol.Decode(tx, r.ctx)
+	errs = make([]error, len(txs))
+	for i, tx := range txs {
+		s, err := protocol.Decode(tx, r.ctx)
+		if err == nil {
+			_, err = s.VerifyStateless(r.chainID, r.verifier)
+		}
+		errs[i] = err
+	}
+	return errs, nil
+}
+
+// SignatureChecks returns the signature checks that txs, in a block at atMs on kv's
+// state, will make as far as that state tells them before the block runs: the signer's
+// key from the transaction, or an identity's key from kv. A node verifies them ahead of
+// the block, in parallel, through the Verifier the block then uses, which remembers
+// what passed: execution stays sequential and its answers are ed25519's, so nothing
+// here can change a block's result. A transaction that does not decode, or whose key kv
+// does not hold (an identity the block itself creates), has no check here and is
+// verified by the block as usual. The error is a Fault.
+func SignatureChecks(kv drive.KV, txs [][]byte, atMs uint64) ([]protocol.SignatureCheck, error) {
+	sr, err := NewSignatureReader(kv, atMs)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = s.VerifyStateless(r.chainID)
-	return err
+	checks := make([]protocol.SignatureCheck, 0, len(txs))
+	for _, tx := range txs {
+		c, ok, err := sr.Check(tx)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			checks = append(checks, c)
+		}
+	}
+	return checks, nil
+}
+
+// SignatureReader tells the signature checks of transactions under the rules in force
+// in a state at a time, as SignatureChecks does one at a time: a node verifies a
+// transaction's signature with it before CheckTx, on the goroutine that received the
+// transaction, so that CheckTx, which runs one transaction at a time, finds it
+// remembered. It is safe for concurrent use when its KV is (a saved version).
+type SignatureReader struct {
+	kv drive.KV
+	r  rules
+}
+
+// NewSignatureReader reads the rules in force in kv at atMs. The error is a Fault.
+func NewSignatureReader(kv drive.KV, atMs uint64) (*SignatureReader, error) {
+	r, err := loadRules(kv, atMs, nil)
+	if err != nil {
+		return nil, asFault(err)
+	}
+	return &SignatureReader{kv: kv, r: r}, nil
+}
+
+// Check returns the signature check tx makes, if it decodes and kv holds its signer's
+// key. The error is a Fault.
+func (sr *SignatureReader) Check(tx []byte) (protocol.SignatureCheck, bool, error) {
+	s, err := protocol.Decode(tx, sr.r.ctx)
+	if err != nil {
+		return protocol.SignatureCheck{}, false, nil
+	}
+	sg := s.Signer()
+	pub := sg.PubKey
+	if sg.Kind == protocol.SignerIdentity {
+		if pub, err = drive.GetIdentityKey(sr.kv, sg.Identity, sg.KeyIndex); err != nil {
+			return protocol.SignatureCheck{}, false, asFault(err)
+		}
+	}
+	if len(pub) != ed25519.PublicKeySize {
+		return protocol.SignatureCheck{}, false, nil
+	}
+	return s.SignatureCheck(sr.r.chainID, pub), true, nil
 }
 
 // JudgeTime is the block time CheckTx and queries judge time-dependent rules at between

@@ -35,6 +35,10 @@ var layout = map[string][]string{
 	// the third-party verifier is written from docs/PROOFS.md alone: nothing of ours
 	"e2e/thirdparty": {},
 	"lint":           {},
+	// load drives a node through the client package and funds load signers in a new
+	// home's genesis; its command line may use anything.
+	"load":          {"protocol", "proofs", "drive", "client", "keyring", "genesis"},
+	"cmd/ttld-load": {"*"},
 	// the plotting program reads CSV files and draws them: nothing of ours
 	"scripts/plot": {},
 }

@@ -93,6 +93,9 @@ func configFile(home string) string {
 	return filepath.Join(home, config.DefaultConfigDir, config.DefaultConfigFileName)
 }
 
+// DefaultMempoolSize is the mempool's size in transactions that Init and Testnet write.
+const DefaultMempoolSize = 50_000
+
 // DefaultConfig is the CometBFT configuration Init writes for home.
 func DefaultConfig(home, moniker string) *config.Config {
 	cfg := config.DefaultConfig()
@@ -109,6 +112,11 @@ func DefaultConfig(home, moniker string) *config.Config {
 	// chain that waits for transactions would leave the latest state unprovable.
 	cfg.Consensus.CreateEmptyBlocks = true
 	cfg.TxIndex.Indexer = "kv"
+	// CometBFT's mempool of 5,000 transactions caps a block at 5,000, under what the
+	// application commits a second (docs/BENCHMARKS.md, "Side by side"); its cache of
+	// seen transactions must hold more than the mempool to refuse a resent one.
+	cfg.Mempool.Size = DefaultMempoolSize
+	cfg.Mempool.CacheSize = 2 * DefaultMempoolSize
 	// Replay tooling reads the stored block results.
 	cfg.Storage.DiscardABCIResponses = false
 	return cfg

@@ -84,7 +84,8 @@ func TestInitWritesHome(t *testing.T) {
 	if cfg.RPC.ListenAddress != DefaultRPCListen || cfg.P2P.ListenAddress != DefaultP2PListen ||
 		cfg.Instrumentation.PrometheusListenAddr != DefaultPrometheusListen || !cfg.Instrumentation.Prometheus ||
 		cfg.Consensus.TimeoutCommit != time.Second || !cfg.Consensus.CreateEmptyBlocks ||
-		cfg.TxIndex.Indexer != "kv" || cfg.Storage.DiscardABCIResponses || cfg.Moniker != "m1" {
+		cfg.TxIndex.Indexer != "kv" || cfg.Storage.DiscardABCIResponses || cfg.Moniker != "m1" ||
+		cfg.Mempool.Size != DefaultMempoolSize || cfg.Mempool.CacheSize <= cfg.Mempool.Size {
 		t.Fatalf("config read back differs from what Init writes: %+v", cfg)
 	}
 	appCfg, err := LoadAppConfig(home)

@@ -60,7 +60,21 @@ type cometLogger struct {
 // level is enabled, as rendering calls String on every value.
 func (c cometLogger) Debug(msg string, keyvals ...any) { emit(c.l.Debug(), msg, keyvals) }
 
-func (c cometLogger) Info(msg string, keyvals ...any) { emit(c.l.Info(), msg, keyvals) }
+func (c cometLogger) Info(msg string, keyvals ...any) {
+	if perRequest(msg) {
+		emit(c.l.Debug(), msg, keyvals)
+		return
+	}
+	emit(c.l.Info(), msg, keyvals)
+}
+
+// perRequest reports whether CometBFT logs msg at info level for every request a
+// client makes: the websocket RPC server's "WSJSONRPC" line (rpc/jsonrpc/server,
+// ws_handler.go) for each call, a transaction broadcast included. Under load that is one
+// line a transaction, written by the goroutine that hands the connection's requests to
+// the mempool one after the other (about a twentieth of the node's time at saturation):
+// it is logged at debug, as the HTTP server logs each of its requests.
+func perRequest(msg string) bool { return msg == "WSJSONRPC" }
 
 func (c cometLogger) Error(msg string, keyvals ...any) {
 	if c.stopping != nil && c.stopping.Load() && stoppedListener(msg, keyvals) {

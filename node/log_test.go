@@ -101,3 +101,21 @@ func TestWarnIgnoredLogSettings(t *testing.T) {
 		}
 	}
 }
+
+// CometBFT's one info line for every websocket RPC call is logged at debug; its other
+// info lines stay at info.
+func TestCometLoggerPerRequestAtDebug(t *testing.T) {
+	var out strings.Builder
+	l := CometLogger(NewLogger(&out, true, zerolog.DebugLevel)).With("module", "rpc-server")
+	l.Info("WSJSONRPC", "method", "broadcast_tx_sync")
+	l.Info("Starting RPC HTTP server on 127.0.0.1:26657")
+	got := levels(t, out.String())
+	if got["WSJSONRPC"] != "debug" || got["Starting RPC HTTP server on 127.0.0.1:26657"] != "info" {
+		t.Fatalf("levels %v", got)
+	}
+	var quiet strings.Builder
+	CometLogger(NewLogger(&quiet, true, zerolog.InfoLevel)).Info("WSJSONRPC", "method", "broadcast_tx_sync")
+	if quiet.Len() != 0 {
+		t.Fatalf("a websocket call shows at level info: %s", quiet.String())
+	}
+}

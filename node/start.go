@@ -14,7 +14,6 @@ import (
 	cmtnode "github.com/cometbft/cometbft/node"
 	"github.com/cometbft/cometbft/p2p"
 	"github.com/cometbft/cometbft/privval"
-	"github.com/cometbft/cometbft/proxy"
 	dbm "github.com/cosmos/cosmos-db"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -191,8 +190,9 @@ func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog c
 	}
 	comet, err := cmtnode.NewNode(cfg, pv, nodeKey,
 		// The application takes its own locks per connection (consensus, mempool,
-		// query), so a slow query does not stall consensus.
-		proxy.NewConnSyncLocalClientCreator(app),
+		// query), so a slow query does not stall consensus; its clients verify a new
+		// transaction's signature before the mempool connection's lock.
+		app.ClientCreator(),
 		cmtnode.DefaultGenesisDocProviderFunc(cfg),
 		dbs.provider,
 		cmtnode.DefaultMetricsProvider(cfg.Instrumentation),

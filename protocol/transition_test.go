@@ -74,12 +74,12 @@ func TestRoundTripAndSignature(t *testing.T) {
 		if s.GetNonce() != tr.GetNonce() || s.Type() != tr.Type() {
 			t.Fatalf("%s: decoded %+v", tr.Type(), s.Transition)
 		}
-		if err := s.VerifySignature("test-chain", alice.Public().(ed25519.PublicKey)); err != nil {
+		if err := s.VerifySignature("test-chain", alice.Public().(ed25519.PublicKey), VerifyEd25519); err != nil {
 			t.Fatalf("%s: %v", tr.Type(), err)
 		}
 		// The sign bytes are domain-separated by chain id: another chain refuses it.
 		var se ErrInvalidSignature
-		if err := s.VerifySignature("other-chain", alice.Public().(ed25519.PublicKey)); !errors.As(err, &se) {
+		if err := s.VerifySignature("other-chain", alice.Public().(ed25519.PublicKey), VerifyEd25519); !errors.As(err, &se) {
 			t.Fatalf("%s: signature valid on another chain", tr.Type())
 		}
 		// Every body byte is covered by the signature.
@@ -90,7 +90,7 @@ func TestRoundTripAndSignature(t *testing.T) {
 			if err != nil {
 				continue
 			}
-			if s2.VerifySignature("test-chain", alice.Public().(ed25519.PublicKey)) == nil {
+			if s2.VerifySignature("test-chain", alice.Public().(ed25519.PublicKey), VerifyEd25519) == nil {
 				t.Fatalf("%s: flipping byte %d keeps the signature valid", tr.Type(), i)
 			}
 		}
@@ -159,7 +159,7 @@ func TestVerifyStateless(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checked, err := s.VerifyStateless("c")
+			checked, err := s.VerifyStateless("c", VerifyEd25519)
 			if checked != (tr.Signer().Kind == SignerAddress) {
 				t.Errorf("%s: checked = %v", tr.Type(), checked)
 			}

@@ -1,0 +1,259 @@
+package load
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
+	"github.com/gofrs/uuid"
+	"github.com/informalsystems/tm-load-test/pkg/loadtest"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// RunID names a run: the loadtime payloads' id, a UUID's 16 bytes.
+type RunID [16]byte
+
+// NewRunID returns a random run id.
+func NewRunID() RunID {
+	var r RunID
+	rand.Read(r[:])
+	return r
+}
+
+func (r RunID) String() string { return uuid.UUID(r).String() }
+
+// RunConfig configure Run. Every run is bounded: Count transactions per connection,
+// Time seconds of sending, Drain of waiting for the mempool to empty.
+type RunConfig struct {
+	// Node is the node's RPC URL, such as http://127.0.0.1:26657.
+	Node     string
+	Workload Workload
+	// Like is, for KVStore, the ttld workload whose transaction size the kvstore
+	// transactions have (unless Size says otherwise) and whose name the results carry.
+	Like Workload
+	// Size is, for KVStore, the transaction size; 0: Like's.
+	Size int
+	// Seed and Signers name the ttld workloads' signers: 0..Signers-1 of Seed, funded
+	// in genesis (AddSigners).
+	Seed    []byte
+	Signers int
+	// Contract is the document workloads' contract; nil: Setup registers a new one.
+	Contract *protocol.ContractID
+	// Connections, Rate (transactions per second per connection), Time (seconds) and
+	// Count (the most each connection sends; 0: Rate × Time) shape the load, and
+	// Broadcast ("sync" or "async") is the broadcast_tx method it is sent with.
+	//
+	// NB: the node reads each connection's requests one at a time, each after its
+	// CheckTx, so a Rate above what it takes in fills the connection's socket buffers
+	// and tm-load-test's writes block; Linux wakes a blocked writer only once half its
+	// send buffer has drained, and tm-load-test ends the whole run when one write
+	// waits 10 s (its connSendTimeout). Drive a node at saturation through one or two
+	// connections, whose buffers drain fastest; several only below saturation.
+	Connections, Rate, Time, Count int
+	Broadcast                      string
+	// Drain bounds the wait, after the sending, for the node's mempool to empty: what
+	// is still in it then counts as not committed.
+	Drain time.Duration
+	// NodePID, when not 0, is the node's process on this machine, whose CPU time over
+	// the load and the drain Run reads (ProcessCPU).
+	NodePID int
+	// Log is where Run says what it is doing; nil: nowhere.
+	Log io.Writer
+}
+
+// Result is what a run sent and what the node committed of it.
+type Result struct {
+	Run    RunID
+	System string
+	// Workload is the run's workload; for a KVStore run, the ttld workload whose size
+	// its transactions have (RunConfig.Like).
+	Workload Workload
+	TxSize   int
+	// Connections and Rate are the load's shape; Contract the documents' contract.
+	Connections, Rate int
+	Contract          *protocol.ContractID
+	// Sent counts the transactions generated and sent; NotCommitted those of them no
+	// block included by the end of the drain (refused by CheckTx, dropped by a full
+	// mempool, or still in it); Left the mempool's transactions then.
+	Sent, NotCommitted, Left int
+	Summary
+	// Blocks are the blocks from the one before First to the one after Last.
+	Blocks []Block
+	// Wall is the time of the load and the drain; NodeCPU (when NodeMeasured) and
+	// ToolCPU the CPU time the node and this process used meanwhile.
+	Wall         time.Duration
+	NodeCPU      time.Duration
+	NodeMeasured bool
+	ToolCPU      time.Duration
+}
+
+// Run sends cfg's load to the node through tm-load-test (a loadtest.TransactorGroup),
+// waits for the mempool to drain, then reads the blocks the run's transactions went
+// into and summarises them. Ending ctx ends the sending early, and the run with ctx's
+// error.
+func Run(ctx context.Context, cfg RunConfig) (Result, error) {
+	logf := func(format string, args ...any) {
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, format+"\n", args...)
+		}
+	}
+	endpoint, err := websocketURL(cfg.Node)
+	if err != nil {
+		return Result{}, err
+	}
+	rpc, err := rpchttp.NewWithClient(cfg.Node, "/websocket", httpClient())
+	if err != nil {
+		return Result{}, fmt.Errorf("load: RPC client of %s: %w", cfg.Node, err)
+	}
+	st, err := rpc.Status(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("load: status of %s: %w", cfg.Node, err)
+	}
+	c := client.New(rpc, client.Options{ChainID: st.NodeInfo.Network})
+	// Queries read a saved state, and the span of the run starts at a block before it.
+	if _, err := c.WaitForHeight(ctx, 1); err != nil {
+		return Result{}, fmt.Errorf("load: wait for the first block: %w", err)
+	}
+	res, opts, err := plan(ctx, c, cfg, st.NodeInfo.Network, logf)
+	if err != nil {
+		return Result{}, err
+	}
+	f, err := NewFactory(opts)
+	if err != nil {
+		return Result{}, err
+	}
+	lt := loadtest.Config{
+		ClientFactory: "ttld-load-" + res.Run.String(), Connections: cfg.Connections, Time: cfg.Time, SendPeriod: 1,
+		Rate: cfg.Rate, Size: res.TxSize, Count: cfg.Count, BroadcastTxMethod: cfg.Broadcast,
+		Endpoints: []string{endpoint}, EndpointSelectMethod: loadtest.SelectSuppliedEndpoints,
+	}
+	if lt.Count == 0 {
+		lt.Count = cfg.Rate * cfg.Time
+	}
+	if err := loadtest.RegisterClientFactory(lt.ClientFactory, f); err != nil {
+		return Result{}, fmt.Errorf("load: %w", err)
+	}
+	if err := lt.Validate(); err != nil {
+		return Result{}, fmt.Errorf("load: %w", err)
+	}
+	before, err := c.LatestHeight(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("load: latest height: %w", err)
+	}
+
+	logf("sending %s for %d s: %d connections × %d tx/s, %d-byte transactions (run %s)", cfg.Workload.Describe(), cfg.Time, cfg.Connections, cfg.Rate, res.TxSize, res.Run)
+	cpu, err := startCPU(cfg.NodePID)
+	if err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	tg, err := send(ctx, lt)
+	if err != nil {
+		return Result{}, err
+	}
+	logf("sent; waiting up to %s for the mempool to drain", cfg.Drain)
+	res.Left, err = drain(ctx, rpc, c, cfg.Drain)
+	// The node has read all the connections carried, or the drain is over.
+	runtime.KeepAlive(tg)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Wall = time.Since(start)
+	if err := cpu.stop(&res); err != nil {
+		return Result{}, err
+	}
+
+	top, err := c.LatestHeight(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("load: latest height: %w", err)
+	}
+	// The block after the last one read dates it (Summarise).
+	if _, err := c.WaitForHeight(ctx, top+1); err != nil {
+		return Result{}, fmt.Errorf("load: wait for block %d: %w", top+1, err)
+	}
+	sent := f.Sent()
+	res.Sent = len(sent)
+	logf("reading blocks %d to %d", before, top+1)
+	blocks, err := Collect(ctx, rpc, before, top+1, sent, Payloads{Run: res.Run, Connections: uint64(cfg.Connections), Rate: uint64(cfg.Rate), Size: uint64(res.TxSize)})
+	if err != nil {
+		return Result{}, err
+	}
+	if res.Summary, err = Summarise(blocks, res.Run); err != nil {
+		return Result{}, err
+	}
+	res.NotCommitted = res.Sent - res.Committed - res.Refused
+	res.Blocks = blocks[res.First-1-before : res.Last+2-before]
+	return res, nil
+}
+
+// plan is what a run sends: its result's description and its factory's options. For
+// a ttld workload it registers the documents' contract (unless cfg names one) and
+// reads every signer's next nonce from the node.
+func plan(ctx context.Context, c *client.Client, cfg RunConfig, chainID string, logf func(string, ...any)) (Result, FactoryOptions, error) {
+	res := Result{Run: NewRunID(), System: cfg.Workload.System(), Workload: cfg.Workload, Connections: cfg.Connections, Rate: cfg.Rate}
+	opts := FactoryOptions{Workload: cfg.Workload, Run: res.Run, ChainID: chainID}
+	var err error
+	if cfg.Workload == KVStore {
+		res.Workload, res.TxSize = cfg.Like, cfg.Size
+		if res.TxSize == 0 {
+			if res.TxSize, err = TxSize(cfg.Like); err != nil {
+				return Result{}, FactoryOptions{}, err
+			}
+		}
+		opts.KVStoreSize = res.TxSize
+		return res, opts, nil
+	}
+	if res.TxSize, err = TxSize(cfg.Workload); err != nil {
+		return Result{}, FactoryOptions{}, err
+	}
+	opts.Signers = DeriveSigners(cfg.Seed, cfg.Signers)
+	if len(opts.Signers) < 2 {
+		return Result{}, FactoryOptions{}, fmt.Errorf("load: %d signers: a transfer needs another signer to send to", cfg.Signers)
+	}
+	if cfg.Workload.documents() {
+		if res.Contract = cfg.Contract; res.Contract == nil {
+			logf("registering the %s contract", cfg.Workload)
+			id, err := Setup(ctx, c, opts.Signers[0], cfg.Workload)
+			if err != nil {
+				return Result{}, FactoryOptions{}, err
+			}
+			res.Contract = &id
+		}
+		opts.Contract = *res.Contract
+	}
+	logf("reading the next nonces of %d signers", len(opts.Signers))
+	if opts.Nonces, err = nextNonces(ctx, c, cfg.Workload.signerKind(), opts.Signers); err != nil {
+		return Result{}, FactoryOptions{}, err
+	}
+	return res, opts, nil
+}
+
+// nextNonces asks the node for each signer's next nonce as kind (its address's or its
+// identity's), eight at a time.
+func nextNonces(ctx context.Context, c *client.Client, kind protocol.SignerKind, signers []Signer) ([]uint64, error) {
+	out := make([]uint64, len(signers))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, s := range signers {
+		g.Go(func() error {
+			var err error
+			if kind == protocol.SignerAddress {
+				out[i], err = c.NextAddressNonce(ctx, s.Address)
+			} else {
+				out[i], err = c.NextIdentityNonce(ctx, s.Identity)
+			}
+			if err != nil {
+				return fmt.Errorf("load: next nonce of signer %d: %w", s.Index, err)
+			}
+			return nil
+		})
+	}
+	return out, g.Wait()
+}

@@ -28,9 +28,6 @@ GO=${GO:-go}
 TIME=${BENCH_TIME:-60}
 DRAIN=${BENCH_DRAIN:-30}
 RATE=${BENCH_RATE:-10000}
-# Blocks of at most 4 MiB (28,000 transfers, more than either commits a second):
-# CometBFT's 21 MiB let kvstore put 60,000 transactions in a block, whose results
-# took its RPC past its 10 s write timeout.
 # Two connections: ttld verifies each connection's signatures on that connection's
 # goroutine (abci.ClientCreator), and more than two ends tm-load-test's run at
 # saturation (a write blocked for 10 s). 10,000 signers: a signer may have at most 24
@@ -45,6 +42,9 @@ CPU_CSV=${BENCH_CPU_CSV:-docs/bench/cpu.csv}
 KVSTORE_PORTS=${BENCH_KVSTORE_PORTS:-37}
 TTLD_PORTS=${BENCH_TTLD_PORTS:-38}
 # The settings both homes get (ttld-load configure).
+# Blocks of at most 4 MiB (28,000 transfers, more than either commits a second):
+# CometBFT's 21 MiB let kvstore put 60,000 transactions in a block, whose results
+# took its RPC past its 10 s write timeout.
 SETTINGS=(
 	--timeout-commit "${BENCH_TIMEOUT_COMMIT:-1s}"
 	--timeout-propose "${BENCH_TIMEOUT_PROPOSE:-3s}"

@@ -1,0 +1,177 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"maps"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// byteArrayContract has one byte array and one identifier: what byteItem reads.
+const byteArrayContract = `{"documentSchemas":{"blob":{"type":"object","properties":{` +
+	`"data":{"type":"array","byteArray":true,"maxItems":4,"position":0},` +
+	`"who":{"type":"array","byteArray":true,"minItems":2,"maxItems":2,"position":1}},` +
+	`"additionalProperties":false}}}`
+
+// byteItemInputs are item lists as writers may send them.
+var byteItemInputs = []string{
+	`[]`, `[0]`, `[255]`, `[256]`, `[-1]`, `[-0]`, `[1,2,3,4]`, `[1,2,3,4,5]`, `["1"]`, `[true]`,
+	`[null]`, `[[1]]`, `[{"a":1}]`, `[1.0]`, `[1e2]`, `[01]`, `[18446744073709551616]`, `[-256]`,
+	`[255,256]`, `[300,"x"]`,
+}
+
+// TestByteItemsAcceptWhatJSONSchemaAccepts: reading a byte array's items as
+// ParseDocumentData does accepts exactly the data the JSON Schema library accepts with
+// the items written as a schema ({"type":"integer","minimum":0,"maximum":255}), and
+// reads each accepted item as its value.
+func TestByteItemsAcceptWhatJSONSchemaAccepts(t *testing.T) {
+	for _, items := range byteItemInputs {
+		for _, raw := range []string{`{"data":` + items + `}`, `{"who":` + items + `}`, `{"data":` + items + `,"who":` + items + `}`} {
+			checkByteItems(t, []byte(raw))
+		}
+	}
+}
+
+// FuzzByteItems: the same agreement on any data.
+func FuzzByteItems(f *testing.F) {
+	for _, items := range byteItemInputs {
+		f.Add([]byte(`{"data":` + items + `}`))
+	}
+	f.Fuzz(checkByteItems)
+}
+
+func checkByteItems(t *testing.T, raw []byte) {
+	types, err := ParseDocumentTypes([]byte(byteArrayContract), Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := types[0]
+	values, err := ParseDocumentData(typ, raw, testContext(t).Limits)
+	want := referenceVerdict(t, typ, raw)
+	if (err == nil) != want {
+		t.Fatalf("%s: ParseDocumentData says %v, the library with an items schema accepts: %v", raw, err, want)
+	}
+	if err != nil {
+		var e ErrInvalidDocument
+		if !errors.As(err, &e) {
+			t.Fatalf("%s: a refusal that is no ErrInvalidDocument: %v", raw, err)
+		}
+		return
+	}
+	var obj map[string][]int
+	if json.Unmarshal(raw, &obj) != nil {
+		return // "-0" and the like: the library's reading, not encoding/json's
+	}
+	for i, p := range typ.Properties {
+		got := values[i].Bytes
+		for j, n := range obj[p.Name] {
+			if int(got[j]) != n {
+				t.Fatalf("%s: %s[%d] read as %d", raw, p.Name, j, got[j])
+			}
+		}
+	}
+}
+
+// referenceVerdict validates raw against t's validation schema with the byte arrays'
+// items written in, as the library alone would, after the plain-integer rule.
+func referenceVerdict(t *testing.T, typ DocumentType, raw []byte) bool {
+	var schema map[string]any
+	if err := json.Unmarshal(documentSchemaJSON(typ), &schema); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range schema["properties"].(map[string]any) {
+		if s := s.(map[string]any); s["type"] == "array" {
+			s["items"] = map[string]any{"type": "integer", "minimum": 0, "maximum": 255}
+		}
+	}
+	src, _ := json.Marshal(schema)
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource("ttld:reference", doc); err != nil {
+		t.Fatal(err)
+	}
+	compiled, err := c.Compile("ttld:reference")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil || plainIntegersOnly(data, nil) != nil {
+		return false
+	}
+	return compiled.Validate(data) == nil
+}
+
+// TestSchemaKeyNamesOneSchema: types that differ in any field the validation schema is
+// written from have different cache keys, so the compiled schema found for a type is
+// always its own. The variants change one field each; a field added to Property fails
+// the test until it is considered here.
+func TestSchemaKeyNamesOneSchema(t *testing.T) {
+	u := func(v uint32) *uint32 { return &v }
+	i := func(v int64) *int64 { return &v }
+	base := func() DocumentType {
+		return DocumentType{Name: "t", Properties: []Property{
+			{Name: "a", Position: 0, Type: PropertyString, MinLength: u(1), MaxLength: u(9), Pattern: "^x"},
+			{Name: "b", Position: 1, Type: PropertyInteger, Minimum: i(-3), Maximum: i(3)},
+			{Name: "c", Position: 2, Type: PropertyByteArray, MinItems: u(1), MaxItems: u(4)},
+		}, Required: []string{"a"}}
+	}
+	mutations := map[string]func(t *DocumentType){
+		"Name":      func(t *DocumentType) { t.Properties[0].Name = "z" },
+		"Position":  func(t *DocumentType) { t.Properties[0].Position = 7 }, // not in the schema
+		"Type":      func(t *DocumentType) { t.Properties[2].Type = PropertyIdentifier },
+		"MinLength": func(t *DocumentType) { t.Properties[0].MinLength = nil },
+		"MaxLength": func(t *DocumentType) { t.Properties[0].MaxLength = u(10) },
+		"Pattern":   func(t *DocumentType) { t.Properties[0].Pattern = "" },
+		"Minimum":   func(t *DocumentType) { t.Properties[1].Minimum = i(-4) },
+		"Maximum":   func(t *DocumentType) { t.Properties[1].Maximum = nil },
+		"MinItems":  func(t *DocumentType) { t.Properties[2].MinItems = u(0) },
+		"MaxItems":  func(t *DocumentType) { t.Properties[2].MaxItems = u(1) },
+	}
+	if n := reflect.TypeFor[Property]().NumField(); n != len(mutations) {
+		t.Fatalf("Property has %d fields, the test changes %d", n, len(mutations))
+	}
+	variants := []DocumentType{base()}
+	for _, name := range slices.Sorted(maps.Keys(mutations)) {
+		v := base()
+		mutations[name](&v)
+		variants = append(variants, v)
+	}
+	required := base()
+	required.Required = []string{"a", "b"}
+	dropped := base()
+	dropped.Properties = dropped.Properties[:2]
+	variants = append(variants, required, dropped)
+	for x, a := range variants {
+		for _, b := range variants[x+1:] {
+			if schemaKey(a) == schemaKey(b) && !bytes.Equal(documentSchemaJSON(a), documentSchemaJSON(b)) {
+				t.Fatalf("one key for two schemas:\n%s\n%s", documentSchemaJSON(a), documentSchemaJSON(b))
+			}
+		}
+	}
+}
+
+// BenchmarkParseDocumentData reads a listing of docs/examples/market.json: two strings,
+// an integer and a 32-byte identifier.
+func BenchmarkParseDocumentData(b *testing.B) {
+	types, err := ParseDocumentTypes(exampleFiles(b)["market.json"], Latest)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw := []byte(fuzzDocumentSeeds[0])
+	lim := testContext(b).Limits
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseDocumentData(types[0], raw, lim); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

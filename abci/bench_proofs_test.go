@@ -25,7 +25,8 @@ var benchProofDocs = flag.String("bench.docs", "10000,1000000", "stored document
 // the saved version and verified with the proofs package as a client does, with 10,000
 // and 1,000,000 posts stored (benchPosts: 3 keys a post, besides benchChain's 40,000
 // identity keys), each sub-benchmark reporting answers (generated and verified) per
-// second, the time of each half, and the answer's size (value and proof operations):
+// second, the time of each half, and the answer's size (value and proof operations;
+// for a single key also the proof operations alone):
 //
 //   - balance: one identity balance (PathKey), checked by proofs.VerifyPresence;
 //   - document: one document row (PathDocument), checked by proofs.VerifyPresence on
@@ -75,7 +76,7 @@ func BenchmarkProofs(b *testing.B) {
 // that query(n) names.
 func benchPointProof(b *testing.B, h *harness, root []byte, query func(n int) (string, []byte)) {
 	var generate, verify time.Duration
-	var size int
+	var size, proofSize int
 	b.ResetTimer()
 	for n := range b.N {
 		path, data := query(n)
@@ -95,9 +96,11 @@ func benchPointProof(b *testing.B, h *harness, root []byte, query func(n int) (s
 			b.Fatal(err)
 		}
 		size = len(res.Value) + opsSize(res.ProofOps)
+		proofSize = opsSize(res.ProofOps)
 	}
 	b.StopTimer()
 	reportProofs(b, generate, verify, size)
+	b.ReportMetric(float64(proofSize), "proof-bytes")
 }
 
 // reportProofs reports answers per second and the time of each half.

@@ -26,6 +26,11 @@ type AppConfig struct {
 	// KeepRecent is how many recent versions of the state tree are kept (>= 0; 0 keeps
 	// every version).
 	KeepRecent int64 `mapstructure:"keep_recent"`
+	// IAVLCacheSize is the state tree's node cache, in nodes (> 0).
+	IAVLCacheSize int `mapstructure:"iavl_cache_size"`
+	// LevelDBBlockCacheMiB is the goleveldb block cache of the state database, in MiB
+	// (> 0): decoded table blocks kept in memory, outside the Go heap's scan.
+	LevelDBBlockCacheMiB int `mapstructure:"leveldb_block_cache_mib"`
 	// LogFormat is LogFormatConsole or LogFormatJSON.
 	LogFormat string `mapstructure:"log_format"`
 	// LogLevel is a zerolog level name: trace, debug, info, warn or error. It applies
@@ -35,8 +40,16 @@ type AppConfig struct {
 
 // DefaultAppConfig is what Init writes.
 func DefaultAppConfig() AppConfig {
-	return AppConfig{KeepRecent: drive.DefaultKeepRecent, LogFormat: LogFormatConsole, LogLevel: "info"}
+	return AppConfig{KeepRecent: drive.DefaultKeepRecent, IAVLCacheSize: drive.DefaultCacheSize,
+		LevelDBBlockCacheMiB: DefaultLevelDBBlockCacheMiB, LogFormat: LogFormatConsole, LogLevel: "info"}
 }
+
+// DefaultLevelDBBlockCacheMiB is the state database's goleveldb block cache. With
+// goleveldb's own default, 8 MiB, a node restarted over a million documents took its
+// first cleanups 3 – 4 times as long as with 512 MiB, reading and decoding the same table
+// blocks again (docs/BENCHMARKS.md); once the caches are warm the size makes no
+// difference measured.
+const DefaultLevelDBBlockCacheMiB = 256
 
 // AppConfigFile is the path of app.toml in a home directory.
 func AppConfigFile(home string) string { return filepath.Join(home, "config", "app.toml") }
@@ -45,6 +58,12 @@ func AppConfigFile(home string) string { return filepath.Join(home, "config", "a
 func (c AppConfig) Validate() error {
 	if c.KeepRecent < 0 {
 		return fmt.Errorf("keep_recent must be >= 0, not %d", c.KeepRecent)
+	}
+	if c.IAVLCacheSize <= 0 {
+		return fmt.Errorf("iavl_cache_size must be > 0, not %d", c.IAVLCacheSize)
+	}
+	if c.LevelDBBlockCacheMiB <= 0 {
+		return fmt.Errorf("leveldb_block_cache_mib must be > 0, not %d", c.LevelDBBlockCacheMiB)
 	}
 	if c.LogFormat != LogFormatConsole && c.LogFormat != LogFormatJSON {
 		return fmt.Errorf("log_format must be %q or %q, not %q", LogFormatConsole, LogFormatJSON, c.LogFormat)
@@ -94,6 +113,15 @@ var appConfigTemplate = template.Must(template.New("app.toml").Parse(`# ttld app
 # A proof of the state after block H needs version H, so queries further back than this
 # fail with "version not kept".
 keep_recent = {{.KeepRecent}}
+
+# The state tree's cache of IAVL nodes, in nodes (about 200 bytes each with their keys
+# and values): the paths a block's reads and writes walk without reading the database.
+iavl_cache_size = {{.IAVLCacheSize}}
+
+# The state database's goleveldb block cache, in MiB: decoded table blocks held in
+# memory. A larger one lets a node with millions of documents find the nodes the cache
+# above misses without reading and decoding disk blocks again.
+leveldb_block_cache_mib = {{.LevelDBBlockCacheMiB}}
 
 # Log output: "console" (readable, for people) or "json" (one object per line, for log
 # collectors). The --log-format flag overrides it.

@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 	"github.com/spf13/viper"
+	"github.com/syndtr/goleveldb/leveldb/filter"
+	"github.com/syndtr/goleveldb/leveldb/opt"
 
 	"github.com/ttld-dev/ttld/abci"
 	"github.com/ttld-dev/ttld/drive"
@@ -118,13 +120,17 @@ func Start(opts StartOptions) (*Node, error) {
 		return nil, err
 	}
 
-	db, err := dbm.NewGoLevelDB(ApplicationDBName, cfg.DBDir(), nil)
+	db, err := dbm.NewGoLevelDBWithOpts(ApplicationDBName, cfg.DBDir(), &opt.Options{
+		Filter:             filter.NewBloomFilter(10), // what cosmos-db's NewGoLevelDB sets
+		BlockCacheCapacity: appCfg.LevelDBBlockCacheMiB * opt.MiB,
+	})
 	if err != nil {
 		return nil, CorruptOnOpen(filepath.Join(cfg.DBDir(), ApplicationDBName+".db"), fmt.Errorf("open application db: %w", err))
 	}
 	store, err := drive.NewStore(db, drive.Options{
 		InitialVersion: uint64(max(gen.InitialHeight, 1)),
 		KeepRecent:     appCfg.KeepRecent,
+		CacheSize:      appCfg.IAVLCacheSize,
 	})
 	if err != nil {
 		db.Close()

@@ -119,11 +119,16 @@ type LifetimeWrite struct {
 }
 
 // IndexLevels is what a document of type t weighs in index levels: the properties of
-// each of its indexes (seed 000: "an index counts its properties").
+// each of its indexes (seed 000: "an index counts its properties"), those of a
+// time-range index once for each window a document lies in (properties × overlap).
 func IndexLevels(t protocol.DocumentType) uint64 {
 	var n uint64
 	for _, ix := range t.Indices {
-		n += uint64(len(ix.Properties))
+		windows := uint64(1)
+		if ix.TimeRange != nil {
+			windows = uint64(max(1, ix.TimeRange.Grid().Overlap()))
+		}
+		n += uint64(len(ix.Properties)) * windows
 	}
 	return n
 }

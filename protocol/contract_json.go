@@ -69,8 +69,18 @@ type indexJSON struct {
 	Countable  bool                `json:"countable,omitempty"`
 	Name       string              `json:"name"`
 	Properties []map[string]string `json:"properties"`
+	Ranked     bool                `json:"ranked,omitempty"`
 	Summable   string              `json:"summable,omitempty"`
+	TimeRange  *timeRangeJSON      `json:"timeRange,omitempty"`
 	Unique     bool                `json:"unique,omitempty"`
+}
+
+type timeRangeJSON struct {
+	On    string `json:"on"`
+	Phase uint32 `json:"phase,omitempty"`
+	Range uint32 `json:"range"`
+	Step  uint32 `json:"step"`
+	TTL   uint32 `json:"ttl,omitempty"`
 }
 
 type contestedJSON struct {
@@ -106,7 +116,10 @@ func documentTypeToJSON(t DocumentType) documentTypeJSON {
 		j.Properties[p.Name] = propertyToJSON(p)
 	}
 	for _, x := range t.Indices {
-		ij := indexJSON{Name: x.Name, Unique: x.Unique, Countable: x.Countable, Summable: x.Summable}
+		ij := indexJSON{Name: x.Name, Unique: x.Unique, Countable: x.Countable, Ranked: x.Ranked, Summable: x.Summable}
+		if r := x.TimeRange; r != nil {
+			ij.TimeRange = &timeRangeJSON{On: r.On, Phase: r.Phase, Range: r.Range, Step: r.Step, TTL: r.TTL}
+		}
 		for _, ip := range x.Properties {
 			dir := "asc"
 			if ip.Descending {

@@ -429,8 +429,14 @@ func parseDocumentType(name string, m map[string]any, lim Limits, submitted bool
 		}
 		for i := range t.Indices {
 			for j := i + 1; j < len(t.Indices); j++ {
-				if slices.Equal(t.Indices[i].Properties, t.Indices[j].Properties) {
-					return DocumentType{}, ErrDuplicateIndex{Type: name, Index: t.Indices[j].Name, Other: t.Indices[i].Name}
+				a, b := t.Indices[i], t.Indices[j]
+				if slices.Equal(a.Properties, b.Properties) && sameGrid(a, b) {
+					return DocumentType{}, ErrDuplicateIndex{Type: name, Index: b.Name, Other: a.Name}
+				}
+				if a.TimeRange != nil && b.TimeRange != nil && a.TimeRange.Grid() == b.TimeRange.Grid() && a.TimeRange.TTL != b.TimeRange.TTL {
+					return DocumentType{}, ErrInvalidContractStructure{Type: name, Path: path + "/indices", Reason: fmt.Sprintf(
+						"indexes %q and %q bucket %s on the same grid, so they share its windows, but declare different ttls (%d and %d): one ttl per grid per field",
+						a.Name, b.Name, a.TimeRange.On, a.TimeRange.TTL, b.TimeRange.TTL)}
 				}
 			}
 		}
@@ -473,6 +479,66 @@ func parseTTL(t *DocumentType, m map[string]any, path string, lim Limits, submit
 	}
 	t.TTLSeconds = *ttl
 	return nil
+}
+
+// parseTimeRange reads index x's timeRange map (protocol version 14 on: no earlier
+// meta-schema admits it, nor ranked) and checks the rules of seed 002 that one index
+// decides: range a multiple of step, the phase below the step, ttl >= range, unique only
+// with range == step on $createdAt, ranked only with countable on a time-range index;
+// and, when the version has them, its bounds: the overlap factor and the ttl's maximum.
+// The rule between indexes (one ttl per grid) is parseDocumentType's. Each refusal is
+// ErrInvalidContractStructure.
+func parseTimeRange(t DocumentType, x *Index, m map[string]any, path string, lim Limits) error {
+	bad := func(format string, args ...any) error {
+		return ErrInvalidContractStructure{Type: t.Name, Path: path + "/timeRange", Reason: fmt.Sprintf("index %q: %s", x.Name, fmt.Sprintf(format, args...))}
+	}
+	tr, ok := m["timeRange"].(map[string]any)
+	if !ok {
+		if x.Ranked {
+			return bad("ranked orders each window's groups by their count: it needs a timeRange")
+		}
+		return nil
+	}
+	r := &TimeRange{On: tr["on"].(string)} // one of TimeRangeFields, by the meta-schema
+	for _, f := range []struct {
+		key string
+		dst *uint32
+	}{{"range", &r.Range}, {"step", &r.Step}, {"phase", &r.Phase}, {"ttl", &r.TTL}} {
+		v, err := optUint32(tr, f.key, path+"/timeRange")
+		if err != nil {
+			return err
+		}
+		if v != nil {
+			*f.dst = *v
+		}
+	}
+	switch {
+	case r.Range%r.Step != 0:
+		return bad("range %d is not a multiple of step %d: every timestamp must lie in the same number of windows", r.Range, r.Step)
+	case r.Phase >= r.Step:
+		return bad("phase %d is not below step %d", r.Phase, r.Step)
+	case lim.MaxTimeRangeOverlapFactor > 0 && r.Grid().Overlap() > lim.MaxTimeRangeOverlapFactor:
+		return bad("range / step is %d, more than the version's overlap factor of %d", r.Grid().Overlap(), lim.MaxTimeRangeOverlapFactor)
+	case r.TTL > 0 && r.TTL < r.Range:
+		return bad("ttl %d is below range %d: a window that can still receive entries would expire", r.TTL, r.Range)
+	case r.TTL > 0 && uint64(r.TTL) > lim.MaxTimeRangeTTLSeconds:
+		return bad("ttl %d is more than the version's %d seconds", r.TTL, lim.MaxTimeRangeTTLSeconds)
+	case x.Unique && (r.Range != r.Step || r.On != "$createdAt"):
+		return bad("a unique time-range index needs range == step on $createdAt, so that each document lies in one window")
+	case x.Ranked && !x.Countable:
+		return bad("ranked orders each window's groups by their count: it needs countable")
+	}
+	x.TimeRange = r
+	return nil
+}
+
+// sameGrid reports whether two indexes are stored alike as far as their windows go:
+// both ordinary, or both time-range indexes on one grid.
+func sameGrid(a, b Index) bool {
+	if a.TimeRange == nil || b.TimeRange == nil {
+		return a.TimeRange == nil && b.TimeRange == nil
+	}
+	return a.TimeRange.Grid() == b.TimeRange.Grid()
 }
 
 func parseProperty(typeName, name string, m map[string]any, path string, lim Limits) (Property, error) {
@@ -584,6 +650,10 @@ func parseIndex(t DocumentType, m map[string]any, path string, lim Limits) (Inde
 	}
 	x.Unique = optBool(m, "unique", false)
 	x.Countable = optBool(m, "countable", false)
+	x.Ranked = optBool(m, "ranked", false)
+	if err := parseTimeRange(t, &x, m, path, lim); err != nil {
+		return Index{}, err
+	}
 	if s, ok := m["summable"].(string); ok {
 		p, defined := t.Property(s)
 		switch {

@@ -127,8 +127,16 @@ type Index struct {
 	Properties []IndexProperty
 	// Unique: no two documents share the values of the index's properties.
 	Unique bool
-	// Countable: the index keeps a provable count of its documents.
+	// Countable: the index keeps a provable count of its documents (of each window's,
+	// for a time-range index).
 	Countable bool
+	// Ranked (time-range indexes, with Countable): each window also orders its value
+	// groups by their count, most first, so a window's top groups are one range.
+	Ranked bool
+	// TimeRange makes the index a time-range index (protocol version 14): its entries
+	// are stored under each window of the grid that holds the document, Properties
+	// under the window. Nil for an ordinary index.
+	TimeRange *TimeRange
 	// Summable names an integer property of the type whose provable sum the index
 	// keeps, or is "" for none.
 	Summable string

@@ -87,6 +87,16 @@ type Limits struct {
 	// allowed.
 	MaxDocumentExpirationsPerBlock      int
 	MaxDocumentExpirationWeightPerBlock int
+
+	// Time-range indexes (V14 on; zero before, when no meta-schema admits them).
+	// MaxTimeRangeOverlapFactor bounds a grid's Range / Step
+	// (max_time_range_overlap_factor); MaxTimeRangeTTLSeconds bounds a time-range
+	// index's ttl (max_time_range_ttl_seconds); MinTimeRangeTTLDropOperationsPerWrite
+	// is the floor of the drain budget each write into a ttl'd index earns
+	// (min_time_range_ttl_drop_operations_per_write).
+	MaxTimeRangeOverlapFactor             int
+	MaxTimeRangeTTLSeconds                uint64
+	MinTimeRangeTTLDropOperationsPerWrite int
 }
 
 // LocalLimits lower limits on a local chain (LocalChainID) so that its users can watch
@@ -128,6 +138,9 @@ var limits = map[Version]Limits{
 		l.MaxDocumentTTLSeconds = 31_536_000
 		l.MaxDocumentExpirationsPerBlock = 128
 		l.MaxDocumentExpirationWeightPerBlock = 1_024
+		l.MaxTimeRangeOverlapFactor = 24
+		l.MaxTimeRangeTTLSeconds = 604_800
+		l.MinTimeRangeTTLDropOperationsPerWrite = 32
 		return l
 	}(),
 }

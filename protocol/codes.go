@@ -99,7 +99,7 @@ var codeTable = []CodeInfo{
 	{CodeInvalidTransition, "InvalidTransition", false, "a structure rule: zero amount, transfer to oneself, no or repeated identity keys"},
 	{CodeJSONSchema, "JsonSchemaError", false, "the contract is not JSON or its protocol version's meta-schema refuses it: an unknown keyword (ttl before version 14), a wrong shape, type number, a bound outside the meta-schema's range, an integer written with a fraction or exponent"},
 	{CodeDuplicateIndex, "DuplicateIndex", false, "two indices of a document type have the same properties in the same order"},
-	{CodeInvalidContractStructure, "InvalidContractStructure", false, "a contract rule the meta-schema cannot state: bounds out of order or past the version's limits, a pattern that is no RE2 expression, a required name that is no property, an identifier not of 32 bytes, an indexed string or byte array without a small enough maximum; a ttl (version 14) without $createdAt in required, with documentsKeepHistory, indexOnly or a contested index, or, on registration and update, outside 3,600..31,536,000 s"},
+	{CodeInvalidContractStructure, "InvalidContractStructure", false, "a contract rule the meta-schema cannot state: bounds out of order or past the version's limits, a pattern that is no RE2 expression, a required name that is no property, an identifier not of 32 bytes, an indexed string or byte array without a small enough maximum; a ttl (version 14) without $createdAt in required, with documentsKeepHistory, indexOnly or a contested index, or, on registration and update, outside 3,600..31,536,000 s; a time-range index (version 14) whose range is no multiple of its step, whose overlap passes 24 or phase reaches its step, whose ttl is below its range or past 604,800 s or differs from another index's on the same grid, unique off a range == step grid on $createdAt, or ranked without countable or a timeRange"},
 	{CodeUndefinedIndexProperty, "UndefinedIndexProperty", false, "an index uses a property the document type does not define and that is no indexable system field"},
 	{CodeInvalidSummableProperty, "InvalidSummableProperty", false, "an index's summable names no integer property of the document type"},
 	{CodeTooManyDocumentTypes, "TooManyDocumentTypes", false, "the contract defines more document types than the version allows (100 at 13)"},
@@ -139,7 +139,7 @@ var codeTable = []CodeInfo{
 	{CodeDocumentTypeNotFound, "DocumentTypeNotFound", true, "a documents batch names a document type its contract does not define"},
 	{CodeInvalidDocument, "InvalidDocument", true, "document data its type refuses: not a JSON object, a wrong type, a missing required or an unknown property, a string or byte array too long or short, a pattern or integer bound broken, a number that is not an integer"},
 	{CodeDocumentActionNotAllowed, "DocumentActionNotAllowed", true, "the type's flags forbid the action (documentsMutable, canBeDeleted, transferable, tradeMode, creationRestrictionMode), or it buys one's own document or transfers it to its owner"},
-	{CodeDocumentTypeUnsupported, "DocumentTypeUnsupported", true, "documents of the type use a feature the contract may declare but this version does not carry out yet (indexOnly, a contested index)"},
+	{CodeDocumentTypeUnsupported, "DocumentTypeUnsupported", true, "documents of the type use a feature the contract may declare but this version does not carry out yet (indexOnly, a contested index, a time-range index)"},
 }
 
 // codeIndex finds a code's row; built once from codeTable.

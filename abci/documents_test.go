@@ -134,6 +134,18 @@ func (h *harness) showDocuments(out *strings.Builder, m map[string]string) {
 		case drive.DocumentEntryCount:
 			c, _ := drive.DecodeIndexCount(v)
 			fmt.Fprintf(out, "count %s [%x]: %d sum %s\n", p.Index, p.Values, c.Count, c.Sum)
+		case drive.DocumentEntryWindow:
+			w := p.Window
+			at := fmt.Sprintf("window %s@%ds", w.Index, (int64(w.StartMs)-genesisTime.UnixMilli())/1000)
+			switch w.Part {
+			case 'i':
+				fmt.Fprintf(out, "%s entry %x -> %s (%x)\n", at, w.Values, h.documentName(w.ID), v)
+			case 'n':
+				c, _ := drive.DecodeIndexCount(v)
+				fmt.Fprintf(out, "%s count [%x]: %d sum %s\n", at, w.Values, c.Count, c.Sum)
+			case 'r':
+				fmt.Fprintf(out, "%s rank %d [%x]\n", at, w.Count, w.Values)
+			}
 		}
 		return false, nil
 	})

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"slices"
+
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
 )
@@ -42,7 +44,10 @@ func applyDocumentsBatch(e *execution, t *protocol.DocumentsBatch) error {
 	if err != nil {
 		return err
 	}
-	s := &drive.Storage{Payer: t.Identity, Epoch: e.r.epoch(), PerByte: e.r.fees.StoragePerByte}
+	if err := e.drainWindows(c, plans); err != nil {
+		return err
+	}
+	s := &drive.Storage{Payer: t.Identity, Epoch: e.r.epoch(), PerByte: e.r.fees.StoragePerByte, AtMs: e.r.ctx.BlockTimeMs}
 	for i, p := range plans {
 		dt := drive.DocumentType{Contract: c.ID, DocumentType: p.Type}
 		switch p.Action.Kind {
@@ -78,7 +83,47 @@ func applyDocumentsBatch(e *execution, t *protocol.DocumentsBatch) error {
 	e.refunds = append(e.refunds, s.Refunds...)
 	e.lifetime = append(e.lifetime, s.Lifetime...)
 	e.margin += e.r.fees.ProcessingFee(s.Margin)
+	e.ephemeral += s.Ephemeral
+	margin, err := e.r.fees.EphemeralFee(s.EphemeralMargin)
+	if err != nil {
+		return protocol.ErrCreditOverflow{Account: "the ephemeral bytes fee", Amount: s.EphemeralMargin}
+	}
+	e.margin += margin
 	return nil
+}
+
+// drainWindows drains, before any of the batch's writes, what its actions earn in the
+// expired windows of ttl'd time-range indexes (seed 002: "In a document batch, all
+// cleanup runs before any document mutations are generated ... Each document earns a
+// budget"): each action on a type with ttl'd grids earns each of them
+// drive.DrainBudget, and each grid is drained under the sum, in the order the actions
+// first name it. Nobody is billed for it: its reads and deletions are off the meter.
+func (e *execution) drainWindows(c protocol.Contract, plans []protocol.ActionPlan) error {
+	type grid struct {
+		t      drive.DocumentType
+		r      protocol.TimeRange
+		budget int
+	}
+	var grids []grid
+	for _, p := range plans {
+		for _, r := range drive.TTLGrids(p.Type) {
+			budget := drive.DrainBudget(p.Type, r.Grid(), e.r.ctx.Limits)
+			i := slices.IndexFunc(grids, func(g grid) bool { return g.t.Name == p.Type.Name && g.r.Grid() == r.Grid() })
+			if i < 0 {
+				grids = append(grids, grid{t: drive.DocumentType{Contract: c.ID, DocumentType: p.Type}, r: r})
+				i = len(grids) - 1
+			}
+			grids[i].budget += budget
+		}
+	}
+	return e.cache.Unmetered(func() error {
+		for _, g := range grids {
+			if _, err := drive.DrainWindows(e.cache, g.t, g.r, e.r.ctx.BlockTimeMs, g.budget); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // documentEvent names what an action did: document_create, document_replace, ...

@@ -48,7 +48,7 @@ func expireDocumentsStep(kv drive.KV, r rules, b Block) ([]Event, Cleanup, error
 				}})
 				return kv.Delete(key)
 			}
-			s := &drive.Storage{Epoch: r.epoch(), PerByte: r.fees.StoragePerByte}
+			s := &drive.Storage{Epoch: r.epoch(), PerByte: r.fees.StoragePerByte, AtMs: r.ctx.BlockTimeMs}
 			if err := drive.RemoveDocument(kv, s, t, d); err != nil {
 				return err
 			}

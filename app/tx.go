@@ -51,6 +51,9 @@ type execution struct {
 	// lifetime are the writes of documents of types with a ttl, priced by the
 	// lifetime they have left (and prepaying their deletion) instead of stored.
 	lifetime []drive.LifetimeWrite
+	// ephemeral counts the bytes added under ttl'd time-range indexes, billed as
+	// processing at the fee table's ephemeral rate.
+	ephemeral uint64
 	// margin is what the fee estimate adds besides the absent reads' margin, for a read
 	// that found nothing and whose later value would cost more than that margin covers.
 	margin uint64
@@ -96,6 +99,7 @@ func (e *execution) discard() {
 	e.removed = 0
 	e.refunds = nil
 	e.lifetime = nil
+	e.ephemeral = 0
 }
 
 // CheckTx runs tx against kv (the check state) as a block at atMs would, checking its
@@ -171,6 +175,13 @@ func (e *execution) run(collected uint64) (TxResult, error) {
 		}
 		if err != nil {
 			return refused(protocol.ErrCreditOverflow{Account: "the lifetime storage fee"})
+		}
+		eph, err := e.r.fees.EphemeralFee(e.ephemeral)
+		if err == nil {
+			fee, err = fee.Add(feeschedule.Result{Processing: eph})
+		}
+		if err != nil {
+			return refused(protocol.ErrCreditOverflow{Account: "the ephemeral bytes fee", Amount: e.ephemeral})
 		}
 	}
 	charged, err := fee.Charged()

@@ -49,7 +49,7 @@ func DecodeStoredDocument(key, v []byte, t protocol.DocumentType) (StoredDocumen
 // and counts, its bytes paid by s.Payer. A unique index whose values another document
 // holds refuses it (ErrDuplicateUniqueIndex) before anything is written.
 func InsertDocument(kv KV, s *Storage, t DocumentType, d protocol.Document) error {
-	if err := checkUnique(kv, t, d, nil); err != nil {
+	if err := checkUnique(kv, s, t, d, nil); err != nil {
 		return err
 	}
 	defer s.writing(t.DocumentType, d, true)()
@@ -69,10 +69,16 @@ func InsertDocument(kv KV, s *Storage, t DocumentType, d protocol.Document) erro
 		}
 	}
 	for _, ix := range t.Indices {
+		if ix.TimeRange != nil {
+			continue // updateWindows
+		}
 		values, _ := IndexValues(IndexFields(t.DocumentType, ix), d)
 		if err := s.putItem(kv, IndexEntryKey(t.Contract, t.Name, ix.Name, values, d.ID), nil); err != nil {
 			return err
 		}
+	}
+	if err := updateWindows(kv, s, t, nil, &d); err != nil {
+		return err
 	}
 	return updateCounts(kv, t, nil, &d)
 }
@@ -82,7 +88,7 @@ func InsertDocument(kv KV, s *Storage, t DocumentType, d protocol.Document) erro
 // entries whose values changed are moved, counts and sums follow. A unique index whose
 // new values another document holds refuses it before anything is written.
 func ReplaceDocument(kv KV, s *Storage, t DocumentType, before StoredDocument, after protocol.Document) error {
-	if err := checkUnique(kv, t, after, &before.Document); err != nil {
+	if err := checkUnique(kv, s, t, after, &before.Document); err != nil {
 		return err
 	}
 	defer s.writing(t.DocumentType, after, false)()
@@ -97,6 +103,9 @@ func ReplaceDocument(kv KV, s *Storage, t DocumentType, before StoredDocument, a
 		return err
 	}
 	for _, ix := range t.Indices {
+		if ix.TimeRange != nil {
+			continue // updateWindows
+		}
 		fields := IndexFields(t.DocumentType, ix)
 		old, _ := IndexValues(fields, before.Document)
 		next, _ := IndexValues(fields, after)
@@ -110,6 +119,9 @@ func ReplaceDocument(kv KV, s *Storage, t DocumentType, before StoredDocument, a
 			return err
 		}
 	}
+	if err := updateWindows(kv, s, t, &before.Document, &after); err != nil {
+		return err
+	}
 	return updateCounts(kv, t, &before.Document, &after)
 }
 
@@ -121,6 +133,9 @@ func ReplaceDocument(kv KV, s *Storage, t DocumentType, before StoredDocument, a
 // here too, so that no path can forget it.
 func RemoveDocument(kv KV, s *Storage, t DocumentType, before StoredDocument) error {
 	for _, ix := range t.Indices {
+		if ix.TimeRange != nil {
+			continue // updateWindows
+		}
 		values, _ := IndexValues(IndexFields(t.DocumentType, ix), before.Document)
 		if err := dropIndexEntry(kv, s, IndexEntryKey(t.Contract, t.Name, ix.Name, values, before.ID)); err != nil {
 			return err
@@ -156,6 +171,9 @@ func RemoveDocument(kv KV, s *Storage, t DocumentType, before StoredDocument) er
 			return err
 		}
 	}
+	if err := updateWindows(kv, s, t, &before.Document, nil); err != nil {
+		return err
+	}
 	return updateCounts(kv, t, &before.Document, nil)
 }
 
@@ -187,7 +205,7 @@ func dropIndexEntry(kv KV, s *Storage, key []byte) error {
 // checkUnique refuses d when a unique index of t whose values are all set holds them
 // for another document. before is the document d replaces (nil for a create): an index
 // whose values it does not change is not looked at.
-func checkUnique(kv KV, t DocumentType, d protocol.Document, before *protocol.Document) error {
+func checkUnique(kv KV, s *Storage, t DocumentType, d protocol.Document, before *protocol.Document) error {
 	for _, ix := range t.Indices {
 		if !ix.Unique {
 			continue
@@ -203,6 +221,15 @@ func checkUnique(kv KV, t DocumentType, d protocol.Document, before *protocol.Do
 			}
 		}
 		prefix := append(IndexPrefix(t.Contract, t.Name, ix.Name), values...)
+		if ix.TimeRange != nil {
+			// range == step on $createdAt (the parser's rule): d lies in one window.
+			windows := windowItems(t.DocumentType, &d, s.AtMs, false)
+			if len(windows) == 0 {
+				continue
+			}
+			w := windows[0]
+			prefix = append(WindowEntriesPrefix(t.Contract, t.Name, ix.TimeRange.Grid(), w.startMs, ix.Name), values...)
+		}
 		var other *protocol.DocumentID
 		err := kv.Iterate(prefix, PrefixEnd(prefix), func(k, _ []byte) (bool, error) {
 			var id protocol.DocumentID
@@ -267,37 +294,19 @@ func GetIndexCount(kv KV, t DocumentType, index string, prefix []byte) (IndexCou
 }
 
 // updateCounts moves the count records of t's countable and summable indexes from
-// before's contributions (nil: none) to after's (nil: none). Records are written in key
-// order, only where something changed, and removed when their count reaches 0.
+// before's contributions (nil: none) to after's (nil: none), and then the windows'
+// (updateWindowCounts does those). Records are written in key order, only where
+// something changed, and removed when their count reaches 0.
 func updateCounts(kv KV, t DocumentType, before, after *protocol.Document) error {
-	type delta struct {
-		count int64
-		sum   Int128
-	}
-	deltas := map[string]*delta{}
+	deltas := map[string]*countDelta{}
 	add := func(d *protocol.Document, sign int64) {
 		for _, ix := range t.Indices {
-			if !ix.Countable && ix.Summable == "" {
+			if ix.TimeRange != nil || (!ix.Countable && ix.Summable == "") {
 				continue
-			}
-			var v int64
-			if ix.Summable != "" {
-				p, _ := t.Property(ix.Summable)
-				v = d.Value(p.Position).Int // unset: 0
 			}
 			for _, prefix := range IndexPrefixes(IndexFields(t.DocumentType, ix), *d) {
 				k := string(IndexCountKey(t.Contract, t.Name, ix.Name, prefix))
-				dl := deltas[k]
-				if dl == nil {
-					dl = &delta{}
-					deltas[k] = dl
-				}
-				dl.count += sign
-				if sign > 0 {
-					dl.sum = dl.sum.Add(Int64(v))
-				} else {
-					dl.sum = dl.sum.Sub(Int64(v))
-				}
+				deltas[k] = deltas[k].add(sign, summableValue(t.DocumentType, ix, *d))
 			}
 		}
 	}
@@ -307,6 +316,43 @@ func updateCounts(kv KV, t DocumentType, before, after *protocol.Document) error
 	if after != nil {
 		add(after, 1)
 	}
+	return applyCountDeltas(kv, deltas, nil)
+}
+
+// summableValue is what d adds to ix's sums: its summable property (unset: 0), or 0.
+func summableValue(t protocol.DocumentType, ix protocol.Index, d protocol.Document) int64 {
+	if ix.Summable == "" {
+		return 0
+	}
+	p, _ := t.Property(ix.Summable)
+	return d.Value(p.Position).Int
+}
+
+// countDelta is how a write moves one count record.
+type countDelta struct {
+	count int64
+	sum   Int128
+}
+
+// add returns d (a new one for nil) moved by one document of summable value v, added
+// (sign 1) or taken away (-1).
+func (d *countDelta) add(sign, v int64) *countDelta {
+	if d == nil {
+		d = &countDelta{}
+	}
+	d.count += sign
+	if sign > 0 {
+		d.sum = d.sum.Add(Int64(v))
+	} else {
+		d.sum = d.sum.Sub(Int64(v))
+	}
+	return d
+}
+
+// applyCountDeltas applies deltas to their count records in key order, skipping those
+// that move nothing, removing a record whose count reaches 0; changed (when not nil)
+// hears each record's move.
+func applyCountDeltas(kv KV, deltas map[string]*countDelta, changed func(key string, from, to IndexCount)) error {
 	keys := make([]string, 0, len(deltas))
 	for k, d := range deltas {
 		if d.count != 0 || !d.sum.IsZero() {
@@ -331,8 +377,12 @@ func updateCounts(kv KV, t DocumentType, before, after *protocol.Document) error
 		if dl.count < 0 && c.Count < uint64(-dl.count) {
 			return ErrCorrupt{Key: key, Reason: "a count record below the documents it counts"}
 		}
+		from := c
 		c.Count = uint64(int64(c.Count) + dl.count)
 		c.Sum = c.Sum.Add(dl.sum)
+		if changed != nil {
+			changed(k, from, c)
+		}
 		if c.Count == 0 {
 			if !c.Sum.IsZero() {
 				return ErrCorrupt{Key: key, Reason: "a count record of no documents sums to something"}

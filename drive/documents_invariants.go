@@ -3,6 +3,8 @@ package drive
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/ttld-dev/ttld/protocol"
@@ -74,6 +76,10 @@ func sortedStrings(m map[string]bool) []string {
 
 func checkDocumentsTree(kv KV, expiring map[string]bool) error {
 	root := []byte{RootDataContracts}
+	last, _, err := GetLastBlock(kv)
+	if err != nil {
+		return err
+	}
 	var (
 		version  protocol.Version
 		haveVer  bool
@@ -92,7 +98,7 @@ func checkDocumentsTree(kv KV, expiring map[string]bool) error {
 		}
 		return nil
 	}
-	err := kv.Iterate(root, PrefixEnd(root), func(k, v []byte) (bool, error) {
+	err = kv.Iterate(root, PrefixEnd(root), func(k, v []byte) (bool, error) {
 		broken := func(reason string) (bool, error) {
 			return true, ErrDocumentsInvariant{Key: append([]byte(nil), k...), Reason: reason}
 		}
@@ -116,7 +122,7 @@ func checkDocumentsTree(kv KV, expiring map[string]bool) error {
 			}
 			contract, types, names = &c, map[string]*typeScan{}, nil
 			for _, t := range c.DocumentTypes {
-				types[t.Name] = newTypeScan(DocumentType{Contract: c.ID, DocumentType: t})
+				types[t.Name] = newTypeScan(DocumentType{Contract: c.ID, DocumentType: t}, last.TimeMs)
 				names = append(names, t.Name)
 			}
 			return false, nil
@@ -156,16 +162,26 @@ type typeScan struct {
 	ckeys   []string
 	// expiring are the expirations tree keys of the type's documents (ttl types).
 	expiring []string
+	// nowMs is the last block's time: which windows are within their ttl.
+	nowMs uint64
+	// windows are the keys under the type's time-range windows, parsed, and their
+	// count records' and ranks' values.
+	windows     map[string]WindowKeyParts
+	wkeys       []string
+	windowCount map[string]IndexCount
 }
 
-func newTypeScan(t DocumentType) *typeScan {
+func newTypeScan(t DocumentType, nowMs uint64) *typeScan {
 	return &typeScan{
-		t:       t,
-		docs:    map[protocol.DocumentID]protocol.Document{},
-		history: map[protocol.DocumentID][]uint64{},
-		hkeys:   map[protocol.DocumentID][]byte{},
-		entries: map[string]protocol.DocumentID{},
-		counts:  map[string]IndexCount{},
+		t:           t,
+		nowMs:       nowMs,
+		windows:     map[string]WindowKeyParts{},
+		windowCount: map[string]IndexCount{},
+		docs:        map[protocol.DocumentID]protocol.Document{},
+		history:     map[protocol.DocumentID][]uint64{},
+		hkeys:       map[protocol.DocumentID][]byte{},
+		entries:     map[string]protocol.DocumentID{},
+		counts:      map[string]IndexCount{},
 	}
 }
 
@@ -182,6 +198,9 @@ func (s *typeScan) index(name string) (protocol.Index, bool) {
 func (s *typeScan) add(k, v []byte, p DocumentKeyParts) error {
 	key := append([]byte(nil), k...)
 	broken := func(reason string) error { return ErrDocumentsInvariant{Key: key, Reason: reason} }
+	if p.Entry == DocumentEntryWindow {
+		return s.addWindowKey(key, v, *p.Window)
+	}
 	if p.Entry == DocumentEntryCount {
 		ix, ok := s.index(p.Index)
 		if !ok || (!ix.Countable && ix.Summable == "") {
@@ -261,6 +280,9 @@ func (s *typeScan) check() error {
 	for _, id := range s.ids {
 		d := s.docs[id]
 		for _, ix := range t.Indices {
+			if ix.TimeRange != nil {
+				continue // checkWindows
+			}
 			fields := IndexFields(t.DocumentType, ix)
 			values, _ := IndexValues(fields, d)
 			k := IndexEntryKey(t.Contract, t.Name, ix.Name, values, id)
@@ -335,6 +357,135 @@ func (s *typeScan) check() error {
 	sort.Strings(missing)
 	if len(missing) > 0 {
 		return ErrDocumentsInvariant{Key: []byte(missing[0]), Reason: "no count record where documents have these leading values"}
+	}
+	return s.checkWindows()
+}
+
+// addWindowKey checks one key under a time-range window alone and keeps it.
+func (s *typeScan) addWindowKey(key, v []byte, w WindowKeyParts) error {
+	broken := func(reason string) error { return ErrDocumentsInvariant{Key: key, Reason: reason} }
+	ix, ok := s.index(w.Index)
+	if !ok || ix.TimeRange == nil || ix.TimeRange.Grid() != w.Grid {
+		return broken(fmt.Sprintf("a window key of %q, which is no time-range index of the type on this grid", w.Index))
+	}
+	if !w.Grid.IsStart(w.StartMs) {
+		return broken(fmt.Sprintf("a window starting at %d, no start of its grid", w.StartMs))
+	}
+	switch {
+	case w.Part == windowCount:
+		c, ok := DecodeIndexCount(v)
+		if !ok || (!ix.Countable && ix.Summable == "") {
+			return broken("not a count record of a countable or summable index")
+		}
+		s.windowCount[string(key)] = c
+	case w.Part == windowRank && !ix.Ranked:
+		return broken("a rank of an index that is not ranked")
+	case w.Part == windowRank || ix.TimeRange.TTL > 0:
+		if !bytes.Equal(v, ephemeral) {
+			return broken("a rank, or an entry under a ttl'd grid, that holds more than its marker (storage flags?)")
+		}
+	default:
+		f, payload, err := splitFlags(v)
+		if err != nil || len(payload) != 0 {
+			return broken(fmt.Sprintf("a window entry whose value is no storage flags alone (%v)", err))
+		}
+		if s.t.TTLSeconds == 0 && f.Bytes() != uint64(len(key)) {
+			return broken(fmt.Sprintf("storage flags account for %d bytes, the key is %d", f.Bytes(), len(key)))
+		}
+	}
+	s.windows[string(key)] = w
+	s.wkeys = append(s.wkeys, string(key))
+	return nil
+}
+
+// checkWindows checks the type's time-range windows against its documents at the last
+// block's time (issue "Time-range indexes": "every standing entry in a live window
+// points to a live document and every live document has its entries in every live
+// window it belongs to"):
+//
+//   - every stored document has its entry in each window within its ttl that holds it;
+//   - every standing entry, in a window within its ttl or past it, is one of a stored
+//     document's (a user's delete leaves none behind in a partly drained window);
+//   - in the windows within their ttl, the count records are those the documents call
+//     for, and a ranked index has one rank per counted group, at its count.
+//
+// A window past its ttl may stand partly drained, so its counts and ranks are not
+// checked.
+func (s *typeScan) checkWindows() error {
+	t := s.t
+	all := map[string]bool{}  // every entry of a stored document, any window
+	live := map[string]bool{} // those in windows within their ttl
+	counts := map[string]IndexCount{}
+	ranked := map[string]bool{} // the count records of ranked groups
+	for _, id := range s.ids {
+		d := s.docs[id]
+		for _, w := range windowItems(t.DocumentType, &d, s.nowMs, true) {
+			k := string(w.entryKey(t, id))
+			all[k] = true
+			if w.expired {
+				continue
+			}
+			if _, ok := s.windows[k]; !ok {
+				return ErrDocumentsInvariant{Key: DocumentKey(t.Contract, t.Name, id), Reason: fmt.Sprintf("the document has no entry %x in the window at %d of %q", k, w.startMs, w.ix.Name)}
+			}
+			live[k] = true
+			if !w.ix.Countable && w.ix.Summable == "" {
+				continue
+			}
+			prefixes := IndexPrefixes(IndexFields(t.DocumentType, w.ix), d)
+			for i, prefix := range prefixes {
+				ck := string(WindowCountKey(t.Contract, t.Name, w.ix.TimeRange.Grid(), w.startMs, w.ix.Name, prefix))
+				if w.ix.Ranked && i == len(prefixes)-1 {
+					ranked[ck] = true
+				}
+				c := counts[ck]
+				c.Count++
+				c.Sum = c.Sum.Add(Int64(summableValue(t.DocumentType, w.ix, d)))
+				counts[ck] = c
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, k := range s.wkeys {
+		w := s.windows[k]
+		ix, _ := s.index(w.Index)
+		expired := ix.TimeRange.Expired(w.StartMs, s.nowMs)
+		switch w.Part {
+		case windowEntry:
+			if !all[k] {
+				return ErrDocumentsInvariant{Key: []byte(k), Reason: "a window entry that is no stored document's"}
+			}
+		case windowCount:
+			if expired {
+				continue
+			}
+			want, ok := counts[k]
+			if !ok || want != s.windowCount[k] {
+				return ErrDocumentsInvariant{Key: []byte(k), Reason: fmt.Sprintf("the window count record holds %+v, the documents call for %+v", s.windowCount[k], want)}
+			}
+			seen[k] = true
+		case windowRank:
+			if expired {
+				continue
+			}
+			ck := string(WindowCountKey(t.Contract, t.Name, w.Grid, w.StartMs, w.Index, w.Values))
+			if c := counts[ck]; c.Count != w.Count || w.Count == 0 {
+				return ErrDocumentsInvariant{Key: []byte(k), Reason: fmt.Sprintf("a rank at count %d of a group the documents count %d times", w.Count, c.Count)}
+			}
+			rk := "rank " + ck
+			if seen[rk] {
+				return ErrDocumentsInvariant{Key: []byte(k), Reason: "a second rank of one group"}
+			}
+			seen[rk] = true
+		}
+	}
+	for _, ck := range slices.Sorted(maps.Keys(counts)) {
+		if !seen[ck] {
+			return ErrDocumentsInvariant{Key: []byte(ck), Reason: "no window count record where documents lie"}
+		}
+		if ranked[ck] && !seen["rank "+ck] {
+			return ErrDocumentsInvariant{Key: []byte(ck), Reason: "a counted group with no rank"}
+		}
 	}
 	return nil
 }

@@ -100,7 +100,17 @@ type Storage struct {
 	// writes carries storage flags"), are not in Added, and are priced by the lifetime
 	// the document has left.
 	Lifetime []LifetimeWrite
-	ttl      *LifetimeWrite // the write in progress, while a ttl document is written
+	// AtMs is the block time of the writes: which time-range windows are within their
+	// ttl.
+	AtMs uint64
+	// Ephemeral counts the bytes added under ttl'd time-range windows: no storage flags,
+	// no storage fee; they bill as processing (seed 002).
+	Ephemeral uint64
+	// EphemeralMargin counts the ephemeral bytes the writes would have added more on a
+	// state without the count records they found: what a fee estimate made on another
+	// state may lack.
+	EphemeralMargin uint64
+	ttl             *LifetimeWrite // the write in progress, while a ttl document is written
 }
 
 // LifetimeWrite is what one write of a document of a type with a time to live added.

@@ -207,6 +207,8 @@ const (
 	DocumentEntryHistory
 	DocumentEntryIndex
 	DocumentEntryCount
+	// DocumentEntryWindow: an entry, count or rank under a time-range window (Window).
+	DocumentEntryWindow
 )
 
 // DocumentKeyParts is a key under DocumentTypePrefix, read back: which entry it is, the
@@ -220,10 +222,11 @@ type DocumentKeyParts struct {
 	Revision uint64
 	Index    string
 	Values   []byte
+	Window   *WindowKeyParts
 }
 
-// ParseDocumentKey reads a key built by DocumentKey, DocumentHistoryKey, IndexEntryKey
-// or IndexCountKey.
+// ParseDocumentKey reads a key built by DocumentKey, DocumentHistoryKey, IndexEntryKey,
+// IndexCountKey, WindowEntryKey, WindowCountKey or WindowRankKey.
 func ParseDocumentKey(k []byte) (p DocumentKeyParts, ok bool) {
 	const head = 1 + protocol.ContractIDLen
 	if len(k) < head+3 || k[0] != RootDataContracts || k[head] != contractDocuments {
@@ -251,6 +254,12 @@ func ParseDocumentKey(k []byte) (p DocumentKeyParts, ok bool) {
 		p.Entry = DocumentEntryHistory
 		copy(p.ID[:], rest)
 		p.Revision = binary.BigEndian.Uint64(rest[protocol.DocumentIDLen:])
+	case documentWindows:
+		w, ok := parseWindowKey(rest)
+		if !ok {
+			return p, false
+		}
+		p.Entry, p.Window, p.Index, p.ID = DocumentEntryWindow, &w, w.Index, w.ID
 	case documentIndex, documentCount:
 		if len(rest) < 1 || len(rest) < 1+int(rest[0]) {
 			return p, false

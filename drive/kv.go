@@ -183,6 +183,16 @@ func (c *Cache) Flush() error {
 // Charge adds ops to the counts, for work done outside the cache.
 func (c *Cache) Charge(ops feeschedule.Operations) { c.meter = c.meter.Add(ops) }
 
+// Unmetered runs fn on the cache without counting what it reads and writes: work the
+// platform does that nobody pays for (a time-range drain). Its writes are staged as
+// any others.
+func (c *Cache) Unmetered(fn func() error) error {
+	kept := c.meter
+	err := fn()
+	c.meter = kept
+	return err
+}
+
 // Discard drops the staged operations and the counts.
 func (c *Cache) Discard() {
 	c.pending = map[string]int{}

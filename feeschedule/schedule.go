@@ -45,6 +45,10 @@ type Schedule struct {
 	// DocumentTTL prices documents of a type with a time to live (ttl.go); zero when
 	// the table has no such group (HasDocumentTTL).
 	DocumentTTL DocumentTTL
+	// TTLEphemeralPerByte prices a byte added under a ttl'd time-range index, billed as
+	// processing (ttl_ephemeral_disk_usage_credit_per_byte, seed 002); zero before the
+	// tables that have it.
+	TTLEphemeralPerByte uint64
 }
 
 // feeVersion1 is the first table, which later ones extend.
@@ -67,6 +71,7 @@ var schedules = map[Version]Schedule{
 		s := feeVersion1
 		s.Version = FeeVersion2
 		s.DocumentTTL = documentTTLV1
+		s.TTLEphemeralPerByte = 270
 		return s
 	}(),
 }
@@ -123,6 +128,17 @@ func (s Schedule) ProcessingFee(ops Operations) uint64 {
 		ops.BytesWritten*p.WrittenPerByte +
 		ops.HashCalls*p.HashBase + ops.HashBlocks*p.HashPerBlock +
 		ops.Signatures*p.SignatureVerify
+}
+
+// EphemeralFee prices bytesAdded bytes under ttl'd time-range indexes: processing,
+// with no storage fee and nothing to refund (seed 002: "added bytes bill to processing
+// at FeeStorageVersion::ttl_ephemeral_disk_usage_credit_per_byte (270 credits/byte ...)
+// and the storage fee contribution is zero"). An overflow is ErrOverflow.
+func (s Schedule) EphemeralFee(bytesAdded uint64) (uint64, error) {
+	if s.TTLEphemeralPerByte != 0 && bytesAdded > math.MaxUint64/s.TTLEphemeralPerByte {
+		return 0, ErrOverflow{What: "ephemeral bytes fee"}
+	}
+	return bytesAdded * s.TTLEphemeralPerByte, nil
 }
 
 // AbsentReadMargin bounds what one absent read would cost more had it found a value of

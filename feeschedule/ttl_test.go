@@ -266,3 +266,24 @@ func TestSpreadLifetimePool(t *testing.T) {
 		}
 	}
 }
+
+// TestEphemeralFee: bytes under a ttl'd time-range index bill 270 credits each from
+// the version 14 table on (seed 002: "added bytes bill to processing at
+// FeeStorageVersion::ttl_ephemeral_disk_usage_credit_per_byte (270 credits/byte, 1% of
+// the storage rate"), nothing before; an overflow is an error, never a wrapped fee.
+func TestEphemeralFee(t *testing.T) {
+	v14, err := For(protocol.V14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := v14.EphemeralFee(1000); err != nil || got != 270_000 || v14.TTLEphemeralPerByte*100 != v14.StoragePerByte {
+		t.Fatalf("1,000 bytes: %d, %v (rate %d, storage %d)", got, err, v14.TTLEphemeralPerByte, v14.StoragePerByte)
+	}
+	if _, err := v14.EphemeralFee(math.MaxUint64 / 100); err == nil {
+		t.Fatal("an overflowing fee was accepted")
+	}
+	v13, _ := For(protocol.V13)
+	if got, _ := v13.EphemeralFee(1000); got != 0 {
+		t.Fatalf("version 13 bills %d", got)
+	}
+}

@@ -139,7 +139,7 @@ var codeTable = []CodeInfo{
 	{CodeDocumentTypeNotFound, "DocumentTypeNotFound", true, "a documents batch names a document type its contract does not define"},
 	{CodeInvalidDocument, "InvalidDocument", true, "document data its type refuses: not a JSON object, a wrong type, a missing required or an unknown property, a string or byte array too long or short, a pattern or integer bound broken, a number that is not an integer"},
 	{CodeDocumentActionNotAllowed, "DocumentActionNotAllowed", true, "the type's flags forbid the action (documentsMutable, canBeDeleted, transferable, tradeMode, creationRestrictionMode), or it buys one's own document or transfers it to its owner"},
-	{CodeDocumentTypeUnsupported, "DocumentTypeUnsupported", true, "documents of the type use a feature the contract may declare but this version does not carry out yet (indexOnly, a contested index, a time-range index)"},
+	{CodeDocumentTypeUnsupported, "DocumentTypeUnsupported", true, "documents of the type use a feature the contract may declare but this version does not carry out yet (indexOnly, a contested index)"},
 }
 
 // codeIndex finds a code's row; built once from codeTable.

@@ -50,9 +50,6 @@ func writable(t DocumentType) error {
 		if ix.Contested != nil {
 			return ErrDocumentTypeUnsupported{Type: t.Name, Feature: "the contested index " + ix.Name}
 		}
-		if ix.TimeRange != nil {
-			return ErrDocumentTypeUnsupported{Type: t.Name, Feature: "the time-range index " + ix.Name}
-		}
 	}
 	return nil
 }

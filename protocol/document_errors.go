@@ -129,8 +129,7 @@ func (e ErrDocumentActionNotAllowed) Error() string {
 
 // ErrDocumentTypeUnsupported: documents of the type use a feature this version
 // parses and stores in the contract but does not carry out yet (indexOnly, a contested
-// index, a time-range index), so they cannot be written rather than be written half
-// right.
+// index), so they cannot be written rather than be written half right.
 type ErrDocumentTypeUnsupported struct {
 	Type    string
 	Feature string

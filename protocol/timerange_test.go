@@ -198,14 +198,3 @@ func TestTimeRangeHorizon(t *testing.T) {
 		t.Error("a window of an index without a ttl expired")
 	}
 }
-
-// TestTimeRangeWritesNotYetCarriedOut: until the state carries out time-range
-// windows, a type with a time-range index registers but refuses writes, with
-// DocumentTypeUnsupported as for the other features parsed ahead of their storage.
-func TestTimeRangeWritesNotYetCarriedOut(t *testing.T) {
-	types, err := ParseSubmittedDocumentTypes([]byte(timeRangeType(trIndex("h", `{"on":"$createdAt","range":3600,"step":3600}`, ""))), V14)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantCode(t, "a write into a time-range index", writable(types[0]), CodeDocumentTypeUnsupported)
-}

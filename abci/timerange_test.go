@@ -1,0 +1,183 @@
+package abci
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/genesis"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// likesContract: a like of a post lies in the hourly windows of a countable, ranked
+// index whose windows are queryable for an hour past their start (overlap 1, trees 4:
+// an entry, two count records, a rank; so a write's budget is max(32, 2 × 1 × 4) = 32).
+const likesContract = `{"documentSchemas":{"like":{"type":"object","properties":{"post":{"type":"string","maxLength":63,"position":0}},"required":["$createdAt","post"],"additionalProperties":false,"indices":[{"name":"trending","properties":[{"post":"asc"}],"countable":true,"ranked":true,"timeRange":{"on":"$createdAt","range":3600,"step":3600,"ttl":3600}}]}}}`
+
+// likesChain starts a chain of n funded identities and registers likesContract.
+func likesChain(t *testing.T, n int) (*harness, []benchIdentity, drive.DocumentType) {
+	h := newHarness(t)
+	ids := make([]benchIdentity, n)
+	st := genesis.AppState{ProtocolVersion: protocol.V14}
+	for i := range ids {
+		var seed [32]byte
+		binary.BigEndian.PutUint64(seed[:], uint64(i)+1<<32)
+		ids[i].key = ed25519.NewKeyFromSeed(seed[:])
+		ids[i].id = protocol.IdentityID(sha256.Sum256(seed[:]))
+		st.Identities = append(st.Identities, genesis.Identity{ID: ids[i].id.String(), Balance: 1_000_000_000_000,
+			Keys: []string{hex.EncodeToString(ids[i].key.Public().(ed25519.PublicKey))}})
+	}
+	h.initChain(st)
+	owner := &ids[0]
+	owner.nonce++
+	res := h.block(genesisTime.Add(time.Second), [][]byte{protocol.Sign(testChainID, &protocol.DataContractCreate{Identity: owner.id, Nonce: owner.nonce, Definition: []byte(likesContract)}, owner.key)})
+	if res.TxResults[0].Code != 0 {
+		t.Fatalf("contract refused: %s", res.TxResults[0].Log)
+	}
+	c, _, err := drive.GetContract(h.store.Working(), protocol.NewContractID(owner.id, owner.nonce), protocol.V14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dt, _ := c.DocumentType("like")
+	return h, ids, drive.DocumentType{Contract: c.ID, DocumentType: dt}
+}
+
+// likeActions signs one documents batch of w's: the actions given.
+func likeBatch(w *benchIdentity, t drive.DocumentType, actions ...protocol.DocumentAction) []byte {
+	w.nonce++
+	return protocol.Sign(testChainID, &protocol.DocumentsBatch{Identity: w.id, Nonce: w.nonce, Contract: t.Contract, Actions: actions}, w.key)
+}
+
+func likeCreate(t drive.DocumentType, post string, seq uint64) protocol.DocumentAction {
+	var entropy [32]byte
+	binary.BigEndian.PutUint64(entropy[:], seq)
+	return protocol.DocumentAction{Kind: protocol.ActionCreate, Type: t.Name, Entropy: entropy, Data: []byte(fmt.Sprintf(`{"post":%q}`, post))}
+}
+
+// windowKeys counts the keys standing in the window of t's trending index at startMs.
+func windowKeys(t *testing.T, h *harness, dt drive.DocumentType, startMs uint64) int {
+	ix := dt.Indices[0]
+	prefix := drive.WindowPrefix(dt.Contract, dt.Name, ix.TimeRange.Grid(), startMs)
+	n := 0
+	if err := h.store.Working().Iterate(prefix, drive.PrefixEnd(prefix), func(_, _ []byte) (bool, error) { n++; return false, nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestViralWindowDrainsAcrossWrites: a window that took thousands of likes of hundreds
+// of posts is drained after its ttl by the writes that follow, at most the budget a
+// write earns each time (seed 002: "Large expired buckets drain across writes"; "Each
+// grid's per-write drop budget is max(SystemLimits::min_time_range_ttl_drop_operations
+// _per_write, 2 × overlap × trees)"), deepest first, and never by a write before its
+// ttl has passed. Between writes it stands partly drained, and a user's delete and
+// replace of documents with entries in it remove what stands and skip what is gone
+// ("Removal walkers skip only paths already removed from expired buckets and delete
+// standing entries normally"); CheckDocuments holds after every block.
+func TestViralWindowDrainsAcrossWrites(t *testing.T) {
+	h, ids, dt := likesChain(t, 20)
+	grid := dt.Indices[0].TimeRange.Grid()
+	budget := drive.DrainBudget(dt.DocumentType, grid, mustLimits(t))
+	if budget != 32 || drive.WindowTrees(dt.DocumentType, grid) != 4 {
+		t.Fatalf("budget %d, trees %d; want 32 and 4", budget, drive.WindowTrees(dt.DocumentType, grid))
+	}
+	// The viral hour: 2,000 likes of 200 posts, 10 to a batch, within the first hour.
+	hour := uint64(genesisTime.UnixMilli()) + 3_600_000
+	var seq uint64
+	var firstLikes []protocol.DocumentID
+	for blk := 0; blk < 20; blk++ {
+		var txs [][]byte
+		for i := range ids {
+			var actions []protocol.DocumentAction
+			for range 5 {
+				seq++
+				actions = append(actions, likeCreate(dt, fmt.Sprintf("post-%03d", seq%200), seq))
+			}
+			txs = append(txs, likeBatch(&ids[i], dt, actions...))
+		}
+		res := h.block(time.UnixMilli(int64(hour)+int64(blk)*1000+1000), txs)
+		for i, r := range res.TxResults {
+			if r.Code != 0 {
+				t.Fatalf("block %d tx %d: %d %s", blk, i, r.Code, r.Log)
+			}
+		}
+	}
+	if err := drive.CheckDocuments(h.store.Working()); err != nil {
+		t.Fatal(err)
+	}
+	// 2,000 entries, 200 groups' counts and the window's, 200 ranks.
+	standing := windowKeys(t, h, dt, hour)
+	if standing != 2000+201+200 {
+		t.Fatalf("the viral window holds %d keys, want %d", standing, 2000+201+200)
+	}
+	prefix := drive.DocumentsPrefix(dt.Contract, dt.Name)
+	w := &ids[0]
+	if err := h.store.Working().Iterate(prefix, drive.PrefixEnd(prefix), func(k, v []byte) (bool, error) {
+		sd, err := drive.DecodeStoredDocument(k, v, dt.DocumentType)
+		if err == nil && sd.Owner == w.id {
+			firstLikes = append(firstLikes, sd.ID)
+		}
+		return len(firstLikes) == 2, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// At the horizon itself (start + ttl) a write drains nothing: the window is still
+	// queryable.
+	seq++
+	h.block(time.UnixMilli(int64(hour+3_600_000)), [][]byte{likeBatch(w, dt, likeCreate(dt, "late", seq))})
+	if got := windowKeys(t, h, dt, hour); got != standing {
+		t.Fatalf("a write at the horizon drained %d keys", standing-got)
+	}
+	// Past it, each write of one document drains at most its budget.
+	at := hour + 3_600_000 + 1
+	writes := 0
+	for standing > 0 {
+		at += 1000
+		seq++
+		var tx []byte
+		own := 0 // the write's own entry in the window, which a delete or replace removes if it stands
+		switch writes {
+		case 5:
+			// A delete of a like whose entry the drain may have taken: it removes
+			// what stands, the rest is skipped. A delete earns a budget too.
+			tx = likeBatch(w, dt, protocol.DocumentAction{Kind: protocol.ActionDelete, Type: dt.Name, ID: firstLikes[0]})
+			own = 1
+		case 6:
+			tx = likeBatch(w, dt, protocol.DocumentAction{Kind: protocol.ActionReplace, Type: dt.Name, ID: firstLikes[1], Revision: 2, Data: []byte(`{"post":"moved"}`)})
+			own = 1
+		default:
+			tx = likeBatch(w, dt, likeCreate(dt, "fresh", seq))
+		}
+		res := h.block(time.UnixMilli(int64(at)), [][]byte{tx})
+		if res.TxResults[0].Code != 0 {
+			t.Fatalf("write %d: %d %s", writes, res.TxResults[0].Code, res.TxResults[0].Log)
+		}
+		writes++
+		got := windowKeys(t, h, dt, hour)
+		drained := standing - got
+		if drained > budget+own || (drained < budget && got > 0) {
+			t.Fatalf("write %d drained %d keys of %d standing: the budget is %d", writes, drained, standing, budget)
+		}
+		standing = got
+		if err := drive.CheckDocuments(h.store.Working()); err != nil {
+			t.Fatalf("after write %d: %v", writes, err)
+		}
+	}
+	if want := (2000 + 201 + 200 - 2 + budget - 1) / budget; writes != want {
+		t.Fatalf("the window drained in %d writes, want %d", writes, want)
+	}
+}
+
+func mustLimits(t *testing.T) protocol.Limits {
+	l, err := protocol.LimitsFor(protocol.V14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}

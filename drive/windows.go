@@ -1,0 +1,465 @@
+package drive
+
+import (
+	"bytes"
+	"encoding/binary"
+	"maps"
+	"slices"
+
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// The windows of time-range indexes (protocol version 14, seed 002). A time-range
+// index's entries, counts and ranks live under the windows of its grid, every index of
+// the type on that grid under the same window (they "share one storage level"):
+//
+//	WindowPrefix = DocumentTypePrefix | 'w' | grid | start ms u64
+//	WindowPrefix | 'i' | index | parts | id        -> entry
+//	WindowPrefix | 'n' | index | leading parts     -> count u64 ++ sum i128
+//	WindowPrefix | 'r' | index | ^count u64 | parts -> rank marker
+//
+// grid = field u8 (1 $createdAt, 2 $updatedAt, 3 $transferredAt) | range u32 | step u32
+// | phase u32, seconds; the ttl is not in it. Windows are in start order, so a grid's
+// oldest window is its first key, and under a window the entries sort before the
+// counts and the counts before the ranks: draining a window in key order takes the
+// entries (where the mass is) first, the structure last.
+const documentWindows byte = 'w'
+
+const (
+	windowEntry byte = 'i'
+	windowCount byte = 'n'
+	windowRank  byte = 'r'
+)
+
+// windowGridLen is a grid's bytes in a key.
+const windowGridLen = 1 + 4 + 4 + 4
+
+// ephemeral is the value of what a ttl'd grid's windows hold besides counts: no
+// storage flags (seed 002: "TTL'd subtrees never create refundable storage. No
+// StorageFlags"), and IAVL stores no empty value. A permanent grid's entries carry
+// flags like any index entry; its ranks hold this marker too.
+var ephemeral = []byte{0}
+
+func gridField(on string) byte {
+	switch on {
+	case "$createdAt":
+		return 1
+	case "$updatedAt":
+		return 2
+	case "$transferredAt":
+		return 3
+	}
+	panic("drive: a time-range grid on " + on + ", which the parser let through")
+}
+
+// WindowsPrefix is the prefix of every window of grid g of a type.
+func WindowsPrefix(c protocol.ContractID, typeName string, g protocol.Grid) []byte {
+	k := append(DocumentTypePrefix(c, typeName), documentWindows, gridField(g.On))
+	k = binary.BigEndian.AppendUint32(k, g.Range)
+	k = binary.BigEndian.AppendUint32(k, g.Step)
+	return binary.BigEndian.AppendUint32(k, g.Phase)
+}
+
+// WindowPrefix is the prefix of what the window of grid g starting at startMs holds.
+func WindowPrefix(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64) []byte {
+	return binary.BigEndian.AppendUint64(WindowsPrefix(c, typeName, g), startMs)
+}
+
+func windowPart(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, part byte, index string) []byte {
+	k := append(WindowPrefix(c, typeName, g, startMs), part, uint8(len(index)))
+	return append(k, index...)
+}
+
+// WindowEntriesPrefix is the prefix of index's entries in a window.
+func WindowEntriesPrefix(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string) []byte {
+	return windowPart(c, typeName, g, startMs, windowEntry, index)
+}
+
+// WindowEntryKey: a window's entry of index for a document with the encoded values
+// (AppendIndexPart) and id.
+func WindowEntryKey(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string, values []byte, id protocol.DocumentID) []byte {
+	return append(append(WindowEntriesPrefix(c, typeName, g, startMs, index), values...), id[:]...)
+}
+
+// WindowCountKey: the count record of index in a window for the encoded leading values
+// prefix, as IndexCountKey is for an ordinary index.
+func WindowCountKey(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string, prefix []byte) []byte {
+	return append(windowPart(c, typeName, g, startMs, windowCount, index), prefix...)
+}
+
+// WindowRanksPrefix is the prefix of a ranked index's groups in a window, most
+// counted first.
+func WindowRanksPrefix(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string) []byte {
+	return windowPart(c, typeName, g, startMs, windowRank, index)
+}
+
+// WindowRankKey: the rank of the group with the encoded values of all index's
+// properties and count documents in a window: the count inverted, so that byte order
+// is most counted first, then the values.
+func WindowRankKey(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string, count uint64, group []byte) []byte {
+	return append(binary.BigEndian.AppendUint64(WindowRanksPrefix(c, typeName, g, startMs, index), ^count), group...)
+}
+
+// WindowKeyParts is a key under WindowsPrefix, read back.
+type WindowKeyParts struct {
+	Grid    protocol.Grid
+	StartMs uint64
+	Part    byte // 'i', 'n' or 'r'
+	Index   string
+	Values  []byte // entries: the parts; counts: the leading parts; ranks: the group
+	ID      protocol.DocumentID
+	Count   uint64 // ranks
+}
+
+// parseWindowKey reads what follows DocumentTypePrefix | 'w' in a key.
+func parseWindowKey(rest []byte) (p WindowKeyParts, ok bool) {
+	if len(rest) < windowGridLen+8+2 {
+		return p, false
+	}
+	switch rest[0] {
+	case 1:
+		p.Grid.On = "$createdAt"
+	case 2:
+		p.Grid.On = "$updatedAt"
+	case 3:
+		p.Grid.On = "$transferredAt"
+	default:
+		return p, false
+	}
+	p.Grid.Range = binary.BigEndian.Uint32(rest[1:])
+	p.Grid.Step = binary.BigEndian.Uint32(rest[5:])
+	p.Grid.Phase = binary.BigEndian.Uint32(rest[9:])
+	rest = rest[windowGridLen:]
+	p.StartMs, rest = binary.BigEndian.Uint64(rest), rest[8:]
+	p.Part, rest = rest[0], rest[1:]
+	n := int(rest[0])
+	if len(rest) < 1+n {
+		return p, false
+	}
+	p.Index, rest = string(rest[1:1+n]), rest[1+n:]
+	switch p.Part {
+	case windowEntry:
+		if len(rest) < protocol.DocumentIDLen {
+			return p, false
+		}
+		cut := len(rest) - protocol.DocumentIDLen
+		p.Values = append([]byte{}, rest[:cut]...)
+		copy(p.ID[:], rest[cut:])
+	case windowCount:
+		p.Values = append([]byte{}, rest...)
+	case windowRank:
+		if len(rest) < 8 {
+			return p, false
+		}
+		p.Count = ^binary.BigEndian.Uint64(rest)
+		p.Values = append([]byte{}, rest[8:]...)
+	default:
+		return p, false
+	}
+	return p, true
+}
+
+// hasWindows reports whether t has a time-range index.
+func hasWindows(t protocol.DocumentType) bool {
+	for _, ix := range t.Indices {
+		if ix.TimeRange != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// windowItem is one entry a document has under a window of one of its type's
+// time-range indexes.
+type windowItem struct {
+	ix      protocol.Index
+	startMs uint64
+	values  []byte // all the index's parts
+	expired bool   // the window is past its ttl at the write's block time
+}
+
+// windowItems lists d's entries under t's time-range indexes at block time nowMs, in
+// index then window order; a window past its ttl is listed only when withExpired (what
+// a removal may still find standing). A timestamp never set ($transferredAt of a
+// document never transferred) lies in no window.
+func windowItems(t protocol.DocumentType, d *protocol.Document, nowMs uint64, withExpired bool) []windowItem {
+	if d == nil {
+		return nil
+	}
+	var out []windowItem
+	for _, ix := range t.Indices {
+		r := ix.TimeRange
+		if r == nil {
+			continue
+		}
+		f, _ := Field(t, r.On)
+		at := FieldValue(f, *d)
+		if !at.Set || at.Int <= 0 {
+			continue
+		}
+		values, _ := IndexValues(IndexFields(t, ix), *d)
+		for _, start := range r.Grid().Windows(uint64(at.Int)) {
+			expired := r.Expired(start, nowMs)
+			if expired && !withExpired {
+				continue // seed 002: "Writes never target expired windows"
+			}
+			out = append(out, windowItem{ix: ix, startMs: start, values: values, expired: expired})
+		}
+	}
+	return out
+}
+
+func (w windowItem) entryKey(t DocumentType, id protocol.DocumentID) []byte {
+	return WindowEntryKey(t.Contract, t.Name, w.ix.TimeRange.Grid(), w.startMs, w.ix.Name, w.values, id)
+}
+
+// updateWindows moves d's entries, counts and ranks under t's time-range windows from
+// before (nil: none) to after (nil: none) at block time s.AtMs:
+//
+//   - an entry before has and after has not is removed: from a window within its ttl
+//     it must stand (ErrCorrupt otherwise); from an expired window, which the drain may
+//     have taken in part, it is removed if it still stands and skipped if not (seed
+//     002: "an entry whose bucket ... the drain already took is skipped as cleanly
+//     removed; one whose trees still stand is removed normally");
+//   - an entry after has and before has not is written, never into an expired window;
+//   - counts and sums follow in the windows within their ttl; an expired window's
+//     counts and ranks are left to the drain, since no query reads them again;
+//   - a ranked index's group moves to its new count.
+//
+// Everything under a ttl'd grid is ephemeral: written without storage flags, its bytes
+// added counted in s.Ephemeral, its removal refunding nothing. A permanent grid's
+// entries are items like any index entry.
+func updateWindows(kv KV, s *Storage, t DocumentType, before, after *protocol.Document) error {
+	if !hasWindows(t.DocumentType) {
+		return nil
+	}
+	old := windowItems(t.DocumentType, before, s.AtMs, true)
+	next := windowItems(t.DocumentType, after, s.AtMs, false)
+	oldKeys, nextKeys := map[string]windowItem{}, map[string]windowItem{}
+	for _, w := range old {
+		oldKeys[string(w.entryKey(t, before.ID))] = w
+	}
+	for _, w := range next {
+		nextKeys[string(w.entryKey(t, after.ID))] = w
+	}
+	for _, k := range slices.Sorted(maps.Keys(oldKeys)) {
+		if _, kept := nextKeys[k]; kept {
+			continue
+		}
+		if err := dropWindowEntry(kv, s, []byte(k), oldKeys[k]); err != nil {
+			return err
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(nextKeys)) {
+		if _, had := oldKeys[k]; had {
+			continue
+		}
+		var err error
+		if nextKeys[k].ix.TimeRange.TTL > 0 {
+			s.Ephemeral += uint64(len(k) + len(ephemeral))
+			err = kv.Set([]byte(k), ephemeral)
+		} else {
+			err = s.putItem(kv, []byte(k), nil)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return updateWindowCounts(kv, s, t, before, after, old, next)
+}
+
+// dropWindowEntry removes the entry at key that w describes.
+func dropWindowEntry(kv KV, s *Storage, key []byte, w windowItem) error {
+	if w.ix.TimeRange.TTL == 0 {
+		return dropIndexEntry(kv, s, key)
+	}
+	v, err := kv.Get(key)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		if w.expired {
+			return nil // drained already
+		}
+		return ErrCorrupt{Key: key, Reason: "the window entry of a stored document is missing from a window within its ttl"}
+	}
+	return kv.Delete(key)
+}
+
+// rankOf is the ranked group a window count record is the full count of.
+type rankOf struct {
+	grid    protocol.Grid
+	startMs uint64
+	index   string
+	group   []byte
+	ttl     bool
+}
+
+// updateWindowCounts moves the count records of the windows within their ttl from
+// old's contributions (of document before) to next's (of after), and the ranks of
+// ranked indexes with them.
+func updateWindowCounts(kv KV, s *Storage, t DocumentType, before, after *protocol.Document, old, next []windowItem) error {
+	deltas := map[string]*countDelta{}
+	ranks := map[string]rankOf{}
+	ephemeralKeys := map[string]bool{}
+	add := func(d *protocol.Document, items []windowItem, sign int64) {
+		for _, w := range items {
+			if w.expired || (!w.ix.Countable && w.ix.Summable == "") {
+				continue
+			}
+			g := w.ix.TimeRange.Grid()
+			prefixes := IndexPrefixes(IndexFields(t.DocumentType, w.ix), *d)
+			for i, prefix := range prefixes {
+				k := string(WindowCountKey(t.Contract, t.Name, g, w.startMs, w.ix.Name, prefix))
+				deltas[k] = deltas[k].add(sign, summableValue(t.DocumentType, w.ix, *d))
+				if w.ix.TimeRange.TTL > 0 {
+					ephemeralKeys[k] = true
+				}
+				if w.ix.Ranked && i == len(prefixes)-1 {
+					ranks[k] = rankOf{grid: g, startMs: w.startMs, index: w.ix.Name, group: prefix, ttl: w.ix.TimeRange.TTL > 0}
+				}
+			}
+		}
+	}
+	if before != nil {
+		add(before, old, -1)
+	}
+	if after != nil {
+		add(after, next, 1)
+	}
+	type move struct {
+		r        rankOf
+		from, to uint64
+	}
+	var moves []move
+	err := applyCountDeltas(kv, deltas, func(key string, from, to IndexCount) {
+		switch {
+		case !ephemeralKeys[key]:
+		case from.Count == 0:
+			s.Ephemeral += uint64(len(key) + indexCountLen)
+		case to.Count > 0:
+			s.EphemeralMargin += uint64(len(key) + indexCountLen)
+		}
+		if r, ok := ranks[key]; ok && from.Count != to.Count {
+			moves = append(moves, move{r, from.Count, to.Count})
+		}
+	})
+	if err != nil {
+		return err
+	}
+	// The ranks' removals first, then their writes, each in the order of their count
+	// records.
+	for _, m := range moves {
+		if m.from > 0 {
+			if err := kv.Delete(WindowRankKey(t.Contract, t.Name, m.r.grid, m.r.startMs, m.r.index, m.from, m.r.group)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, m := range moves {
+		if m.to > 0 {
+			key := WindowRankKey(t.Contract, t.Name, m.r.grid, m.r.startMs, m.r.index, m.to, m.r.group)
+			if m.r.ttl {
+				s.Ephemeral += uint64(len(key) + len(ephemeral))
+			}
+			if err := kv.Set(key, ephemeral); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// TTLGrids returns the time ranges of t's ttl'd time-range indexes, one a grid (the
+// parser refuses two ttls on one), in index order.
+func TTLGrids(t protocol.DocumentType) []protocol.TimeRange {
+	var out []protocol.TimeRange
+	for _, ix := range t.Indices {
+		r := ix.TimeRange
+		if r == nil || r.TTL == 0 || slices.ContainsFunc(out, func(o protocol.TimeRange) bool { return o.Grid() == r.Grid() }) {
+			continue
+		}
+		out = append(out, *r)
+	}
+	return out
+}
+
+// WindowTrees is what one document can create under one window of grid g of type t
+// (seed 002's "trees": "everything one document can create under one bucket"): for
+// each index of t on g, its entry, for a countable or summable index its count records
+// (one per leading prefix, the empty one included), for a ranked one its rank. Shared
+// grids count every index on them.
+func WindowTrees(t protocol.DocumentType, g protocol.Grid) int {
+	n := 0
+	for _, ix := range t.Indices {
+		if ix.TimeRange == nil || ix.TimeRange.Grid() != g {
+			continue
+		}
+		n++
+		if ix.Countable || ix.Summable != "" {
+			n += len(ix.Properties) + 1
+		}
+		if ix.Ranked {
+			n++
+		}
+	}
+	return n
+}
+
+// DrainBudget is the keys one write into grid g of type t may drain: max(the version's
+// min_time_range_ttl_drop_operations_per_write, 2 × overlap × trees).
+//
+// The bound it keeps (seed 002: "cleanup has capacity above the maximum tree creation
+// rate"): a write creates at most overlap × trees keys under g (trees keys in each of
+// the overlap windows it lies in, WindowTrees), and every write into g drains up to
+// twice that. So over any run of writes the drain can remove at least twice what those
+// writes create: every key standing in an expired window is drained after at most
+// (expired keys standing) / (2 × overlap × trees) further writes, whatever the writes
+// in between add, and the expired backlog never grows while writes continue. A drop
+// operation here is one key removed (IAVL has no subtree drop), so the budget counts
+// keys.
+func DrainBudget(t protocol.DocumentType, g protocol.Grid, lim protocol.Limits) int {
+	return max(lim.MinTimeRangeTTLDropOperationsPerWrite, 2*g.Overlap()*WindowTrees(t, g))
+}
+
+// DrainWindows drains the expired windows of grid g of type t at block time nowMs,
+// oldest first and, under a window, in key order (the entries, then the counts, then
+// the ranks), removing at most budget keys. It reads the grid's first key to find its
+// oldest window, and stops at the first window within its ttl (seed 002: "When nothing
+// is expired, the check is a single bounded range read"). It returns the keys removed.
+// The caller bills none of it.
+func DrainWindows(kv KV, t DocumentType, r protocol.TimeRange, nowMs uint64, budget int) (int, error) {
+	g := r.Grid()
+	prefix := WindowsPrefix(t.Contract, t.Name, g)
+	removed := 0
+	for removed < budget {
+		var keys [][]byte
+		var window []byte
+		err := kv.Iterate(prefix, PrefixEnd(prefix), func(k, _ []byte) (bool, error) {
+			if window == nil {
+				start := binary.BigEndian.Uint64(k[len(prefix):])
+				if !r.Expired(start, nowMs) {
+					return true, nil
+				}
+				window = k[:len(prefix)+8]
+			} else if !bytes.HasPrefix(k, window) {
+				return true, nil
+			}
+			keys = append(keys, append([]byte(nil), k...))
+			return len(keys) >= budget-removed, nil
+		})
+		if err != nil {
+			return removed, err
+		}
+		if len(keys) == 0 {
+			return removed, nil
+		}
+		for _, k := range keys {
+			if err := kv.Delete(k); err != nil {
+				return removed, err
+			}
+		}
+		removed += len(keys)
+	}
+	return removed, nil
+}

@@ -83,7 +83,10 @@ var contractDefinitions = []string{
 // has not reached) and a countable index on tag summing qty; "story" lives two weeks,
 // unique by owner and caption, counted and summed by n; "ping" (an hour, one index
 // level) and "heavy" (an hour, nine index levels: weight 10, so 102 fill the weight
-// budget) are what a flood creates.
+// budget) are what a flood creates; "like" (a day) has two time-range indexes sharing
+// a ttl'd grid of two-hour windows every hour (one ranked, one summable) and a
+// permanent ranked one on $updatedAt, so the generator's block times drain windows and
+// replaces move entries between windows.
 const ttlDefinition = `{"documentSchemas":{` +
 	`"offer":{"type":"object","ttl":3600,"canBeDeleted":false,"transferable":1,"tradeMode":1,"properties":{` +
 	`"name":{"type":"string","minLength":1,"maxLength":8,"position":0},` +
@@ -104,7 +107,13 @@ const ttlDefinition = `{"documentSchemas":{` +
 	`"required":["$createdAt","a","b","c"],"additionalProperties":false,"indices":[` +
 	`{"name":"abc","properties":[{"a":"asc"},{"b":"asc"},{"c":"asc"}],"countable":true},` +
 	`{"name":"bca","properties":[{"b":"asc"},{"c":"asc"},{"a":"asc"}]},` +
-	`{"name":"cab","properties":[{"c":"asc"},{"a":"asc"},{"b":"asc"}]}]}}}`
+	`{"name":"cab","properties":[{"c":"asc"},{"a":"asc"},{"b":"asc"}]}]},` +
+	`"like":{"type":"object","ttl":86400,"properties":{` +
+	`"post":{"type":"string","minLength":1,"maxLength":2,"position":0},"w":{"type":"integer","minimum":0,"maximum":3,"position":1}},` +
+	`"required":["$createdAt","post"],"additionalProperties":false,"indices":[` +
+	`{"name":"trending","properties":[{"post":"asc"}],"countable":true,"ranked":true,"timeRange":{"on":"$createdAt","range":7200,"step":3600,"ttl":7200}},` +
+	`{"name":"weighed","properties":[{"w":"asc"},{"post":"desc"}],"summable":"w","timeRange":{"on":"$createdAt","range":7200,"step":3600,"ttl":7200}},` +
+	`{"name":"recent","properties":[{"post":"asc"}],"countable":true,"ranked":true,"timeRange":{"on":"$updatedAt","range":3600,"step":3600}}]}}}`
 
 // shopDefinition is the contract most documents batches write to: "item" is mutable,
 // keeps history, is transferable and for sale, with a unique index on owner and name

@@ -383,6 +383,9 @@ func choose(q Query, order []IndexProperty) (Query, error) {
 	candidates := slices.Clone(q.Type.Indices)
 	slices.SortStableFunc(candidates, func(a, b Index) int { return len(a.Properties) - len(b.Properties) })
 	for _, ix := range candidates {
+		if ix.TimeRange != nil {
+			continue // its entries are under its windows: a window query reads them
+		}
 		if plan, ok := fit(q, ix, order); ok {
 			return plan, nil
 		}
@@ -583,7 +586,7 @@ func ParseCountQuery(t DocumentType, raw []byte, index string, sum bool) (CountQ
 	candidates := slices.Clone(t.Indices)
 	slices.SortStableFunc(candidates, func(a, b Index) int { return len(a.Properties) - len(b.Properties) })
 	for _, ix := range candidates {
-		if (index != "" && ix.Name != index) || ix.Summable == "" && (sum || !ix.Countable) {
+		if (index != "" && ix.Name != index) || ix.Summable == "" && (sum || !ix.Countable) || ix.TimeRange != nil {
 			continue
 		}
 		q := CountQuery{Type: t, Index: ix}

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -196,5 +197,28 @@ func TestTimeRangeHorizon(t *testing.T) {
 	forever := TimeRange{On: "$createdAt", Range: 3600, Step: 3600}
 	if !forever.Queryable(0, 1<<62) || forever.Expired(0, 1<<62) {
 		t.Error("a window of an index without a ttl expired")
+	}
+}
+
+// TestQueriesSkipTimeRangeIndexes: a query or count with no window never reads a
+// time-range index, whose entries are under its windows: with no other index serving
+// it, it is refused as not indexed rather than answered from an empty range.
+func TestQueriesSkipTimeRangeIndexes(t *testing.T) {
+	types, err := ParseSubmittedDocumentTypes([]byte(seedLikes), V14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	like := types[0]
+	q, err := ParseQuery(like, []byte(`{"where":[["post","==",[`+strings.Repeat("1,", 31)+`1]]]}`), testContext(t).Limits)
+	if err != nil || q.Index.Name != "byPost" {
+		t.Fatalf("query on post: index %q, %v; want byPost", q.Index.Name, err)
+	}
+	if c, err := ParseCountQuery(like, nil, "", false); err != nil || c.Index.Name != "byPost" {
+		t.Fatalf("count: index %q, %v; want byPost", c.Index.Name, err)
+	}
+	_, err = ParseCountQuery(like, nil, "trending", false)
+	var qe ErrInvalidQuery
+	if !errors.As(err, &qe) || qe.Kind != QueryFieldNotIndexed {
+		t.Fatalf("a count of the time-range index with no window: %v", err)
 	}
 }

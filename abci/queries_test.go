@@ -51,7 +51,7 @@ func (h *harness) docQuery(m map[string]string, input string) string {
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		fmt.Fprintf(&out, "index %s %s: count %d sum %s\n", r.Query.Index.Name, equalValues(r.Query.Type, r.Query.Index, r.Query.Equal), r.Count, r.Sum)
+		fmt.Fprintf(&out, "index %s%s %s: count %d sum %s\n", r.Query.Index.Name, windowOf(r.Query.Window), equalValues(r.Query.Type, r.Query.Index, r.Query.Equal), r.Count, r.Sum)
 		fmt.Fprintf(&out, "verified %s at height %d\n", map[bool]string{true: "presence", false: "absence"}[len(a.Record) > 0], res.Height)
 		return out.String()
 	}
@@ -67,12 +67,20 @@ func (h *harness) docQuery(m map[string]string, input string) string {
 	if r.Query.Reverse {
 		order = "reversed"
 	}
-	fmt.Fprintf(&out, "index %s %s, %s, ranges read: %d\n", r.Query.Index.Name, equalValues(r.Query.Type, r.Query.Index, r.Query.Equal), order, len(a.Ranges))
+	fmt.Fprintf(&out, "index %s%s %s, %s, ranges read: %d\n", r.Query.Index.Name, windowOf(r.Query.Window), equalValues(r.Query.Type, r.Query.Index, r.Query.Equal), order, len(a.Ranges))
 	for _, d := range r.Documents {
 		fmt.Fprintf(&out, "%s: owner=%s created=%d %s\n", h.documentName(d.ID), h.identityName(d.Owner), d.CreatedAt, protocol.DocumentData(r.Query.Type, d.Document))
 	}
 	fmt.Fprintf(&out, "verified %d documents, complete, at height %d\n", len(r.Documents), res.Height)
 	return out.String()
+}
+
+// windowOf renders a window query's resolved window as seconds past genesis.
+func windowOf(w *protocol.QueryWindow) string {
+	if w == nil {
+		return ""
+	}
+	return fmt.Sprintf(" window@%ds", (int64(w.StartMs)-genesisTime.UnixMilli())/1000)
 }
 
 var idRef = regexp.MustCompile(`\{id:([^}]+)\}`)
@@ -107,4 +115,5 @@ var queryCodeNames = map[uint32]string{
 	proofs.QueryCodeLimitTooLarge:       "limit too large",
 	proofs.QueryCodeBothStarts:          "both startAt and startAfter",
 	proofs.QueryCodeNotFound:            "not found",
+	proofs.QueryCodeWindowExpired:       "window expired",
 }

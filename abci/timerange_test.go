@@ -1,16 +1,22 @@
 package abci
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	cmtcrypto "github.com/cometbft/cometbft/proto/tendermint/crypto"
+	"github.com/cosmos/iavl"
+
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/genesis"
+	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
@@ -180,4 +186,90 @@ func mustLimits(t *testing.T) protocol.Limits {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// TestVerifierRefusesExpiredWindow: a node that answers for a window past its horizon,
+// with every proof sound (the window's entries still stand: no write has drained them),
+// is refused by the verifier from the proven block time, as the node itself refuses
+// the query (seed 002: "byStart resolution rejects any start past the expiry horizon
+// ..., on the server from committed block time and on the verifier from the
+// quorum-signed response time_ms — so a node cannot serve an expired window's
+// remnants past a verifying client"). The same hand-built answer one block earlier,
+// within the horizon, verifies.
+func TestVerifierRefusesExpiredWindow(t *testing.T) {
+	h, ids, dt := likesChain(t, 2)
+	hour := uint64(genesisTime.UnixMilli()) + 3_600_000
+	w := &ids[1]
+	h.block(time.UnixMilli(int64(hour)+1000), [][]byte{likeBatch(w, dt, likeCreate(dt, "p", 1), likeCreate(dt, "q", 2))})
+	data := proofs.DocumentsData(dt.Contract, dt.Name, []byte(fmt.Sprintf(`{"window":{"index":"trending","byStart":%d}}`, hour)))
+	// Within the horizon (start + ttl, included), then one block past it with no write.
+	h.block(time.UnixMilli(int64(hour+3_600_000)), nil)
+	live := h.height
+	h.block(time.UnixMilli(int64(hour+3_600_001)), nil)
+	past := h.height
+
+	if res := h.query(proofs.PathDocuments, data, past); res.Code != proofs.QueryCodeWindowExpired {
+		t.Fatalf("the node answered the expired window: code %d", res.Code)
+	}
+	for _, c := range []struct {
+		height int64
+		ok     bool
+	}{{live, true}, {past, false}} {
+		a, ops := remnantsAnswer(t, h, dt, hour, c.height)
+		if len(a.Documents) != 2 {
+			t.Fatalf("height %d: %d documents stand in the window", c.height, len(a.Documents))
+		}
+		_, err := proofs.VerifyDocuments(h.rootAt(c.height), data, a, ops)
+		var qe protocol.ErrInvalidQuery
+		switch {
+		case c.ok && err != nil:
+			t.Fatalf("height %d: the answer within the horizon does not verify: %v", c.height, err)
+		case !c.ok && (!errors.As(err, &qe) || qe.Kind != protocol.QueryWindowExpired):
+			t.Fatalf("height %d: the expired window's remnants: %v, want QueryWindowExpired", c.height, err)
+		}
+	}
+}
+
+// remnantsAnswer builds, as a node ignoring the horizon would, the answer to a query
+// of the whole window at startMs at saved version v: every proof sound.
+func remnantsAnswer(t *testing.T, h *harness, dt drive.DocumentType, startMs uint64, v int64) (proofs.DocumentsAnswer, *cmtcrypto.ProofOps) {
+	var a proofs.DocumentsAnswer
+	var ops []cmtcrypto.ProofOp
+	err := h.store.View(v, func(tree *iavl.ImmutableTree) error {
+		for _, k := range [][]byte{drive.ProtocolVersionKey(), drive.ContractKey(dt.Contract), drive.LastBlockKey()} {
+			val, op, err := proofs.Prove(tree, k)
+			if err != nil {
+				return err
+			}
+			ops = append(ops, op.Ops...)
+			switch {
+			case bytes.Equal(k, drive.ProtocolVersionKey()):
+				a.ProtocolVersion = val
+			case bytes.Equal(k, drive.LastBlockKey()):
+				a.LastBlock = val
+			default:
+				a.Contract = val
+			}
+		}
+		prefix := drive.WindowEntriesPrefix(dt.Contract, dt.Name, dt.Indices[0].TimeRange.Grid(), startMs, "trending")
+		entries, more, rops, err := proofs.ProveRange(tree, prefix, drive.PrefixEnd(prefix), 0)
+		if err != nil {
+			return err
+		}
+		a.Ranges = []proofs.RangeAnswer{{Entries: proofs.EncodeEntries(entries), More: more}}
+		ops = append(ops, rops.Ops...)
+		for _, e := range entries {
+			row, op, err := proofs.Prove(tree, drive.DocumentKey(dt.Contract, dt.Name, drive.EntryDocumentID(e.Key)))
+			if err != nil {
+				return err
+			}
+			a.Documents = append(a.Documents, row)
+			ops = append(ops, op.Ops...)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, &cmtcrypto.ProofOps{Ops: ops}
 }

@@ -33,6 +33,9 @@ type KeyRange struct{ Start, End []byte }
 func QueryRanges(c protocol.ContractID, q protocol.Query, start *protocol.Document) []KeyRange {
 	fields := IndexFields(q.Type, q.Index)
 	p := IndexPrefix(c, q.Type.Name, q.Index.Name)
+	if q.Window != nil {
+		p = WindowEntriesPrefix(c, q.Type.Name, q.Index.TimeRange.Grid(), q.Window.StartMs, q.Index.Name)
+	}
 	for i, v := range q.Equal {
 		p = AppendIndexPart(p, fields[i], v)
 	}
@@ -215,9 +218,12 @@ func EntryDocumentID(k []byte) protocol.DocumentID {
 	return id
 }
 
-// EntryKey is the key of d's entry in q's index.
+// EntryKey is the key of d's entry in q's index (in q's window, for a window query).
 func EntryKey(c protocol.ContractID, q protocol.Query, d protocol.Document) []byte {
 	values, _ := IndexValues(IndexFields(q.Type, q.Index), d)
+	if q.Window != nil {
+		return WindowEntryKey(c, q.Type.Name, q.Index.TimeRange.Grid(), q.Window.StartMs, q.Index.Name, values, d.ID)
+	}
 	return IndexEntryKey(c, q.Type.Name, q.Index.Name, values, d.ID)
 }
 
@@ -227,6 +233,9 @@ func CountKey(c protocol.ContractID, q protocol.CountQuery) []byte {
 	var prefix []byte
 	for i, v := range q.Equal {
 		prefix = AppendIndexPart(prefix, fields[i], v)
+	}
+	if q.Window != nil {
+		return WindowCountKey(c, q.Type.Name, q.Index.TimeRange.Grid(), q.Window.StartMs, q.Index.Name, prefix)
 	}
 	return IndexCountKey(c, q.Type.Name, q.Index.Name, prefix)
 }

@@ -271,10 +271,18 @@ func GetLastBlock(kv KV) (b LastBlock, ok bool, err error) {
 	if err != nil || v == nil {
 		return b, false, err
 	}
-	if len(v) != LastBlockLen {
+	if b, ok = DecodeLastBlock(v); !ok {
 		return b, false, ErrCorrupt{Key: key, Reason: "bad last block record"}
 	}
-	return LastBlock{Height: binary.BigEndian.Uint64(v), TimeMs: binary.BigEndian.Uint64(v[8:])}, true, nil
+	return b, true, nil
+}
+
+// DecodeLastBlock reads a value written by EncodeLastBlock.
+func DecodeLastBlock(v []byte) (LastBlock, bool) {
+	if len(v) != LastBlockLen {
+		return LastBlock{}, false
+	}
+	return LastBlock{Height: binary.BigEndian.Uint64(v), TimeMs: binary.BigEndian.Uint64(v[8:])}, true
 }
 
 // SetLastBlock records the block just executed.

@@ -45,6 +45,10 @@ type DocumentsAnswer struct {
 	Ranges []RangeAnswer `json:"ranges"`
 	// Documents are the rows of the documents the entries name, in the answer's order.
 	Documents [][]byte `json:"documents"`
+	// LastBlock is the value at drive.LastBlockKey (height u64 ++ block time ms u64)
+	// for a window query: the block time its window is resolved and judged at; empty
+	// otherwise.
+	LastBlock []byte `json:"last_block,omitempty"`
 }
 
 // RangeAnswer is one range read by a document query: its entries (EncodeEntries, in
@@ -62,6 +66,36 @@ type CountAnswer struct {
 	// Record is the value of the count record (drive.EncodeIndexCount), empty when
 	// it is absent: no document has the values.
 	Record []byte `json:"record,omitempty"`
+	// LastBlock is as in DocumentsAnswer: present for a count of a window.
+	LastBlock []byte `json:"last_block,omitempty"`
+}
+
+// windowTime proves the last block record of tree, for a window query: its operation,
+// its value and the block time.
+func windowTime(tree *iavl.ImmutableTree) (cmtcrypto.ProofOp, []byte, uint64, error) {
+	op, v, err := proveKey(tree, drive.LastBlockKey())
+	if err != nil {
+		return cmtcrypto.ProofOp{}, nil, 0, err
+	}
+	b, ok := drive.DecodeLastBlock(v)
+	if !ok {
+		return cmtcrypto.ProofOp{}, nil, 0, drive.ErrCorrupt{Key: drive.LastBlockKey(), Reason: "no last block record"}
+	}
+	return op.ProofOp(), v, b.TimeMs, nil
+}
+
+// checkWindowTime verifies the last block record of a window answer and returns its
+// block time: what the client judges the window's horizon at (seed 002: "on the
+// verifier from the quorum-signed response time_ms").
+func checkWindowTime(root, value []byte, o *opsReader) (uint64, error) {
+	if err := o.present(root, drive.LastBlockKey(), value); err != nil {
+		return 0, err
+	}
+	b, ok := drive.DecodeLastBlock(value)
+	if !ok {
+		return 0, ErrAnswerMismatch{Index: -1, Reason: "the last block record does not decode"}
+	}
+	return b.TimeMs, nil
 }
 
 // DocumentsData is the request data of PathDocuments: contract id (32 bytes) ++ type
@@ -147,6 +181,7 @@ var queryCodes = map[protocol.QueryErrorKind]uint32{
 	protocol.QueryWrongValueType:      QueryCodeWrongValueType,
 	protocol.QueryLimitTooLarge:       QueryCodeLimitTooLarge,
 	protocol.QueryBothStarts:          QueryCodeBothStarts,
+	protocol.QueryWindowExpired:       QueryCodeWindowExpired,
 }
 
 // docState is what every document answer starts from: the version, the contract and
@@ -211,6 +246,18 @@ func AnswerDocuments(tree *iavl.ImmutableTree, data []byte) (DocumentsAnswer, *c
 	if err != nil {
 		return DocumentsAnswer{}, nil, err
 	}
+	ops := s.ops
+	var lastBlock []byte
+	if q.Window != nil {
+		op, v, now, err := windowTime(tree)
+		if err != nil {
+			return DocumentsAnswer{}, nil, err
+		}
+		if err := q.ResolveWindow(now); err != nil {
+			return DocumentsAnswer{}, nil, err
+		}
+		ops, lastBlock = append(slices.Clone(ops), op), v
+	}
 	res, err := drive.QueryDocuments(drive.ReadTree(tree), s.typ, q)
 	var sn drive.ErrStartNotFound
 	if errors.As(err, &sn) {
@@ -219,8 +266,7 @@ func AnswerDocuments(tree *iavl.ImmutableTree, data []byte) (DocumentsAnswer, *c
 	if err != nil {
 		return DocumentsAnswer{}, nil, err
 	}
-	a := DocumentsAnswer{ProtocolVersion: s.vValue, Contract: s.cValue, Ranges: []RangeAnswer{}, Documents: [][]byte{}}
-	ops := s.ops
+	a := DocumentsAnswer{ProtocolVersion: s.vValue, Contract: s.cValue, Ranges: []RangeAnswer{}, Documents: [][]byte{}, LastBlock: lastBlock}
 	if res.Start != nil {
 		op, v, err := proveKey(tree, drive.DocumentKey(r.contract, r.typeName, res.Start.ID))
 		if err != nil {
@@ -271,11 +317,24 @@ func AnswerCount(tree *iavl.ImmutableTree, path string, data []byte) (CountAnswe
 	if err != nil {
 		return CountAnswer{}, nil, err
 	}
+	a := CountAnswer{ProtocolVersion: s.vValue, Contract: s.cValue}
+	ops := s.ops
+	if q.Window != nil {
+		op, v, now, err := windowTime(tree)
+		if err != nil {
+			return CountAnswer{}, nil, err
+		}
+		if err := q.ResolveWindow(now); err != nil {
+			return CountAnswer{}, nil, err
+		}
+		ops, a.LastBlock = append(slices.Clone(ops), op), v
+	}
 	op, v, err := proveKey(tree, drive.CountKey(r.contract, q))
 	if err != nil {
 		return CountAnswer{}, nil, err
 	}
-	return CountAnswer{ProtocolVersion: s.vValue, Contract: s.cValue, Record: v}, &cmtcrypto.ProofOps{Ops: append(s.ops, op.ProofOp())}, nil
+	a.Record = v
+	return a, &cmtcrypto.ProofOps{Ops: append(ops, op.ProofOp())}, nil
 }
 
 // ErrAnswerMismatch: a document answer whose proofs hold but which is not the answer
@@ -384,6 +443,9 @@ func VerifyDocuments(root, data []byte, a DocumentsAnswer, proof *cmtcrypto.Proo
 	}
 	q, err := protocol.ParseQuery(s.typ.DocumentType, r.query, lim)
 	if err != nil {
+		return DocumentsResult{}, err
+	}
+	if err := verifyWindow(root, &q.Window, q.ResolveWindow, a.LastBlock, o); err != nil {
 		return DocumentsResult{}, err
 	}
 	var start *protocol.Document
@@ -505,6 +567,9 @@ func VerifyCount(root []byte, path string, data []byte, a CountAnswer, proof *cm
 	if err != nil {
 		return CountResult{}, err
 	}
+	if err := verifyWindow(root, &q.Window, q.ResolveWindow, a.LastBlock, o); err != nil {
+		return CountResult{}, err
+	}
 	key := drive.CountKey(r.contract, q)
 	ops, err := o.next()
 	if err != nil {
@@ -527,6 +592,23 @@ func VerifyCount(root []byte, path string, data []byte, a CountAnswer, proof *cm
 		return CountResult{}, ErrMalformedProof{Index: o.i, Reason: "proof operations beyond the answer's items"}
 	}
 	return res, nil
+}
+
+// verifyWindow checks the window part of an answer: a query with a window has the
+// proven last block record, whose time resolves the window (resolve), refusing a
+// window past its horizon as the node does; one without has none.
+func verifyWindow(root []byte, window **protocol.QueryWindow, resolve func(uint64) error, lastBlock []byte, o *opsReader) error {
+	if *window == nil {
+		if len(lastBlock) != 0 {
+			return ErrAnswerMismatch{Index: -1, Reason: "a last block record for a query without a window"}
+		}
+		return nil
+	}
+	now, err := checkWindowTime(root, lastBlock, o)
+	if err != nil {
+		return err
+	}
+	return resolve(now)
 }
 
 // DecodeDocumentsAnswer reads the value of a PathDocuments answer.

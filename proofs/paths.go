@@ -145,6 +145,9 @@ const (
 	// QueryCodeNotFound: the contract, the document type or the start document of a
 	// document query does not exist at the height asked.
 	QueryCodeNotFound uint32 = 11
+	// QueryCodeWindowExpired: a window query names a window of a ttl'd time-range
+	// index past its horizon at the answer's block time (seed 002).
+	QueryCodeWindowExpired uint32 = 12
 )
 
 // DocumentData is the request data of PathDocument: contract id ++ type name length

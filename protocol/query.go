@@ -87,6 +87,105 @@ type Query struct {
 	StartIncluded bool
 	// Where are the clauses as given, for Matches.
 	Where []WhereClause
+	// Window is the window a query on a time-range index reads (nil: an ordinary
+	// index); its start is set by ResolveWindow.
+	Window *QueryWindow
+}
+
+// QueryWindow selects one window of a time-range index (seed 002): by its start, or
+// the newest or the oldest that can be queried, judged at a block time.
+type QueryWindow struct {
+	Index string
+	// ByStart is the window's start in ms; nil with Newest or Oldest.
+	ByStart        *uint64
+	Newest, Oldest bool
+	// StartMs is the start resolved, by ResolveWindow.
+	StartMs uint64
+}
+
+// windowJSON is a window selector's form: {"index": I, "byStart": T | "newest": true |
+// "oldest": true}.
+type windowJSON struct {
+	Index   string  `json:"index"`
+	ByStart *uint64 `json:"byStart"`
+	Newest  bool    `json:"newest"`
+	Oldest  bool    `json:"oldest"`
+}
+
+// parseWindow reads a query's window member against type t: the index a time-range
+// index of t, exactly one selector.
+func parseWindow(t DocumentType, raw json.RawMessage) (*QueryWindow, Index, error) {
+	var wj windowJSON
+	if err := decodeQuery(raw, &wj, "index", "byStart", "newest", "oldest"); err != nil {
+		return nil, Index{}, err
+	}
+	i := slices.IndexFunc(t.Indices, func(x Index) bool { return x.Name == wj.Index })
+	if i < 0 || t.Indices[i].TimeRange == nil {
+		return nil, Index{}, ErrInvalidQuery{Kind: QueryFieldNotIndexed, Field: "window", Reason: fmt.Sprintf("type %q has no time-range index %q", t.Name, wj.Index)}
+	}
+	n := 0
+	for _, set := range []bool{wj.ByStart != nil, wj.Newest, wj.Oldest} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, Index{}, ErrInvalidQuery{Kind: QueryNotJSON, Field: "window", Reason: "a window is selected by exactly one of byStart, newest and oldest"}
+	}
+	return &QueryWindow{Index: wj.Index, ByStart: wj.ByStart, Newest: wj.Newest, Oldest: wj.Oldest}, t.Indices[i], nil
+}
+
+// resolveWindow sets w's start for index ix at block time nowMs:
+//
+//   - byStart: the start of one of the grid's windows (QueryWrongValueType otherwise),
+//     and on a ttl'd index one still queryable at nowMs (QueryWindowExpired
+//     otherwise: seed 002, "An expired window is not queryable at all — byStart
+//     rejects starts past the horizon");
+//   - newest: the latest window begun at nowMs;
+//   - oldest: on a ttl'd index, the earliest window still queryable at nowMs ("The
+//     relative selectors (newest / oldest) can never address an expired window at all
+//     (ttl >= range guarantees it)"); a permanent index has no such bound, and oldest
+//     is refused there (QueryUnsupportedOperator).
+func resolveWindow(w *QueryWindow, ix Index, nowMs uint64) error {
+	r := *ix.TimeRange
+	g := r.Grid()
+	switch {
+	case w.ByStart != nil:
+		if !g.IsStart(*w.ByStart) {
+			return ErrInvalidQuery{Kind: QueryWrongValueType, Field: "byStart", Reason: fmt.Sprintf("%d is no window start of index %q", *w.ByStart, ix.Name)}
+		}
+		if !r.Queryable(*w.ByStart, nowMs) {
+			return ErrInvalidQuery{Kind: QueryWindowExpired, Field: "byStart", Reason: fmt.Sprintf("the window at %d of index %q is past its ttl of %d s at %d", *w.ByStart, ix.Name, r.TTL, nowMs)}
+		}
+		w.StartMs = *w.ByStart
+	case w.Newest:
+		start, ok := g.Newest(nowMs)
+		if !ok {
+			return ErrInvalidQuery{Kind: QueryWrongValueType, Field: "newest", Reason: "no window of the index has begun"}
+		}
+		w.StartMs = start
+	default:
+		if r.TTL == 0 {
+			return ErrInvalidQuery{Kind: QueryUnsupportedOperator, Field: "oldest", Reason: fmt.Sprintf("index %q has no ttl, so no oldest window to select", ix.Name)}
+		}
+		step, phase, ttl := uint64(g.Step)*1000, uint64(g.Phase)*1000, uint64(r.TTL)*1000
+		start := phase
+		if nowMs > ttl+phase {
+			// The first start at or after now - ttl: the earliest one not expired.
+			start = phase + (nowMs-ttl-phase+step-1)/step*step
+		}
+		w.StartMs = start
+	}
+	return nil
+}
+
+// ResolveWindow sets the start of q's window at block time nowMs (resolveWindow); a
+// query without one is left as it is.
+func (q *Query) ResolveWindow(nowMs uint64) error {
+	if q.Window == nil {
+		return nil
+	}
+	return resolveWindow(q.Window, q.Index, nowMs)
 }
 
 // QueryRange is the restriction of one index property: bounds, a list of values, or a
@@ -114,6 +213,9 @@ const (
 	QueryWrongValueType                                // a value that is not of its field's type
 	QueryLimitTooLarge                                 // limit outside 0..MaxQueryLimit
 	QueryBothStarts                                    // startAt and startAfter together
+	// QueryWindowExpired: a window of a ttl'd time-range index past its horizon
+	// (seed 002: "byStart rejects starts past the horizon").
+	QueryWindowExpired
 )
 
 // ErrInvalidQuery refuses a query. Field names the field it is about, when one is.
@@ -137,6 +239,7 @@ type queryJSON struct {
 	Limit      *int64              `json:"limit"`
 	StartAfter *string             `json:"startAfter"`
 	StartAt    *string             `json:"startAt"`
+	Window     json.RawMessage     `json:"window"`
 }
 
 // decodeQuery reads one JSON object into v after checking it has no member but the
@@ -187,10 +290,18 @@ func fieldOf(t DocumentType, name string) (queryField, bool) {
 // index. Every refusal is ErrInvalidQuery.
 func ParseQuery(t DocumentType, raw []byte, l Limits) (Query, error) {
 	var qj queryJSON
-	if err := decodeQuery(raw, &qj, "where", "orderBy", "limit", "startAfter", "startAt"); err != nil {
+	if err := decodeQuery(raw, &qj, "where", "orderBy", "limit", "startAfter", "startAt", "window"); err != nil {
 		return Query{}, err
 	}
 	q := Query{Type: t, Limit: l.MaxQueryLimit}
+	var windowed *Index
+	if qj.Window != nil {
+		w, ix, err := parseWindow(t, qj.Window)
+		if err != nil {
+			return Query{}, err
+		}
+		q.Window, windowed = w, &ix
+	}
 	if qj.Limit != nil {
 		if *qj.Limit < 0 || *qj.Limit > int64(l.MaxQueryLimit) {
 			return Query{}, ErrInvalidQuery{Kind: QueryLimitTooLarge, Reason: fmt.Sprintf("limit %d is outside 0..%d", *qj.Limit, l.MaxQueryLimit)}
@@ -230,7 +341,7 @@ func ParseQuery(t DocumentType, raw []byte, l Limits) (Query, error) {
 		}
 		order = append(order, IndexProperty{Name: o[0], Descending: o[1] == "desc"})
 	}
-	return choose(q, order)
+	return choose(q, order, windowed)
 }
 
 // parseWhere reads one clause [field, operator, value].
@@ -379,11 +490,14 @@ func compareValues(a, b Value) int {
 
 // choose picks the index that answers q's where clauses and order (the fewest
 // properties first, then by name) and fills in the plan.
-func choose(q Query, order []IndexProperty) (Query, error) {
+func choose(q Query, order []IndexProperty, windowed *Index) (Query, error) {
 	candidates := slices.Clone(q.Type.Indices)
+	if windowed != nil {
+		candidates = []Index{*windowed} // a window query reads its window's index
+	}
 	slices.SortStableFunc(candidates, func(a, b Index) int { return len(a.Properties) - len(b.Properties) })
 	for _, ix := range candidates {
-		if ix.TimeRange != nil {
+		if ix.TimeRange != nil && windowed == nil {
 			continue // its entries are under its windows: a window query reads them
 		}
 		if plan, ok := fit(q, ix, order); ok {
@@ -548,11 +662,24 @@ type CountQuery struct {
 	Index Index
 	// Equal holds the values of the index's first len(Equal) properties.
 	Equal []Value
+	// Window is the window of a time-range index the count is of (nil: an ordinary
+	// index); its start is set by ResolveWindow.
+	Window *QueryWindow
 }
 
-// countJSON is a count or sum request's form: where clauses only.
+// ResolveWindow sets the start of q's window at block time nowMs (resolveWindow).
+func (q *CountQuery) ResolveWindow(nowMs uint64) error {
+	if q.Window == nil {
+		return nil
+	}
+	return resolveWindow(q.Window, q.Index, nowMs)
+}
+
+// countJSON is a count or sum request's form: where clauses, and the window of a
+// time-range index.
 type countJSON struct {
-	Where [][]json.RawMessage `json:"where"`
+	Where  [][]json.RawMessage `json:"where"`
+	Window json.RawMessage     `json:"window"`
 }
 
 // ParseCountQuery reads a count (sum false) or sum (sum true) query of type t: where
@@ -563,9 +690,20 @@ type countJSON struct {
 func ParseCountQuery(t DocumentType, raw []byte, index string, sum bool) (CountQuery, error) {
 	var cj countJSON
 	if len(bytes.TrimSpace(raw)) > 0 {
-		if err := decodeQuery(raw, &cj, "where"); err != nil {
+		if err := decodeQuery(raw, &cj, "where", "window"); err != nil {
 			return CountQuery{}, err
 		}
+	}
+	var window *QueryWindow
+	if cj.Window != nil {
+		w, ix, err := parseWindow(t, cj.Window)
+		if err != nil {
+			return CountQuery{}, err
+		}
+		if index != "" && index != ix.Name {
+			return CountQuery{}, ErrInvalidQuery{Kind: QueryFieldNotIndexed, Field: "window", Reason: fmt.Sprintf("the window is of index %q, the count of %q", ix.Name, index)}
+		}
+		window, index = w, ix.Name
 	}
 	equal := map[string]Value{}
 	field := ""
@@ -586,10 +724,10 @@ func ParseCountQuery(t DocumentType, raw []byte, index string, sum bool) (CountQ
 	candidates := slices.Clone(t.Indices)
 	slices.SortStableFunc(candidates, func(a, b Index) int { return len(a.Properties) - len(b.Properties) })
 	for _, ix := range candidates {
-		if (index != "" && ix.Name != index) || ix.Summable == "" && (sum || !ix.Countable) || ix.TimeRange != nil {
+		if (index != "" && ix.Name != index) || ix.Summable == "" && (sum || !ix.Countable) || (ix.TimeRange != nil) != (window != nil) {
 			continue
 		}
-		q := CountQuery{Type: t, Index: ix}
+		q := CountQuery{Type: t, Index: ix, Window: window}
 		for _, p := range ix.Properties {
 			v, ok := equal[p.Name]
 			if !ok {

@@ -377,7 +377,7 @@ func (a *Application) Query(_ context.Context, req *abcitypes.RequestQuery) (*ab
 		return a.pendingNonce(req), nil
 	case proofs.PathDryRun:
 		return a.dryRun(req), nil
-	case proofs.PathDocuments, proofs.PathCount, proofs.PathSum:
+	case proofs.PathDocuments, proofs.PathCount, proofs.PathSum, proofs.PathRanked:
 		return a.documentQuery(req), nil
 	}
 	target, err := proofs.TargetOf(req.Path, req.Data)
@@ -407,11 +407,16 @@ func (a *Application) documentQuery(req *abcitypes.RequestQuery) *abcitypes.Resp
 		var answer any
 		var ops *cmtcrypto.ProofOps
 		var err error
-		if req.Path == proofs.PathDocuments {
+		switch req.Path {
+		case proofs.PathDocuments:
 			var d proofs.DocumentsAnswer
 			d, ops, err = proofs.AnswerDocuments(tree, req.Data)
 			answer, res.Log = d, fmt.Sprintf("%d documents", len(d.Documents))
-		} else {
+		case proofs.PathRanked:
+			var r proofs.RankedAnswer
+			r, ops, err = proofs.AnswerRanked(tree, req.Data)
+			answer, res.Log = r, "a ranked page"
+		default:
 			var c proofs.CountAnswer
 			c, ops, err = proofs.AnswerCount(tree, req.Path, req.Data)
 			answer, res.Log = c, describeCount(c.Record)

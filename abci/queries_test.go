@@ -12,7 +12,7 @@ import (
 // docQuery runs a document query through Query with prove=true and checks the answer
 // against the root of its version, as a client does:
 //
-//	doc-query path=documents|count|sum contract=C type=T [index=NAME] [height=H]
+//	doc-query path=documents|count|sum|ranked contract=C type=T [index=NAME] [height=H]
 //	<the query's JSON; {id:NAME} stands for the hex id of document NAME>
 //
 // It renders the verified documents (name, owner, $createdAt, data) in the answer's
@@ -29,6 +29,8 @@ func (h *harness) docQuery(m map[string]string, input string) string {
 		path, data = proofs.PathDocuments, proofs.DocumentsData(c, m["type"], []byte(query))
 	case "count", "sum":
 		path, data = "/"+m["path"], proofs.CountData(c, m["type"], m["index"], []byte(query))
+	case "ranked":
+		path, data = proofs.PathRanked, proofs.DocumentsData(c, m["type"], []byte(query))
 	default:
 		h.t.Fatalf("unknown document query path %q", m["path"])
 	}
@@ -42,6 +44,22 @@ func (h *harness) docQuery(m map[string]string, input string) string {
 	}
 	root := h.rootAt(res.Height)
 	var out strings.Builder
+	if path == proofs.PathRanked {
+		a, err := proofs.DecodeRankedAnswer(res.Value)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		r, err := proofs.VerifyRanked(root, data, a, res.ProofOps)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		fmt.Fprintf(&out, "index %s%s, ranked\n", r.Query.Index.Name, windowOf(r.Query.Window))
+		for _, g := range r.Groups {
+			fmt.Fprintf(&out, "count %d: group %x (after %x)\n", g.Count, g.Group, g.Cursor)
+		}
+		fmt.Fprintf(&out, "verified %d groups, complete, more %v, at height %d\n", len(r.Groups), r.More, res.Height)
+		return out.String()
+	}
 	if path != proofs.PathDocuments {
 		a, err := proofs.DecodeCountAnswer(res.Value)
 		if err != nil {

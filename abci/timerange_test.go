@@ -273,3 +273,35 @@ func remnantsAnswer(t *testing.T, h *harness, dt drive.DocumentType, startMs uin
 	}
 	return a, &cmtcrypto.ProofOps{Ops: ops}
 }
+
+// TestRankedPageTampered: a ranked page with a group left out, or with the block time
+// its window was judged at changed, does not verify; the honest page does.
+func TestRankedPageTampered(t *testing.T) {
+	h, ids, dt := likesChain(t, 2)
+	hour := uint64(genesisTime.UnixMilli()) + 3_600_000
+	w := &ids[1]
+	h.block(time.UnixMilli(int64(hour)+1000), [][]byte{likeBatch(w, dt, likeCreate(dt, "p", 1), likeCreate(dt, "p", 2), likeCreate(dt, "q", 3))})
+	h.block(time.UnixMilli(int64(hour)+2000), nil)
+	data := proofs.DocumentsData(dt.Contract, dt.Name, []byte(`{"window":{"index":"trending","newest":true}}`))
+	res := h.query(proofs.PathRanked, data, 0)
+	a, err := proofs.DecodeRankedAnswer(res.Value)
+	if err != nil || res.Code != 0 {
+		t.Fatalf("%d %s %v", res.Code, res.Log, err)
+	}
+	root := h.rootAt(res.Height)
+	r, err := proofs.VerifyRanked(root, data, a, res.ProofOps)
+	if err != nil || len(r.Groups) != 2 || r.Groups[0].Count != 2 || r.Groups[1].Count != 1 {
+		t.Fatalf("the honest page: %+v, %v", r.Groups, err)
+	}
+	entries, _ := proofs.DecodeEntries(a.Ranks.Entries)
+	dropped := a
+	dropped.Ranks.Entries = proofs.EncodeEntries(entries[1:])
+	if _, err := proofs.VerifyRanked(root, data, dropped, res.ProofOps); err == nil {
+		t.Error("a page without its top group verified")
+	}
+	later := a
+	later.LastBlock = drive.EncodeLastBlock(drive.LastBlock{Height: uint64(res.Height), TimeMs: hour + 10*3_600_000})
+	if _, err := proofs.VerifyRanked(root, data, later, res.ProofOps); err == nil {
+		t.Error("a page judged at a block time the state does not hold verified")
+	}
+}

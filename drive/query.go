@@ -239,3 +239,14 @@ func CountKey(c protocol.ContractID, q protocol.CountQuery) []byte {
 	}
 	return IndexCountKey(c, q.Type.Name, q.Index.Name, prefix)
 }
+
+// RankedRange is the key range a ranked query reads: its window's ranks of its index,
+// from the top or right after the cursor, to the end of the ranks.
+func RankedRange(c protocol.ContractID, q protocol.RankedQuery) KeyRange {
+	p := WindowRanksPrefix(c, q.Type.Name, q.Index.TimeRange.Grid(), q.Window.StartMs, q.Index.Name)
+	start := p
+	if q.After != nil {
+		start = append(append(slices.Clone(p), q.After...), 0)
+	}
+	return KeyRange{Start: start, End: PrefixEnd(p)}
+}

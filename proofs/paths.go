@@ -95,6 +95,10 @@ const (
 	PathCount = "/count"
 	// PathSum: as PathCount, on a summable index.
 	PathSum = "/sum"
+	// PathRanked: data = DocumentsData(contract, type, ranked query JSON); value = a
+	// RankedAnswer: a page of a ranked time-range index's groups in one window, most
+	// counted first, proven complete.
+	PathRanked = "/ranked"
 )
 
 // PathPendingNonce: data = a 20-byte address or a 32-byte identity id; value = the last

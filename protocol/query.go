@@ -750,3 +750,64 @@ func ParseCountQuery(t DocumentType, raw []byte, index string, sum bool) (CountQ
 	}
 	return CountQuery{}, ErrInvalidQuery{Kind: QueryFieldNotIndexed, Field: field, Reason: fmt.Sprintf("type %q has no %s whose leading properties are the where clauses' fields", t.Name, what)}
 }
+
+// RankedQuery is a page of a ranked time-range index's groups in one window, most
+// counted first (seed 002: "ranked top-N"), after a cursor.
+type RankedQuery struct {
+	Type   DocumentType
+	Index  Index
+	Window *QueryWindow
+	// Limit is 1..MaxQueryLimit groups.
+	Limit int
+	// After is the cursor: the rank (count inverted u64 ++ the group's index parts)
+	// the previous page ended with; the page starts right after it. Nil: from the top.
+	After []byte
+}
+
+// rankedJSON is a ranked query's form: {"window": {...}, "limit": N, "after": hex}.
+type rankedJSON struct {
+	Window json.RawMessage `json:"window"`
+	Limit  *int64          `json:"limit"`
+	After  *string         `json:"after"`
+}
+
+// ParseRankedQuery reads a ranked query of type t under limits l: the window names a
+// ranked time-range index of t. Every refusal is ErrInvalidQuery.
+func ParseRankedQuery(t DocumentType, raw []byte, l Limits) (RankedQuery, error) {
+	var rj rankedJSON
+	if err := decodeQuery(raw, &rj, "window", "limit", "after"); err != nil {
+		return RankedQuery{}, err
+	}
+	if rj.Window == nil {
+		return RankedQuery{}, ErrInvalidQuery{Kind: QueryNotJSON, Field: "window", Reason: "a ranked query names its window"}
+	}
+	w, ix, err := parseWindow(t, rj.Window)
+	if err != nil {
+		return RankedQuery{}, err
+	}
+	if !ix.Ranked {
+		return RankedQuery{}, ErrInvalidQuery{Kind: QueryFieldNotIndexed, Field: "window", Reason: fmt.Sprintf("index %q is not ranked", ix.Name)}
+	}
+	q := RankedQuery{Type: t, Index: ix, Window: w, Limit: l.MaxQueryLimit}
+	if rj.Limit != nil {
+		if *rj.Limit < 0 || *rj.Limit > int64(l.MaxQueryLimit) {
+			return RankedQuery{}, ErrInvalidQuery{Kind: QueryLimitTooLarge, Reason: fmt.Sprintf("limit %d is outside 0..%d", *rj.Limit, l.MaxQueryLimit)}
+		}
+		if *rj.Limit > 0 {
+			q.Limit = int(*rj.Limit)
+		}
+	}
+	if rj.After != nil {
+		after, err := hex.DecodeString(*rj.After)
+		if err != nil || len(after) < 8 {
+			return RankedQuery{}, ErrInvalidQuery{Kind: QueryWrongValueType, Field: "after", Reason: "want the hex of a rank: 8 bytes of count, then the group"}
+		}
+		q.After = after
+	}
+	return q, nil
+}
+
+// ResolveWindow sets the start of q's window at block time nowMs (resolveWindow).
+func (q *RankedQuery) ResolveWindow(nowMs uint64) error {
+	return resolveWindow(q.Window, q.Index, nowMs)
+}

@@ -1,0 +1,144 @@
+package proofs
+
+import (
+	"fmt"
+
+	cmtcrypto "github.com/cometbft/cometbft/proto/tendermint/crypto"
+	"github.com/cosmos/iavl"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// RankedAnswer is the value of a PathRanked answer, in JSON: the version, the contract
+// and the last block record (whose time resolves the window), each proven present,
+// then the page: the ranks of drive.RankedRange up to the limit, one range proven
+// complete.
+type RankedAnswer struct {
+	ProtocolVersion []byte      `json:"protocol_version"`
+	Contract        []byte      `json:"contract"`
+	LastBlock       []byte      `json:"last_block"`
+	Ranks           RangeAnswer `json:"ranks"`
+}
+
+// RankedGroup is one group of a ranked page: how many documents of the window have
+// the group's values, and those values as index parts (drive.AppendIndexPart).
+type RankedGroup struct {
+	Count uint64
+	Group []byte
+	// Cursor is what a query's "after" takes (hex) to continue after this group.
+	Cursor []byte
+}
+
+// RankedResult is a checked ranked page.
+type RankedResult struct {
+	Version  protocol.Version
+	Contract protocol.Contract
+	Query    protocol.RankedQuery
+	Groups   []RankedGroup
+	// More: the window ranks further groups after the page.
+	More bool
+}
+
+// AnswerRanked answers a PathRanked request on saved version tree.
+func AnswerRanked(tree *iavl.ImmutableTree, data []byte) (RankedAnswer, *cmtcrypto.ProofOps, error) {
+	r, err := parseDocumentsData(PathRanked, data)
+	if err != nil {
+		return RankedAnswer{}, nil, err
+	}
+	s, err := readDocState(tree, r)
+	if err != nil {
+		return RankedAnswer{}, nil, err
+	}
+	lim, err := protocol.LimitsFor(s.version)
+	if err != nil {
+		return RankedAnswer{}, nil, err
+	}
+	q, err := protocol.ParseRankedQuery(s.typ.DocumentType, r.query, lim)
+	if err != nil {
+		return RankedAnswer{}, nil, err
+	}
+	op, last, now, err := windowTime(tree)
+	if err != nil {
+		return RankedAnswer{}, nil, err
+	}
+	if err := q.ResolveWindow(now); err != nil {
+		return RankedAnswer{}, nil, err
+	}
+	kr := drive.RankedRange(r.contract, q)
+	entries, more, rops, err := ProveRange(tree, kr.Start, kr.End, q.Limit)
+	if err != nil {
+		return RankedAnswer{}, nil, err
+	}
+	a := RankedAnswer{ProtocolVersion: s.vValue, Contract: s.cValue, LastBlock: last, Ranks: RangeAnswer{Entries: EncodeEntries(entries), More: more}}
+	ops := append(append(append([]cmtcrypto.ProofOp{}, s.ops...), op), rops.Ops...)
+	return a, &cmtcrypto.ProofOps{Ops: ops}, nil
+}
+
+// VerifyRanked checks answer a to the PathRanked request data against root: the
+// version, the contract, the last block record, the window resolved (and judged) at
+// its time as the node does, and the page: exactly the ranks of drive.RankedRange, in
+// order, up to the limit, with More proven.
+func VerifyRanked(root, data []byte, a RankedAnswer, proof *cmtcrypto.ProofOps) (RankedResult, error) {
+	if proof == nil || len(proof.Ops) == 0 {
+		return RankedResult{}, ErrNotProven
+	}
+	r, err := parseDocumentsData(PathRanked, data)
+	if err != nil {
+		return RankedResult{}, err
+	}
+	o := &opsReader{ops: proof.Ops}
+	s, err := checkDocState(root, r, a.ProtocolVersion, a.Contract, o)
+	if err != nil {
+		return RankedResult{}, err
+	}
+	lim, err := protocol.LimitsFor(s.version)
+	if err != nil {
+		return RankedResult{}, ErrAnswerMismatch{Index: -1, Reason: err.Error()}
+	}
+	q, err := protocol.ParseRankedQuery(s.typ.DocumentType, r.query, lim)
+	if err != nil {
+		return RankedResult{}, err
+	}
+	now, err := checkWindowTime(root, a.LastBlock, o)
+	if err != nil {
+		return RankedResult{}, err
+	}
+	if err := q.ResolveWindow(now); err != nil {
+		return RankedResult{}, err
+	}
+	entries, err := DecodeEntries(a.Ranks.Entries)
+	if err != nil {
+		return RankedResult{}, ErrAnswerMismatch{Index: 0, Reason: err.Error()}
+	}
+	if len(entries) > q.Limit || (a.Ranks.More && len(entries) != q.Limit) {
+		return RankedResult{}, ErrAnswerMismatch{Index: 0, Reason: fmt.Sprintf("%d ranks for a limit of %d (more: %v)", len(entries), q.Limit, a.Ranks.More)}
+	}
+	ops, err := o.next()
+	if err != nil {
+		return RankedResult{}, err
+	}
+	kr := drive.RankedRange(r.contract, q)
+	if err := VerifyRange(root, kr.Start, kr.End, entries, a.Ranks.More, ops); err != nil {
+		return RankedResult{}, err
+	}
+	if o.i != len(o.ops) {
+		return RankedResult{}, ErrMalformedProof{Index: o.i, Reason: "proof operations beyond the answer's items"}
+	}
+	res := RankedResult{Version: s.version, Contract: s.contract, Query: q, More: a.Ranks.More}
+	prefix := drive.WindowRanksPrefix(r.contract, r.typeName, q.Index.TimeRange.Grid(), q.Window.StartMs, q.Index.Name)
+	for i, e := range entries {
+		p, ok := drive.ParseDocumentKey(e.Key)
+		if !ok || p.Window == nil || p.Window.Part != 'r' {
+			return RankedResult{}, ErrAnswerMismatch{Index: i, Reason: "a key of the ranks that is no rank"}
+		}
+		res.Groups = append(res.Groups, RankedGroup{Count: p.Window.Count, Group: p.Window.Values, Cursor: e.Key[len(prefix):]})
+	}
+	return res, nil
+}
+
+// DecodeRankedAnswer reads the value of a PathRanked answer.
+func DecodeRankedAnswer(value []byte) (RankedAnswer, error) {
+	var a RankedAnswer
+	return a, strictJSON(value, &a)
+}

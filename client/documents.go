@@ -41,7 +41,9 @@ type DocumentsAnswer struct {
 // CountAnswer is the answer to a count or sum query at Height: how many documents
 // have the where clauses' values in Index, and the sum of its summable property.
 type CountAnswer struct {
-	Index    string
+	Index string
+	// Window is the window counted, resolved, for a count of a time-range index.
+	Window   *protocol.QueryWindow
 	Count    uint64
 	Sum      drive.Int128
 	Height   int64
@@ -181,6 +183,9 @@ func (c *Client) Documents(ctx context.Context, contract protocol.ContractID, ty
 	if err != nil {
 		return DocumentsAnswer{}, err
 	}
+	if err := resolveWindow(q.ResolveWindow, q.Window != nil, a.LastBlock); err != nil {
+		return DocumentsAnswer{}, err
+	}
 	out := DocumentsAnswer{Type: t, Query: q, Height: resp.Height}
 	for _, row := range a.Documents {
 		d, err := drive.DecodeStoredDocument(nil, row, t)
@@ -249,7 +254,7 @@ func (c *Client) count(ctx context.Context, path string, contract protocol.Contr
 		if err := c.fresh(path, height, checked.Height, checked.Time); err != nil {
 			return CountAnswer{}, err
 		}
-		return CountAnswer{Index: r.Query.Index.Name, Count: r.Count, Sum: r.Sum, Height: resp.Height, Verified: true}, nil
+		return CountAnswer{Index: r.Query.Index.Name, Window: r.Query.Window, Count: r.Count, Sum: r.Sum, Height: resp.Height, Verified: true}, nil
 	}
 	a, err := proofs.DecodeCountAnswer(resp.Value)
 	if err != nil {
@@ -263,7 +268,10 @@ func (c *Client) count(ctx context.Context, path string, contract protocol.Contr
 	if err != nil {
 		return CountAnswer{}, err
 	}
-	out := CountAnswer{Index: q.Index.Name, Height: resp.Height}
+	if err := resolveWindow(q.ResolveWindow, q.Window != nil, a.LastBlock); err != nil {
+		return CountAnswer{}, err
+	}
+	out := CountAnswer{Index: q.Index.Name, Height: resp.Height, Window: q.Window}
 	if len(a.Record) > 0 {
 		rec, ok := drive.DecodeIndexCount(a.Record)
 		if !ok {
@@ -272,4 +280,66 @@ func (c *Client) count(ctx context.Context, path string, contract protocol.Contr
 		out.Count, out.Sum = rec.Count, rec.Sum
 	}
 	return out, nil
+}
+
+// resolveWindow resolves a window query read without proofs at the answer's last
+// block time, as the node did (the record travels with the answer).
+func resolveWindow(resolve func(uint64) error, windowed bool, lastBlock []byte) error {
+	if !windowed {
+		return nil
+	}
+	b, ok := drive.DecodeLastBlock(lastBlock)
+	if !ok {
+		return ErrCorruptValue{Key: drive.LastBlockKey(), Err: errNotLastBlock}
+	}
+	return resolve(b.TimeMs)
+}
+
+var errNotLastBlock = errors.New("not a last block record")
+
+// RankedAnswer is a page of a ranked time-range index's groups in one window at
+// Height, most counted first.
+type RankedAnswer struct {
+	Type     protocol.DocumentType
+	Query    protocol.RankedQuery
+	Groups   []proofs.RankedGroup
+	More     bool
+	Height   int64
+	Verified bool
+}
+
+// Ranked reads a page of a ranked time-range index's groups in one window (query: the
+// ranked query's JSON, protocol.ParseRankedQuery); with prove, checked complete against
+// the header after the answer's height, and fresh.
+func (c *Client) Ranked(ctx context.Context, contract protocol.ContractID, typeName string, query []byte, height int64, prove bool) (RankedAnswer, error) {
+	data := proofs.DocumentsData(contract, typeName, query)
+	resp, err := c.query(ctx, proofs.PathRanked, data, height, prove)
+	if err != nil {
+		return RankedAnswer{}, err
+	}
+	var r proofs.RankedResult
+	verified := false
+	if prove {
+		v, err := c.Verifier(ctx)
+		if err != nil {
+			return RankedAnswer{}, err
+		}
+		var checked proofs.Checked
+		if r, checked, err = v.VerifyRankedQuery(ctx, resp, data); err != nil {
+			return RankedAnswer{}, err
+		}
+		if err := c.fresh(proofs.PathRanked, height, checked.Height, checked.Time); err != nil {
+			return RankedAnswer{}, err
+		}
+		verified = true
+	} else {
+		a, err := proofs.DecodeRankedAnswer(resp.Value)
+		if err != nil {
+			return RankedAnswer{}, err
+		}
+		if r, err = proofs.ReadRanked(data, a); err != nil {
+			return RankedAnswer{}, err
+		}
+	}
+	return RankedAnswer{Type: r.Query.Type, Query: r.Query, Groups: r.Groups, More: r.More, Height: resp.Height, Verified: verified}, nil
 }

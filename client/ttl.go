@@ -30,8 +30,9 @@ func ParseTTL(s string) (uint64, error) {
 }
 
 // ContractDefinition returns a contract definition as the node reads it: a document
-// type's "ttl" written as a duration string ("7d", ParseTTL) becomes whole seconds;
-// a definition without one is returned byte for byte.
+// type's "ttl", and a time-range index's "range", "step", "phase" and "ttl", written as
+// duration strings ("7d", "1h": ParseTTL) become whole seconds; a definition without
+// one is returned byte for byte.
 func ContractDefinition(raw []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -46,16 +47,29 @@ func ContractDefinition(raw []byte) ([]byte, error) {
 		if !ok {
 			continue
 		}
-		s, ok := m["ttl"].(string)
-		if !ok {
-			continue
+		if s, ok := m["ttl"].(string); ok {
+			secs, err := ParseTTL(s)
+			if err != nil {
+				return nil, fmt.Errorf("document type %q: %w", name, err)
+			}
+			m["ttl"], changed = secs, true
 		}
-		secs, err := ParseTTL(s)
-		if err != nil {
-			return nil, fmt.Errorf("document type %q: %w", name, err)
+		indices, _ := m["indices"].([]any)
+		for _, x := range indices {
+			ix, _ := x.(map[string]any)
+			tr, _ := ix["timeRange"].(map[string]any)
+			for _, key := range []string{"range", "step", "phase", "ttl"} {
+				s, ok := tr[key].(string)
+				if !ok {
+					continue
+				}
+				secs, err := ParseTTL(s)
+				if err != nil {
+					return nil, fmt.Errorf("document type %q, index %v, timeRange %s: %w", name, ix["name"], key, err)
+				}
+				tr[key], changed = secs, true
+			}
 		}
-		m["ttl"] = secs
-		changed = true
 	}
 	if !changed {
 		return raw, nil

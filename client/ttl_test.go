@@ -38,3 +38,19 @@ func TestContractDefinitionConvertsTTL(t *testing.T) {
 		t.Fatal("a bad duration was sent")
 	}
 }
+
+// TestContractDefinitionConvertsTimeRanges: a time-range index's range, step, phase
+// and ttl may be written as durations ("range": "1h", "ttl": "7d"); numbers stay.
+func TestContractDefinitionConvertsTimeRanges(t *testing.T) {
+	raw := `{"documentSchemas":{"like":{"indices":[{"name":"trending","properties":[{"post":"asc"}],"timeRange":{"on":"$createdAt","range":"1h","step":"30m","phase":60,"ttl":"7d"}}]}}}`
+	out, err := ContractDefinition([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"timeRange":{"on":"$createdAt","phase":60,"range":3600,"step":1800,"ttl":604800}`) {
+		t.Fatalf("converted: %s", out)
+	}
+	if _, err := ContractDefinition([]byte(`{"documentSchemas":{"like":{"indices":[{"name":"x","timeRange":{"range":"an hour"}}]}}}`)); err == nil {
+		t.Fatal("a bad duration was sent")
+	}
+}

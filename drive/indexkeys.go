@@ -167,3 +167,81 @@ func IndexPrefixes(fields []IndexField, d protocol.Document) [][]byte {
 	}
 	return out
 }
+
+// DecodeIndexParts reads back the values AppendIndexPart wrote for fields, one part
+// each, from the start of b; it returns them and the bytes after the last part, or
+// false when b does not hold such parts.
+func DecodeIndexParts(fields []IndexField, b []byte) ([]protocol.Value, []byte, bool) {
+	out := make([]protocol.Value, 0, len(fields))
+	for _, f := range fields {
+		at := func(i int) (byte, bool) {
+			if i >= len(b) {
+				return 0, false
+			}
+			if f.Descending {
+				return ^b[i], true
+			}
+			return b[i], true
+		}
+		marker, ok := at(0)
+		if !ok || marker > 1 {
+			return nil, nil, false
+		}
+		if marker == 0 {
+			out, b = append(out, protocol.Value{}), b[1:]
+			continue
+		}
+		fixed := map[FieldKind]int{FieldInteger: 8, FieldTimestamp: 8, FieldBoolean: 1, FieldIdentifier: protocol.DocumentIDLen}[f.Kind]
+		if fixed > 0 {
+			if len(b) < 1+fixed {
+				return nil, nil, false
+			}
+			body := make([]byte, fixed)
+			for i := range body {
+				body[i], _ = at(1 + i)
+			}
+			v := protocol.Value{Set: true}
+			switch f.Kind {
+			case FieldInteger:
+				v.Int = int64(binary.BigEndian.Uint64(body) ^ (1 << 63))
+			case FieldTimestamp:
+				v.Int = int64(binary.BigEndian.Uint64(body))
+			case FieldBoolean:
+				if body[0] > 1 {
+					return nil, nil, false
+				}
+				v.Bool = body[0] == 1
+			default:
+				v.Bytes = body
+			}
+			out, b = append(out, v), b[1+fixed:]
+			continue
+		}
+		v := protocol.Value{Set: true, Bytes: []byte{}}
+		i := 1
+		for {
+			c, ok := at(i)
+			if !ok {
+				return nil, nil, false
+			}
+			if c != 0 {
+				v.Bytes, i = append(v.Bytes, c), i+1
+				continue
+			}
+			next, ok := at(i + 1)
+			switch {
+			case !ok:
+				return nil, nil, false
+			case next == 0xFF:
+				v.Bytes, i = append(v.Bytes, 0), i+2
+				continue
+			case next != 1:
+				return nil, nil, false
+			}
+			i += 2
+			break
+		}
+		out, b = append(out, v), b[i:]
+	}
+	return out, b, true
+}

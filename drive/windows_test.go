@@ -3,6 +3,7 @@ package drive
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/ttld-dev/ttld/protocol"
@@ -54,5 +55,39 @@ func TestWindowKeysRoundTrip(t *testing.T) {
 	}
 	if _, ok := ParseDocumentKey(WindowsPrefix(c, "like", other)); ok {
 		t.Error("a grid's bare prefix parsed")
+	}
+}
+
+// TestDecodeIndexParts: what AppendIndexPart writes for every kind of field, ascending
+// and descending, set and unset, reads back to the same values and nothing more, and
+// a cut part does not read.
+func TestDecodeIndexParts(t *testing.T) {
+	fields := []IndexField{
+		{Name: "s", Kind: FieldString}, {Name: "i", Kind: FieldInteger}, {Name: "b", Kind: FieldBoolean},
+		{Name: "x", Kind: FieldBytes}, {Name: "$id", Kind: FieldIdentifier, System: true}, {Name: "$createdAt", Kind: FieldTimestamp, System: true},
+	}
+	id := bytes.Repeat([]byte{7}, 32)
+	sets := [][]protocol.Value{
+		{{Set: true, Bytes: []byte("a\x00b\xff")}, {Set: true, Int: -5}, {Set: true, Bool: true}, {Set: true, Bytes: []byte{}}, {Set: true, Bytes: id}, {Set: true, Int: 1767225600000}},
+		{{}, {Set: true, Int: 1 << 62}, {Set: true}, {Set: true, Bytes: []byte{0, 0, 1}}, {}, {}},
+	}
+	for _, desc := range []bool{false, true} {
+		fs := slices.Clone(fields)
+		for i := range fs {
+			fs[i].Descending = desc
+		}
+		for _, values := range sets {
+			var enc []byte
+			for i, f := range fs {
+				enc = AppendIndexPart(enc, f, values[i])
+			}
+			got, rest, ok := DecodeIndexParts(fs, append(slices.Clone(enc), 9, 9))
+			if !ok || !bytes.Equal(rest, []byte{9, 9}) || !reflect.DeepEqual(got, values) {
+				t.Fatalf("descending %v: %x read as %+v, rest %x, %v; want %+v", desc, enc, got, rest, ok, values)
+			}
+			if _, _, ok := DecodeIndexParts(fs, enc[:len(enc)-1]); ok && values[len(values)-1].Set {
+				t.Fatalf("descending %v: a cut encoding %x read", desc, enc[:len(enc)-1])
+			}
+		}
 	}
 }

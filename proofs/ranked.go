@@ -1,8 +1,12 @@
 package proofs
 
 import (
+	"bytes"
+	"context"
+	"encoding/binary"
 	"fmt"
 
+	abci "github.com/cometbft/cometbft/abci/types"
 	cmtcrypto "github.com/cometbft/cometbft/proto/tendermint/crypto"
 	"github.com/cosmos/iavl"
 
@@ -125,20 +129,87 @@ func VerifyRanked(root, data []byte, a RankedAnswer, proof *cmtcrypto.ProofOps) 
 	if o.i != len(o.ops) {
 		return RankedResult{}, ErrMalformedProof{Index: o.i, Reason: "proof operations beyond the answer's items"}
 	}
-	res := RankedResult{Version: s.version, Contract: s.contract, Query: q, More: a.Ranks.More}
-	prefix := drive.WindowRanksPrefix(r.contract, r.typeName, q.Index.TimeRange.Grid(), q.Window.StartMs, q.Index.Name)
-	for i, e := range entries {
-		p, ok := drive.ParseDocumentKey(e.Key)
-		if !ok || p.Window == nil || p.Window.Part != 'r' {
-			return RankedResult{}, ErrAnswerMismatch{Index: i, Reason: "a key of the ranks that is no rank"}
-		}
-		res.Groups = append(res.Groups, RankedGroup{Count: p.Window.Count, Group: p.Window.Values, Cursor: e.Key[len(prefix):]})
-	}
-	return res, nil
+	return rankedResult(r, s.version, s.contract, q, entries, a.Ranks.More)
 }
 
 // DecodeRankedAnswer reads the value of a PathRanked answer.
 func DecodeRankedAnswer(value []byte) (RankedAnswer, error) {
 	var a RankedAnswer
 	return a, strictJSON(value, &a)
+}
+
+// VerifyRankedQuery checks a PathRanked response for request data against the header
+// after its height, as VerifyDocumentsQuery does for a document query.
+func (v *Verifier) VerifyRankedQuery(ctx context.Context, resp abci.ResponseQuery, data []byte) (RankedResult, Checked, error) {
+	if resp.Code != 0 {
+		return RankedResult{}, Checked{}, ErrQueryFailed{Code: resp.Code, Codespace: resp.Codespace, Log: resp.Log}
+	}
+	a, err := DecodeRankedAnswer(resp.Value)
+	if err != nil {
+		return RankedResult{}, Checked{}, err
+	}
+	header, err := v.headerAfter(ctx, resp.Height)
+	if err != nil {
+		return RankedResult{}, Checked{}, err
+	}
+	res, err := VerifyRanked(header.AppHash, data, a, resp.ProofOps)
+	if err != nil {
+		return RankedResult{}, Checked{}, err
+	}
+	return res, Checked{Height: resp.Height, AppHash: header.AppHash, Time: header.Time}, nil
+}
+
+// ReadRanked reads a PathRanked answer without checking its proofs: the query parsed
+// and its window resolved at the answer's last block time, and the page's groups.
+func ReadRanked(data []byte, a RankedAnswer) (RankedResult, error) {
+	r, err := parseDocumentsData(PathRanked, data)
+	if err != nil {
+		return RankedResult{}, err
+	}
+	if len(a.ProtocolVersion) != 4 {
+		return RankedResult{}, ErrAnswerMismatch{Index: -1, Reason: "the protocol version is not 4 bytes"}
+	}
+	version := protocol.Version(binary.BigEndian.Uint32(a.ProtocolVersion))
+	c, err := protocol.DecodeContract(a.Contract, version)
+	if err != nil || c.ID != r.contract {
+		return RankedResult{}, ErrAnswerMismatch{Index: -1, Reason: "the contract does not decode or names another id"}
+	}
+	t, ok := c.DocumentType(r.typeName)
+	if !ok {
+		return RankedResult{}, ErrAnswerMismatch{Index: -1, Reason: fmt.Sprintf("the contract has no type %q", r.typeName)}
+	}
+	lim, err := protocol.LimitsFor(version)
+	if err != nil {
+		return RankedResult{}, err
+	}
+	q, err := protocol.ParseRankedQuery(t, r.query, lim)
+	if err != nil {
+		return RankedResult{}, err
+	}
+	b, ok := drive.DecodeLastBlock(a.LastBlock)
+	if !ok {
+		return RankedResult{}, ErrAnswerMismatch{Index: -1, Reason: "the last block record does not decode"}
+	}
+	if err := q.ResolveWindow(b.TimeMs); err != nil {
+		return RankedResult{}, err
+	}
+	entries, err := DecodeEntries(a.Ranks.Entries)
+	if err != nil {
+		return RankedResult{}, ErrAnswerMismatch{Index: 0, Reason: err.Error()}
+	}
+	return rankedResult(r, version, c, q, entries, a.Ranks.More)
+}
+
+// rankedResult reads the groups of a page's rank keys.
+func rankedResult(r documentsRequest, version protocol.Version, c protocol.Contract, q protocol.RankedQuery, entries []KV, more bool) (RankedResult, error) {
+	res := RankedResult{Version: version, Contract: c, Query: q, More: more}
+	prefix := drive.WindowRanksPrefix(r.contract, r.typeName, q.Index.TimeRange.Grid(), q.Window.StartMs, q.Index.Name)
+	for i, e := range entries {
+		p, ok := drive.ParseDocumentKey(e.Key)
+		if !ok || p.Window == nil || p.Window.Part != 'r' || !bytes.HasPrefix(e.Key, prefix) {
+			return RankedResult{}, ErrAnswerMismatch{Index: i, Reason: "a key of the ranks that is no rank of the window"}
+		}
+		res.Groups = append(res.Groups, RankedGroup{Count: p.Window.Count, Group: p.Window.Values, Cursor: e.Key[len(prefix):]})
+	}
+	return res, nil
 }

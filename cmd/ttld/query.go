@@ -94,6 +94,7 @@ func newQueryCmd() *cobra.Command {
 	cmd.AddCommand(identity, address, changes, newQueryContractCmd())
 	cmd.AddCommand(newQueryPoolsCmds()...)
 	cmd.AddCommand(newQueryDocumentCmds()...)
+	cmd.AddCommand(newQueryWindowCmds()...)
 	cmd.AddCommand(newQueryExpirationsCmd())
 	return cmd
 }

@@ -57,6 +57,9 @@ type Application struct {
 
 	// consensus connection only
 	staged int64 // height FinalizeBlock staged and Commit has not saved; 0: none
+	// swept is the block time of the staged block when it swept time-range grids (an
+	// epoch change): Commit then observes their backlog. 0: it did not.
+	swept uint64
 	// checkInvariants: after every block, the running total of credits must equal the
 	// supply, or the node halts (--check-invariants).
 	checkInvariants bool
@@ -284,7 +287,12 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 		a.log.Error().Err(err).Int64("height", req.Height).Msg("block execution failed; halting")
 		return nil, err
 	}
-	a.staged = req.Height
+	a.staged, a.swept = req.Height, 0
+	for _, e := range res.Events {
+		if e.Type == "time_range_sweep" {
+			a.swept = blk.TimeMs
+		}
+	}
 	out := &abcitypes.ResponseFinalizeBlock{
 		TxResults: make([]*abcitypes.ExecTxResult, len(res.TxResults)),
 		Events:    events(res.Events),
@@ -353,6 +361,10 @@ func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcity
 		return nil
 	})
 	a.observePools(v)
+	if a.swept != 0 {
+		a.observeTimeRanges(v, a.swept)
+		a.swept = 0
+	}
 	a.log.Debug().Int64("height", v).Hex("app_hash", hash).Msg("committed")
 	return &abcitypes.ResponseCommit{}, nil
 }
@@ -366,6 +378,18 @@ func (a *Application) observePools(v int64) {
 	}
 	if err != nil {
 		a.log.Error().Err(err).Int64("height", v).Msg("reading the pools for the metrics failed")
+	}
+}
+
+// observeTimeRanges sets the time-range backlog gauge from saved version v at block
+// time nowMs. A failure is logged: metrics never stop the node.
+func (a *Application) observeTimeRanges(v int64, nowMs uint64) {
+	saved, err := a.store.Saved(v)
+	if err == nil {
+		err = a.metrics.observeTimeRanges(saved, nowMs)
+	}
+	if err != nil {
+		a.log.Error().Err(err).Int64("height", v).Msg("reading the time-range backlog for the metrics failed")
 	}
 }
 

@@ -1,6 +1,8 @@
 package abci
 
 import (
+	"fmt"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ttld-dev/ttld/app"
@@ -28,6 +30,10 @@ type Metrics struct {
 	CleanupWeight        *prometheus.CounterVec
 	CleanupBacklog       *prometheus.GaugeVec
 	CleanupOldestOverdue *prometheus.GaugeVec
+	// TimeRangeExpired counts the keys standing in expired windows of ttl'd time-range
+	// grids, per grid (the first TimeRangeBacklogGrids registered, each counted up to
+	// TimeRangeBacklogCap), after each epoch change's sweep.
+	TimeRangeExpired *prometheus.GaugeVec
 	// The pools after the last commit (observePools).
 	Epoch          prometheus.Gauge
 	StoragePool    prometheus.Gauge
@@ -77,6 +83,28 @@ func (m *Metrics) observePools(kv drive.KV) error {
 	m.EpochFees.Set(float64(fees))
 	m.PendingRefunds.Set(refunded)
 	m.TotalCredits.Set(float64(total))
+	return nil
+}
+
+// The bounds of the time-range backlog metric: how many grids it labels and how far it
+// counts each.
+const (
+	TimeRangeBacklogGrids = 100
+	TimeRangeBacklogCap   = 100_000
+)
+
+// observeTimeRanges sets the time-range backlog gauge from a saved state at block time
+// nowMs.
+func (m *Metrics) observeTimeRanges(kv drive.KV, nowMs uint64) error {
+	grids, err := drive.ExpiredBacklog(kv, nowMs, TimeRangeBacklogGrids, TimeRangeBacklogCap)
+	if err != nil {
+		return err
+	}
+	m.TimeRangeExpired.Reset()
+	for _, g := range grids {
+		grid := fmt.Sprintf("%s/%d/%d/%d", g.Grid.On, g.Grid.Range, g.Grid.Step, g.Grid.Phase)
+		m.TimeRangeExpired.WithLabelValues(g.Contract.String(), g.Type, grid).Set(float64(g.Keys))
+	}
 	return nil
 }
 
@@ -143,6 +171,10 @@ func NewMetrics(reg prometheus.Registerer, chainID string) (*Metrics, error) {
 			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_oldest_overdue_seconds",
 			Help: "How long the oldest expired entry left by the last block's cleanup has been due, in block time.",
 		}, []string{"cleanup"}),
+		TimeRangeExpired: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "time_range_expired_keys",
+			Help: "Keys standing in expired windows of a ttl'd time-range grid after the last epoch change's sweep (the first 100 grids, each counted up to 100,000).",
+		}, []string{"contract", "type", "grid"}),
 		Epoch: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "epoch",
 			Help: "Current epoch index after the last commit.",
@@ -167,7 +199,7 @@ func NewMetrics(reg prometheus.Registerer, chainID string) (*Metrics, error) {
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.BlockExecution, m.Commit, m.Txs, m.StateKeys, m.Height, m.FeesCollected,
 			m.ProposalsRejected, m.SignatureChecks, m.CleanupRemoved, m.CleanupOrphans, m.CleanupWeight, m.CleanupBacklog, m.CleanupOldestOverdue,
-			m.Epoch, m.StoragePool, m.EpochFees, m.PendingRefunds, m.TotalCredits} {
+			m.TimeRangeExpired, m.Epoch, m.StoragePool, m.EpochFees, m.PendingRefunds, m.TotalCredits} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

@@ -8,11 +8,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
+	abcitypes "github.com/cometbft/cometbft/abci/types"
 	cmtcrypto "github.com/cometbft/cometbft/proto/tendermint/crypto"
 	"github.com/cosmos/iavl"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/genesis"
@@ -27,9 +30,14 @@ const likesContract = `{"documentSchemas":{"like":{"type":"object","properties":
 
 // likesChain starts a chain of n funded identities and registers likesContract.
 func likesChain(t *testing.T, n int) (*harness, []benchIdentity, drive.DocumentType) {
+	return likesChainWith(t, n, 0)
+}
+
+// likesChainWith is likesChain with epochs of epochS seconds (0: the default).
+func likesChainWith(t *testing.T, n int, epochS uint64) (*harness, []benchIdentity, drive.DocumentType) {
 	h := newHarness(t)
 	ids := make([]benchIdentity, n)
-	st := genesis.AppState{ProtocolVersion: protocol.V14}
+	st := genesis.AppState{ProtocolVersion: protocol.V14, EpochTimeLengthS: epochS}
 	for i := range ids {
 		var seed [32]byte
 		binary.BigEndian.PutUint64(seed[:], uint64(i)+1<<32)
@@ -304,4 +312,59 @@ func TestRankedPageTampered(t *testing.T) {
 	if _, err := proofs.VerifyRanked(root, data, later, res.ProofOps); err == nil {
 		t.Error("a page judged at a block time the state does not hold verified")
 	}
+}
+
+// TestEpochSweepAndBacklogMetric: a window nobody writes into after its ttl is drained
+// by the epoch changes, 4,096 keys each (max_time_range_sweep_drops_per_epoch), and the
+// keys still standing in expired windows show in ttld_app_time_range_expired_keys.
+func TestEpochSweepAndBacklogMetric(t *testing.T) {
+	h, ids, dt := likesChainWith(t, 20, 3600)
+	hour := uint64(genesisTime.UnixMilli()) + 3_600_000
+	var seq uint64
+	for blk := range 21 { // 4,200 likes of one post: 4,200 entries, 2 counts, a rank
+		var txs [][]byte
+		for i := range ids {
+			var actions []protocol.DocumentAction
+			for range 10 {
+				seq++
+				actions = append(actions, likeCreate(dt, "viral", seq))
+			}
+			txs = append(txs, likeBatch(&ids[i], dt, actions...))
+		}
+		h.block(time.UnixMilli(int64(hour)+int64(blk+1)*1000), txs)
+	}
+	grid := dt.Indices[0].TimeRange.Grid()
+	label := fmt.Sprintf("%s/%d/%d/%d", grid.On, grid.Range, grid.Step, grid.Phase)
+	gauge := func() float64 {
+		return testutil.ToFloat64(h.app.metrics.TimeRangeExpired.WithLabelValues(dt.Contract.String(), dt.Name, label))
+	}
+	// The next epoch change, an hour on: the window is past its ttl (start + 3600 s).
+	res := h.block(time.UnixMilli(int64(hour+3_600_000+1)), nil)
+	if got := sweptKeys(res.Events); got != 4096 {
+		t.Fatalf("the epoch change swept %d keys, want 4,096", got)
+	}
+	if left := windowKeys(t, h, dt, hour); left != 4203-4096 || gauge() != float64(left) {
+		t.Fatalf("%d keys stand, the metric says %v", left, gauge())
+	}
+	res = h.block(time.UnixMilli(int64(hour+2*3_600_000+1)), nil)
+	if got := sweptKeys(res.Events); got != 107 || windowKeys(t, h, dt, hour) != 0 || gauge() != 0 {
+		t.Fatalf("the next epoch change swept %d, the metric says %v", got, gauge())
+	}
+	if err := drive.CheckDocuments(h.store.Working()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sweptKeys(evs []abcitypes.Event) int {
+	for _, e := range evs {
+		if e.Type == "time_range_sweep" {
+			for _, a := range e.Attributes {
+				if a.Key == "removed" {
+					n, _ := strconv.Atoi(a.Value)
+					return n
+				}
+			}
+		}
+	}
+	return -1
 }

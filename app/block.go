@@ -211,7 +211,7 @@ func executeBlock(kv drive.KV, b Block) (BlockResult, error) {
 	}
 	res.Events = append(res.Events, upgraded...)
 	var events []Event
-	if res.Epoch, events, err = epochStep(kv, r.params, b); err != nil {
+	if res.Epoch, events, err = epochStep(kv, r.params, r.ctx.Limits, b); err != nil {
 		return res, err
 	}
 	res.Events = append(res.Events, events...)

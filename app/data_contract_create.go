@@ -29,6 +29,13 @@ func applyDataContractCreate(e *execution, t *protocol.DataContractCreate) error
 		return err
 	}
 	e.storage(uint64(len(drive.ContractKey(c.ID)) + valueLen))
+	for _, dt := range c.DocumentTypes {
+		n, err := drive.RegisterTimeRanges(e.cache, c.ID, dt)
+		if err != nil {
+			return err
+		}
+		e.storage(uint64(n))
+	}
 	e.events = append(e.events, Event{Type: "data_contract_created", Attrs: []Attr{
 		{"contract", c.ID.String()}, {"owner", c.Owner.String()}, {"version", "1"},
 	}})

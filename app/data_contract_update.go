@@ -47,6 +47,16 @@ func applyDataContractUpdate(e *execution, t *protocol.DataContractUpdate) error
 	if valueLen > len(old) {
 		e.storage(uint64(valueLen - len(old)))
 	}
+	for _, dt := range next.DocumentTypes {
+		if _, had := prev.DocumentType(dt.Name); had {
+			continue // CheckContractUpdate: an existing type is unchanged
+		}
+		n, err := drive.RegisterTimeRanges(e.cache, next.ID, dt)
+		if err != nil {
+			return err
+		}
+		e.storage(uint64(n))
+	}
 	e.events = append(e.events, Event{Type: "data_contract_updated", Attrs: []Attr{
 		{"contract", next.ID.String()}, {"owner", next.Owner.String()}, {"version", strconv.FormatUint(uint64(next.Version), 10)},
 	}})

@@ -15,8 +15,10 @@ import (
 // epoch (whatever number of epochs passed since the last block) is the epoch change,
 // done in one batch: the storage distribution pool is paid out to the PerpetualEpochs
 // epochs from the new one on, the pending refunds are taken back from the epochs they
-// were credited to, and the new epoch is recorded. It returns the block's epoch.
-func epochStep(kv drive.KV, p drive.ChainParams, b Block) (uint32, []Event, error) {
+// were credited to, the new epoch is recorded, and the expired windows of ttl'd
+// time-range grids are swept (drive.SweepWindows, at most lim's budget, nobody billed).
+// It returns the block's epoch.
+func epochStep(kv drive.KV, p drive.ChainParams, lim protocol.Limits, b Block) (uint32, []Event, error) {
 	idx := protocol.EpochIndex(p.GenesisTimeMs, p.EpochLengthS, b.TimeMs)
 	cur, ok, err := drive.GetCurrentEpoch(kv)
 	if err != nil {
@@ -54,7 +56,17 @@ func epochStep(kv drive.KV, p drive.ChainParams, b Block) (uint32, []Event, erro
 	if ok {
 		ev.Attrs = append(ev.Attrs, Attr{"previous_epoch", u64(uint64(cur.Index))})
 	}
-	return idx, []Event{ev}, nil
+	events := []Event{ev}
+	if lim.MaxTimeRangeSweepDropsPerEpoch > 0 {
+		removed, visited, err := drive.SweepWindows(kv, b.TimeMs, lim.MaxTimeRangeSweepDropsPerEpoch)
+		if err != nil {
+			return 0, nil, err
+		}
+		if visited > 0 {
+			events = append(events, Event{Type: "time_range_sweep", Attrs: []Attr{{"removed", u64(uint64(removed))}, {"grids", u64(uint64(visited))}}})
+		}
+	}
+	return idx, events, nil
 }
 
 // spreadLifetimePools spreads every lifetime storage fee pool collected before epoch

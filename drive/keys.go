@@ -59,6 +59,9 @@ const (
 	miscUpgrade     byte = 'U'
 	miscLocal       byte = 'o'
 	miscActivated   byte = 'A'
+	// The ttl'd time-range grids and the epoch sweep's place among them (windows.go).
+	miscTimeRanges     byte = 'W'
+	miscTimeRangeSweep byte = 'w'
 )
 
 // IdentityEntry names what an identity key under IdentityPrefix holds.

@@ -91,3 +91,71 @@ func TestDecodeIndexParts(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepWindows: the epoch sweep drains the expired windows of every registered
+// grid, at most its budget a sweep, continuing where the last one stopped and wrapping
+// round, and leaves windows within their ttl alone.
+func TestSweepWindows(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	kv := s.Working()
+	const hour = 3_600_000
+	types := []protocol.DocumentType{}
+	for _, name := range []string{"a", "b"} {
+		r := &protocol.TimeRange{On: "$createdAt", Range: 3600, Step: 3600, TTL: 3600}
+		types = append(types, protocol.DocumentType{Name: name, Indices: []protocol.Index{{Name: "w", Properties: []protocol.IndexProperty{{Name: "p"}}, TimeRange: r}}})
+	}
+	c := protocol.ContractID{9}
+	standing := map[string]int{}
+	for _, dt := range types {
+		if n, err := RegisterTimeRanges(kv, c, dt); err != nil || n == 0 {
+			t.Fatalf("register %s: %d %v", dt.Name, n, err)
+		}
+		g := dt.Indices[0].TimeRange.Grid()
+		k := TimeRangeKey(c, dt.Name, g)
+		if gc, name, gg, ok := ParseTimeRangeKey(k); !ok || gc != c || name != dt.Name || gg != g {
+			t.Fatalf("registry key %x parsed as %v %q %+v %v", k, gc, name, gg, ok)
+		}
+		// 25 keys in each of two old windows, 5 in the window within its ttl.
+		for w, n := range map[uint64]int{hour: 25, 2 * hour: 25, 10 * hour: 5} {
+			for i := range n {
+				key := WindowEntryKey(c, dt.Name, g, w, "w", []byte{1, byte(i), 0, 1}, protocol.DocumentID{byte(i)})
+				if err := kv.Set(key, ephemeral); err != nil {
+					t.Fatal(err)
+				}
+			}
+			standing[dt.Name] += n
+		}
+	}
+	now := uint64(10*hour + 10)
+	count := func(dt protocol.DocumentType) int {
+		n := 0
+		p := WindowsPrefix(c, dt.Name, dt.Indices[0].TimeRange.Grid())
+		_ = kv.Iterate(p, PrefixEnd(p), func(_, _ []byte) (bool, error) { n++; return false, nil })
+		return n
+	}
+	total := 0
+	for sweeps := 1; ; sweeps++ {
+		removed, visited, err := SweepWindows(kv, now, 30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if removed > 30 {
+			t.Fatalf("sweep %d removed %d, more than its budget", sweeps, removed)
+		}
+		total += removed
+		if removed == 0 {
+			if visited != 2 || total != 100 || sweeps != 5 {
+				t.Fatalf("after %d sweeps: %d removed, %d grids visited by the last; want 100 in 4 sweeps and an empty fifth", sweeps, total, visited)
+			}
+			break
+		}
+	}
+	for _, dt := range types {
+		if n := count(dt); n != 5 {
+			t.Errorf("type %s: %d keys stand, want the 5 of the window within its ttl", dt.Name, n)
+		}
+	}
+	if v, _ := kv.Get(TimeRangeSweepKey()); v != nil {
+		t.Errorf("the sweep's cursor stays at %x after a full round", v)
+	}
+}

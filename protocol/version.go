@@ -97,6 +97,10 @@ type Limits struct {
 	MaxTimeRangeOverlapFactor             int
 	MaxTimeRangeTTLSeconds                uint64
 	MinTimeRangeTTLDropOperationsPerWrite int
+	// MaxTimeRangeSweepDropsPerEpoch bounds the keys each epoch change drains from the
+	// expired windows of ttl'd grids, whether or not anyone still writes into them
+	// (ours: the backstop seed 002 leaves out of scope).
+	MaxTimeRangeSweepDropsPerEpoch int
 }
 
 // LocalLimits lower limits on a local chain (LocalChainID) so that its users can watch
@@ -141,6 +145,7 @@ var limits = map[Version]Limits{
 		l.MaxTimeRangeOverlapFactor = 24
 		l.MaxTimeRangeTTLSeconds = 604_800
 		l.MinTimeRangeTTLDropOperationsPerWrite = 32
+		l.MaxTimeRangeSweepDropsPerEpoch = 4096
 		return l
 	}(),
 }

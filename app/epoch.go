@@ -58,7 +58,7 @@ func epochStep(kv drive.KV, p drive.ChainParams, lim protocol.Limits, b Block) (
 	}
 	events := []Event{ev}
 	if lim.MaxTimeRangeSweepDropsPerEpoch > 0 {
-		removed, visited, err := drive.SweepWindows(kv, b.TimeMs, lim.MaxTimeRangeSweepDropsPerEpoch)
+		removed, visited, err := drive.SweepWindows(kv, b.TimeMs, lim.MaxTimeRangeSweepDropsPerEpoch, lim.MaxTimeRangeSweepGridsPerEpoch)
 		if err != nil {
 			return 0, nil, err
 		}

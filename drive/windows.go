@@ -527,9 +527,10 @@ func RegisterTimeRanges(kv KV, c protocol.ContractID, t protocol.DocumentType) (
 // residue: "An epoch-transition sweep could provide a backstop"): it drains the expired
 // windows of the registered ttl'd grids at block time nowMs, grid after grid in
 // registry order from where the last sweep stopped, wrapping round once, at most
-// budget keys in all, and records where it stopped. It returns the keys removed and
-// the grids it visited. Nobody is billed.
-func SweepWindows(kv KV, nowMs uint64, budget int) (removed, visited int, err error) {
+// budget keys in all and maxGrids grids (so its reads are bounded however large the
+// registry grows), and records where it stopped. It returns the keys removed and the
+// grids it visited. Nobody is billed.
+func SweepWindows(kv KV, nowMs uint64, budget, maxGrids int) (removed, visited int, err error) {
 	prefix := TimeRangesPrefix()
 	start, err := kv.Get(TimeRangeSweepKey())
 	if err != nil {
@@ -544,26 +545,27 @@ func SweepWindows(kv KV, nowMs uint64, budget int) (removed, visited int, err er
 	}
 	// The registry from start to its end, then from its beginning up to start.
 	var order []grid
+	// One more than the grids visited: the key the next sweep starts at.
 	collect := func(from, to []byte) error {
 		return kv.Iterate(from, to, func(k, v []byte) (bool, error) {
 			if len(v) != 4 {
 				return true, ErrCorrupt{Key: k, Reason: "a registry entry that is no ttl"}
 			}
 			order = append(order, grid{key: bytes.Clone(k), ttl: binary.BigEndian.Uint32(v)})
-			return false, nil
+			return len(order) > maxGrids, nil
 		})
 	}
 	if err := collect(start, PrefixEnd(prefix)); err != nil {
 		return 0, 0, err
 	}
-	if !bytes.Equal(start, prefix) {
+	if !bytes.Equal(start, prefix) && len(order) <= maxGrids {
 		if err := collect(prefix, start); err != nil {
 			return 0, 0, err
 		}
 	}
 	next := []byte(nil)
 	for i, g := range order {
-		if removed >= budget {
+		if removed >= budget || visited == maxGrids {
 			next = g.key
 			break
 		}

@@ -2,6 +2,7 @@ package drive
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -135,7 +136,7 @@ func TestSweepWindows(t *testing.T) {
 	}
 	total := 0
 	for sweeps := 1; ; sweeps++ {
-		removed, visited, err := SweepWindows(kv, now, 30)
+		removed, visited, err := SweepWindows(kv, now, 30, 256)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,5 +158,32 @@ func TestSweepWindows(t *testing.T) {
 	}
 	if v, _ := kv.Get(TimeRangeSweepKey()); v != nil {
 		t.Errorf("the sweep's cursor stays at %x after a full round", v)
+	}
+}
+
+// TestSweepVisitsAtMostMaxGrids: a sweep visits at most maxGrids registered grids and
+// the next one goes on from there, so a registry of any size costs an epoch change a
+// bounded number of reads.
+func TestSweepVisitsAtMostMaxGrids(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	kv := s.Working()
+	c := protocol.ContractID{5}
+	for i := range 7 {
+		dt := protocol.DocumentType{Name: fmt.Sprintf("t%d", i), Indices: []protocol.Index{{Name: "w", Properties: []protocol.IndexProperty{{Name: "p"}},
+			TimeRange: &protocol.TimeRange{On: "$createdAt", Range: 60, Step: 60, TTL: 60}}}}
+		if _, err := RegisterTimeRanges(kv, c, dt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var visits []int
+	for range 4 {
+		_, visited, err := SweepWindows(kv, 1_000_000, 100, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		visits = append(visits, visited)
+	}
+	if !slices.Equal(visits, []int{3, 3, 3, 3}) {
+		t.Fatalf("grids visited per sweep: %v, want 3 each (7 grids, wrapping)", visits)
 	}
 }

@@ -101,6 +101,9 @@ type Limits struct {
 	// expired windows of ttl'd grids, whether or not anyone still writes into them
 	// (ours: the backstop seed 002 leaves out of scope).
 	MaxTimeRangeSweepDropsPerEpoch int
+	// MaxTimeRangeSweepGridsPerEpoch bounds the registered grids one epoch change's
+	// sweep visits, so that its reads stay bounded however many grids are registered.
+	MaxTimeRangeSweepGridsPerEpoch int
 }
 
 // LocalLimits lower limits on a local chain (LocalChainID) so that its users can watch
@@ -146,6 +149,7 @@ var limits = map[Version]Limits{
 		l.MaxTimeRangeTTLSeconds = 604_800
 		l.MinTimeRangeTTLDropOperationsPerWrite = 32
 		l.MaxTimeRangeSweepDropsPerEpoch = 4096
+		l.MaxTimeRangeSweepGridsPerEpoch = 256
 		return l
 	}(),
 }

@@ -222,3 +222,67 @@ func TestQueriesSkipTimeRangeIndexes(t *testing.T) {
 		t.Fatalf("a count of the time-range index with no window: %v", err)
 	}
 }
+
+// FuzzWindowQueries: no query, count or ranked query of seed 002's likes panics its
+// parser or its window's resolution at any block time; every refusal is an
+// ErrInvalidQuery of a known kind; and a window resolved, by any selector, is one of the
+// grid's windows within its horizon ("The relative selectors (newest / oldest) can never
+// address an expired window at all").
+func FuzzWindowQueries(f *testing.F) {
+	types, err := ParseSubmittedDocumentTypes([]byte(seedLikes), V14)
+	if err != nil {
+		f.Fatal(err)
+	}
+	like := types[0]
+	lim := testContext(f).Limits
+	for _, s := range []string{
+		`{"window":{"index":"trending","newest":true}}`,
+		`{"window":{"index":"trending","oldest":true},"limit":3}`,
+		`{"window":{"index":"trending","byStart":1767229200000},"after":"fffffffffffffffe01610001"}`,
+		`{"window":{"index":"trending","byStart":1},"where":[["post","==",[1]]]}`,
+		`{"window":{"index":"byPost","newest":true}}`,
+		`{"window":{"index":"trending","newest":true,"oldest":true}}`,
+		`{"window":null}`,
+		`{"window":{"index":"trending","byStart":-1}}`,
+	} {
+		f.Add([]byte(s), uint64(1767232800000))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, nowMs uint64) {
+		known := func(what string, err error) {
+			var iq ErrInvalidQuery
+			if err != nil && (!errors.As(err, &iq) || iq.Kind < QueryNotJSON || iq.Kind > QueryWindowExpired) {
+				t.Fatalf("%s(%q) = %v, not an ErrInvalidQuery", what, raw, err)
+			}
+		}
+		check := func(w *QueryWindow, ix Index, err error) {
+			if err != nil || w == nil {
+				return
+			}
+			r := *ix.TimeRange
+			if !r.Grid().IsStart(w.StartMs) || !r.Queryable(w.StartMs, nowMs) {
+				t.Fatalf("%q at %d resolved to %d", raw, nowMs, w.StartMs)
+			}
+		}
+		if q, err := ParseQuery(like, raw, lim); err == nil {
+			err = q.ResolveWindow(nowMs)
+			known("ResolveWindow", err)
+			check(q.Window, q.Index, err)
+		} else {
+			known("ParseQuery", err)
+		}
+		if q, err := ParseCountQuery(like, raw, "", false); err == nil {
+			err = q.ResolveWindow(nowMs)
+			known("ResolveWindow", err)
+			check(q.Window, q.Index, err)
+		} else {
+			known("ParseCountQuery", err)
+		}
+		if q, err := ParseRankedQuery(like, raw, lim); err == nil {
+			err = q.ResolveWindow(nowMs)
+			known("ResolveWindow", err)
+			check(q.Window, q.Index, err)
+		} else {
+			known("ParseRankedQuery", err)
+		}
+	})
+}

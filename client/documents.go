@@ -317,29 +317,46 @@ func (c *Client) Ranked(ctx context.Context, contract protocol.ContractID, typeN
 	if err != nil {
 		return RankedAnswer{}, err
 	}
-	var r proofs.RankedResult
-	verified := false
 	if prove {
 		v, err := c.Verifier(ctx)
 		if err != nil {
 			return RankedAnswer{}, err
 		}
-		var checked proofs.Checked
-		if r, checked, err = v.VerifyRankedQuery(ctx, resp, data); err != nil {
+		r, checked, err := v.VerifyRankedQuery(ctx, resp, data)
+		if err != nil {
 			return RankedAnswer{}, err
 		}
 		if err := c.fresh(proofs.PathRanked, height, checked.Height, checked.Time); err != nil {
 			return RankedAnswer{}, err
 		}
-		verified = true
-	} else {
-		a, err := proofs.DecodeRankedAnswer(resp.Value)
-		if err != nil {
-			return RankedAnswer{}, err
-		}
-		if r, err = proofs.ReadRanked(data, a); err != nil {
-			return RankedAnswer{}, err
-		}
+		return RankedAnswer{Type: r.Query.Type, Query: r.Query, Groups: r.Groups, More: r.More, Height: resp.Height, Verified: true}, nil
 	}
-	return RankedAnswer{Type: r.Query.Type, Query: r.Query, Groups: r.Groups, More: r.More, Height: resp.Height, Verified: verified}, nil
+	a, err := proofs.DecodeRankedAnswer(resp.Value)
+	if err != nil {
+		return RankedAnswer{}, err
+	}
+	t, v, err := answerType(contract, typeName, a.ProtocolVersion, a.Contract)
+	if err != nil {
+		return RankedAnswer{}, err
+	}
+	lim, err := protocol.LimitsFor(v)
+	if err != nil {
+		return RankedAnswer{}, err
+	}
+	q, err := protocol.ParseRankedQuery(t, query, lim)
+	if err != nil {
+		return RankedAnswer{}, err
+	}
+	if err := resolveWindow(q.ResolveWindow, true, a.LastBlock); err != nil {
+		return RankedAnswer{}, err
+	}
+	entries, err := proofs.DecodeEntries(a.Ranks.Entries)
+	if err != nil {
+		return RankedAnswer{}, err
+	}
+	groups, err := proofs.RankedGroups(contract, q, entries)
+	if err != nil {
+		return RankedAnswer{}, err
+	}
+	return RankedAnswer{Type: t, Query: q, Groups: groups, More: a.Ranks.More, Height: resp.Height}, nil
 }

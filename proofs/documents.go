@@ -70,32 +70,19 @@ type CountAnswer struct {
 	LastBlock []byte `json:"last_block,omitempty"`
 }
 
-// windowTime proves the last block record of tree, for a window query: its operation,
-// its value and the block time.
-func windowTime(tree *iavl.ImmutableTree) (cmtcrypto.ProofOp, []byte, uint64, error) {
+// proveWindow resolves a window query on saved version tree: it proves the last block
+// record, resolves the window at its time (resolve refuses a window past its horizon)
+// and returns the record's operation and value.
+func proveWindow(tree *iavl.ImmutableTree, resolve func(uint64) error) (cmtcrypto.ProofOp, []byte, error) {
 	op, v, err := proveKey(tree, drive.LastBlockKey())
 	if err != nil {
-		return cmtcrypto.ProofOp{}, nil, 0, err
+		return cmtcrypto.ProofOp{}, nil, err
 	}
 	b, ok := drive.DecodeLastBlock(v)
 	if !ok {
-		return cmtcrypto.ProofOp{}, nil, 0, drive.ErrCorrupt{Key: drive.LastBlockKey(), Reason: "no last block record"}
+		return cmtcrypto.ProofOp{}, nil, drive.ErrCorrupt{Key: drive.LastBlockKey(), Reason: "no last block record"}
 	}
-	return op.ProofOp(), v, b.TimeMs, nil
-}
-
-// checkWindowTime verifies the last block record of a window answer and returns its
-// block time: what the client judges the window's horizon at (seed 002: "on the
-// verifier from the quorum-signed response time_ms").
-func checkWindowTime(root, value []byte, o *opsReader) (uint64, error) {
-	if err := o.present(root, drive.LastBlockKey(), value); err != nil {
-		return 0, err
-	}
-	b, ok := drive.DecodeLastBlock(value)
-	if !ok {
-		return 0, ErrAnswerMismatch{Index: -1, Reason: "the last block record does not decode"}
-	}
-	return b.TimeMs, nil
+	return op.ProofOp(), v, resolve(b.TimeMs)
 }
 
 // DocumentsData is the request data of PathDocuments: contract id (32 bytes) ++ type
@@ -249,11 +236,8 @@ func AnswerDocuments(tree *iavl.ImmutableTree, data []byte) (DocumentsAnswer, *c
 	ops := s.ops
 	var lastBlock []byte
 	if q.Window != nil {
-		op, v, now, err := windowTime(tree)
+		op, v, err := proveWindow(tree, q.ResolveWindow)
 		if err != nil {
-			return DocumentsAnswer{}, nil, err
-		}
-		if err := q.ResolveWindow(now); err != nil {
 			return DocumentsAnswer{}, nil, err
 		}
 		ops, lastBlock = append(slices.Clone(ops), op), v
@@ -320,11 +304,8 @@ func AnswerCount(tree *iavl.ImmutableTree, path string, data []byte) (CountAnswe
 	a := CountAnswer{ProtocolVersion: s.vValue, Contract: s.cValue}
 	ops := s.ops
 	if q.Window != nil {
-		op, v, now, err := windowTime(tree)
+		op, v, err := proveWindow(tree, q.ResolveWindow)
 		if err != nil {
-			return CountAnswer{}, nil, err
-		}
-		if err := q.ResolveWindow(now); err != nil {
 			return CountAnswer{}, nil, err
 		}
 		ops, a.LastBlock = append(slices.Clone(ops), op), v
@@ -445,7 +426,7 @@ func VerifyDocuments(root, data []byte, a DocumentsAnswer, proof *cmtcrypto.Proo
 	if err != nil {
 		return DocumentsResult{}, err
 	}
-	if err := verifyWindow(root, &q.Window, q.ResolveWindow, a.LastBlock, o); err != nil {
+	if err := verifyWindow(root, q.Window != nil, q.ResolveWindow, a.LastBlock, o); err != nil {
 		return DocumentsResult{}, err
 	}
 	var start *protocol.Document
@@ -567,7 +548,7 @@ func VerifyCount(root []byte, path string, data []byte, a CountAnswer, proof *cm
 	if err != nil {
 		return CountResult{}, err
 	}
-	if err := verifyWindow(root, &q.Window, q.ResolveWindow, a.LastBlock, o); err != nil {
+	if err := verifyWindow(root, q.Window != nil, q.ResolveWindow, a.LastBlock, o); err != nil {
 		return CountResult{}, err
 	}
 	key := drive.CountKey(r.contract, q)
@@ -597,18 +578,23 @@ func VerifyCount(root []byte, path string, data []byte, a CountAnswer, proof *cm
 // verifyWindow checks the window part of an answer: a query with a window has the
 // proven last block record, whose time resolves the window (resolve), refusing a
 // window past its horizon as the node does; one without has none.
-func verifyWindow(root []byte, window **protocol.QueryWindow, resolve func(uint64) error, lastBlock []byte, o *opsReader) error {
-	if *window == nil {
+func verifyWindow(root []byte, windowed bool, resolve func(uint64) error, lastBlock []byte, o *opsReader) error {
+	if !windowed {
 		if len(lastBlock) != 0 {
 			return ErrAnswerMismatch{Index: -1, Reason: "a last block record for a query without a window"}
 		}
 		return nil
 	}
-	now, err := checkWindowTime(root, lastBlock, o)
-	if err != nil {
+	// The block time the client judges the horizon at (seed 002: "on the verifier from
+	// the quorum-signed response time_ms").
+	if err := o.present(root, drive.LastBlockKey(), lastBlock); err != nil {
 		return err
 	}
-	return resolve(now)
+	b, ok := drive.DecodeLastBlock(lastBlock)
+	if !ok {
+		return ErrAnswerMismatch{Index: -1, Reason: "the last block record does not decode"}
+	}
+	return resolve(b.TimeMs)
 }
 
 // DecodeDocumentsAnswer reads the value of a PathDocuments answer.

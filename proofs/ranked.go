@@ -3,7 +3,6 @@ package proofs
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 
 	abci "github.com/cometbft/cometbft/abci/types"
@@ -62,11 +61,8 @@ func AnswerRanked(tree *iavl.ImmutableTree, data []byte) (RankedAnswer, *cmtcryp
 	if err != nil {
 		return RankedAnswer{}, nil, err
 	}
-	op, last, now, err := windowTime(tree)
+	op, last, err := proveWindow(tree, q.ResolveWindow)
 	if err != nil {
-		return RankedAnswer{}, nil, err
-	}
-	if err := q.ResolveWindow(now); err != nil {
 		return RankedAnswer{}, nil, err
 	}
 	kr := drive.RankedRange(r.contract, q)
@@ -104,11 +100,7 @@ func VerifyRanked(root, data []byte, a RankedAnswer, proof *cmtcrypto.ProofOps) 
 	if err != nil {
 		return RankedResult{}, err
 	}
-	now, err := checkWindowTime(root, a.LastBlock, o)
-	if err != nil {
-		return RankedResult{}, err
-	}
-	if err := q.ResolveWindow(now); err != nil {
+	if err := verifyWindow(root, true, q.ResolveWindow, a.LastBlock, o); err != nil {
 		return RankedResult{}, err
 	}
 	entries, err := DecodeEntries(a.Ranks.Entries)
@@ -129,7 +121,11 @@ func VerifyRanked(root, data []byte, a RankedAnswer, proof *cmtcrypto.ProofOps) 
 	if o.i != len(o.ops) {
 		return RankedResult{}, ErrMalformedProof{Index: o.i, Reason: "proof operations beyond the answer's items"}
 	}
-	return rankedResult(r, s.version, s.contract, q, entries, a.Ranks.More)
+	groups, err := RankedGroups(r.contract, q, entries)
+	if err != nil {
+		return RankedResult{}, err
+	}
+	return RankedResult{Version: s.version, Contract: s.contract, Query: q, Groups: groups, More: a.Ranks.More}, nil
 }
 
 // DecodeRankedAnswer reads the value of a PathRanked answer.
@@ -159,57 +155,17 @@ func (v *Verifier) VerifyRankedQuery(ctx context.Context, resp abci.ResponseQuer
 	return res, Checked{Height: resp.Height, AppHash: header.AppHash, Time: header.Time}, nil
 }
 
-// ReadRanked reads a PathRanked answer without checking its proofs: the query parsed
-// and its window resolved at the answer's last block time, and the page's groups.
-func ReadRanked(data []byte, a RankedAnswer) (RankedResult, error) {
-	r, err := parseDocumentsData(PathRanked, data)
-	if err != nil {
-		return RankedResult{}, err
-	}
-	if len(a.ProtocolVersion) != 4 {
-		return RankedResult{}, ErrAnswerMismatch{Index: -1, Reason: "the protocol version is not 4 bytes"}
-	}
-	version := protocol.Version(binary.BigEndian.Uint32(a.ProtocolVersion))
-	c, err := protocol.DecodeContract(a.Contract, version)
-	if err != nil || c.ID != r.contract {
-		return RankedResult{}, ErrAnswerMismatch{Index: -1, Reason: "the contract does not decode or names another id"}
-	}
-	t, ok := c.DocumentType(r.typeName)
-	if !ok {
-		return RankedResult{}, ErrAnswerMismatch{Index: -1, Reason: fmt.Sprintf("the contract has no type %q", r.typeName)}
-	}
-	lim, err := protocol.LimitsFor(version)
-	if err != nil {
-		return RankedResult{}, err
-	}
-	q, err := protocol.ParseRankedQuery(t, r.query, lim)
-	if err != nil {
-		return RankedResult{}, err
-	}
-	b, ok := drive.DecodeLastBlock(a.LastBlock)
-	if !ok {
-		return RankedResult{}, ErrAnswerMismatch{Index: -1, Reason: "the last block record does not decode"}
-	}
-	if err := q.ResolveWindow(b.TimeMs); err != nil {
-		return RankedResult{}, err
-	}
-	entries, err := DecodeEntries(a.Ranks.Entries)
-	if err != nil {
-		return RankedResult{}, ErrAnswerMismatch{Index: 0, Reason: err.Error()}
-	}
-	return rankedResult(r, version, c, q, entries, a.Ranks.More)
-}
-
-// rankedResult reads the groups of a page's rank keys.
-func rankedResult(r documentsRequest, version protocol.Version, c protocol.Contract, q protocol.RankedQuery, entries []KV, more bool) (RankedResult, error) {
-	res := RankedResult{Version: version, Contract: c, Query: q, More: more}
-	prefix := drive.WindowRanksPrefix(r.contract, r.typeName, q.Index.TimeRange.Grid(), q.Window.StartMs, q.Index.Name)
+// RankedGroups reads the groups of a page's rank keys (entries of contract's window of
+// q, its window resolved), refusing a key that is no rank of that window.
+func RankedGroups(contract protocol.ContractID, q protocol.RankedQuery, entries []KV) ([]RankedGroup, error) {
+	prefix := drive.WindowRanksPrefix(contract, q.Type.Name, q.Index.TimeRange.Grid(), q.Window.StartMs, q.Index.Name)
+	var out []RankedGroup
 	for i, e := range entries {
 		p, ok := drive.ParseDocumentKey(e.Key)
 		if !ok || p.Window == nil || p.Window.Part != 'r' || !bytes.HasPrefix(e.Key, prefix) {
-			return RankedResult{}, ErrAnswerMismatch{Index: i, Reason: "a key of the ranks that is no rank of the window"}
+			return nil, ErrAnswerMismatch{Index: i, Reason: "a key of the ranks that is no rank of the window"}
 		}
-		res.Groups = append(res.Groups, RankedGroup{Count: p.Window.Count, Group: p.Window.Values, Cursor: e.Key[len(prefix):]})
+		out = append(out, RankedGroup{Count: p.Window.Count, Group: p.Window.Values, Cursor: e.Key[len(prefix):]})
 	}
-	return res, nil
+	return out, nil
 }

@@ -165,8 +165,13 @@ type windowDocumentsJSON struct {
 }
 
 func (o windowDocumentsJSON) text(w io.Writer) {
-	fmt.Fprintf(w, "window: %d (%s)\n", o.WindowStart, time.UnixMilli(int64(o.WindowStart)).UTC().Format(time.RFC3339))
+	windowLine(w, o.WindowStart)
 	o.documentsJSON.text(w)
+}
+
+// windowLine prints a window's start, in ms and as a UTC time.
+func windowLine(w io.Writer, startMs uint64) {
+	fmt.Fprintf(w, "window: %d (%s)\n", startMs, time.UnixMilli(int64(startMs)).UTC().Format(time.RFC3339))
 }
 
 type windowCountJSON struct {
@@ -175,7 +180,7 @@ type windowCountJSON struct {
 }
 
 func (o windowCountJSON) text(w io.Writer) {
-	fmt.Fprintf(w, "window: %d (%s)\n", o.WindowStart, time.UnixMilli(int64(o.WindowStart)).UTC().Format(time.RFC3339))
+	windowLine(w, o.WindowStart)
 	o.countJSON.text(w)
 }
 
@@ -234,7 +239,7 @@ func (o trendingJSON) verdict() (bool, int64) { return len(o.Groups) > 0, o.Heig
 func (o trendingJSON) text(w io.Writer) {
 	fmt.Fprintf(w, "contract: %s\n", o.Contract)
 	fmt.Fprintf(w, "type: %s (index %s)\n", o.Type, o.Index)
-	fmt.Fprintf(w, "window: %d (%s)\n", o.WindowStart, time.UnixMilli(int64(o.WindowStart)).UTC().Format(time.RFC3339))
+	windowLine(w, o.WindowStart)
 	fmt.Fprintf(w, "height: %d\n", o.Height)
 	for i, g := range o.Groups {
 		values, _ := json.Marshal(g.Values)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
@@ -18,6 +19,9 @@ import (
 //	transfer:TYPE:NAME:REVISION:TO
 //	purchase:TYPE:NAME:REVISION:PRICE
 //	set-price:TYPE:NAME:REVISION:PRICE
+//	moderate-delete:TYPE:NAME:REASON  the reason has no spaces
+//	restore:TYPE:NAME:HEIGHT[:flip]   the document as the state saved at HEIGHT held it
+//	                                  (flip: with its last byte changed)
 //
 // JSON has no spaces. NAME may be a document id in hex.
 func (h *harness) documentsBatch(words []string, m map[string]string) protocol.Transition {
@@ -44,11 +48,11 @@ func (h *harness) documentsBatch(words []string, m map[string]string) protocol.T
 		switch f[0] {
 		case "create":
 			f = strings.SplitN(w, ":", 4)
-			a.Kind, a.Entropy, a.Data = protocol.ActionCreate, sha256.Sum256([]byte(f[2])), []byte(f[3])
+			a.Kind, a.Entropy, a.Data = protocol.ActionCreate, sha256.Sum256([]byte(f[2])), h.expandNames([]byte(f[3]))
 			a.ID = b.CreateID(a)
 			h.documents[f[2]] = a.ID
 		case "replace":
-			a.Kind, a.ID, a.Revision, a.Data = protocol.ActionReplace, h.document(f[2]), num(3), []byte(f[4])
+			a.Kind, a.ID, a.Revision, a.Data = protocol.ActionReplace, h.document(f[2]), num(3), h.expandNames([]byte(f[4]))
 		case "delete":
 			a.Kind, a.ID = protocol.ActionDelete, h.document(f[2])
 		case "transfer":
@@ -57,12 +61,69 @@ func (h *harness) documentsBatch(words []string, m map[string]string) protocol.T
 			a.Kind, a.ID, a.Revision, a.Price = protocol.ActionPurchase, h.document(f[2]), num(3), num(4)
 		case "set-price":
 			a.Kind, a.ID, a.Revision, a.Price = protocol.ActionUpdatePrice, h.document(f[2]), num(3), num(4)
+		case "moderate-delete":
+			f = strings.SplitN(w, ":", 4)
+			a.Kind, a.ID, a.Reason = protocol.ActionModerateDelete, h.document(f[2]), f[3]
+		case "restore":
+			a.Kind, a.ID, a.Document = protocol.ActionRestore, h.document(f[2]), h.savedDocument(b.Contract, f[1], h.document(f[2]), int64(num(3)))
+			if len(f) > 4 && f[4] == "flip" {
+				a.Document[len(a.Document)-1] ^= 1
+			}
 		default:
 			h.t.Fatalf("unknown document action %q", w)
 		}
 		b.Actions = append(b.Actions, a)
 	}
 	return b
+}
+
+// savedDocument is the encoding of document id of type typeName in contract c as the
+// state saved at height held it.
+func (h *harness) savedDocument(c protocol.ContractID, typeName string, id protocol.DocumentID, height int64) []byte {
+	kv, err := h.store.Saved(height)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	v, err := drive.GetProtocolVersion(kv)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	contract, ok, err := drive.GetContract(kv, c, v)
+	if err != nil || !ok {
+		h.t.Fatalf("contract %s at height %d: %v", c, height, err)
+	}
+	dt, _ := contract.DocumentType(typeName)
+	sd, ok, err := drive.GetDocument(kv, drive.DocumentType{Contract: c, DocumentType: dt}, id)
+	if err != nil || !ok {
+		h.t.Fatalf("document %s at height %d: found %v, %v", h.documentName(id), height, ok, err)
+	}
+	return sd.Encode(dt)
+}
+
+// showRemovals prints the removal records of a contract (of one type, with type=),
+// read through PathRemovals at the last height and verified complete against its root:
+//
+//	removals contract=NAME [type=TYPE]
+func (h *harness) showRemovals(out *strings.Builder, m map[string]string) {
+	path, data := proofs.PathRemovals, proofs.RemovalsData(h.contracts[m["contract"]], m["type"], nil)
+	res := h.query(path, data, 0)
+	if res.Code != 0 {
+		fmt.Fprintf(out, "query code %d\n", res.Code)
+		return
+	}
+	entries, err := h.verifyRange(path, data, res)
+	if err != nil {
+		h.t.Fatalf("%s: %v", path, err)
+	}
+	for _, e := range entries {
+		r, err := drive.DecodeRemovalValue(e.Key, e.Value)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		fmt.Fprintf(out, "removal %s %s: owner=%s moderator=%s at=%d reason=%q hash=%x\n  flags:%s\n", r.Type, h.documentName(r.ID),
+			h.identityName(r.Owner), h.identityName(r.Moderator), r.AtMs, r.Reason, r.DocumentHash[:4], h.flags(r.Flags))
+	}
+	fmt.Fprintf(out, "%d records, verified complete at height %d\n", len(entries), res.Height)
 }
 
 // document resolves a scenario document name, or a hex id.

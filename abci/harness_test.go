@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -286,6 +287,7 @@ func (h *harness) tx(line string) []byte {
 			}
 			def = b
 		}
+		def = h.expandNames(def)
 		id, nonce := h.identity(m["identity"]), h.u64(m, "nonce")
 		if words[0] == "contract-create" {
 			tr = &protocol.DataContractCreate{Identity: id, KeyIndex: index, Nonce: nonce, Definition: def}
@@ -309,6 +311,39 @@ func (h *harness) tx(line string) []byte {
 		chain = m["chain"]
 	}
 	return protocol.Sign(chain, tr, key(signer))
+}
+
+// expandNames replaces, in a contract definition or document data, each <id:NAME> by
+// the hex id of identity NAME, each <contract:NAME> by that of contract NAME and each
+// <doc:NAME> by the id of document NAME as a JSON byte array: how a scenario names
+// moderators, the contract of a reference and the document a reference names.
+func (h *harness) expandNames(def []byte) []byte {
+	s := string(def)
+	for {
+		i := strings.Index(s, "<")
+		j := strings.Index(s[max(i, 0):], ">")
+		if i < 0 || j < 0 {
+			return []byte(s)
+		}
+		kind, name, ok := strings.Cut(s[i+1:i+j], ":")
+		var hex string
+		switch {
+		case ok && kind == "id":
+			hex = h.identity(name).String()
+		case ok && kind == "contract":
+			c, known := h.contracts[name]
+			if !known {
+				h.t.Fatalf("unknown contract %q", name)
+			}
+			hex = c.String()
+		case ok && kind == "doc":
+			id := h.document(name)
+			hex = strings.ReplaceAll(fmt.Sprint(id[:]), " ", ",")
+		default:
+			return []byte(s) // not a name: the definition's own text
+		}
+		s = s[:i] + hex + s[i+j+1:]
+	}
 }
 
 // names lists the sorted keys of m.

@@ -298,6 +298,8 @@ func (h *harness) run(d *datadriven.TestData) string {
 		}
 	case "documents":
 		h.showDocuments(&out, m)
+	case "removals":
+		h.showRemovals(&out, m)
 	case "expirations":
 		h.showExpirations(&out)
 	case "lifetime-pools":

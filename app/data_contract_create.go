@@ -24,6 +24,9 @@ func applyDataContractCreate(e *execution, t *protocol.DataContractCreate) error
 	if prev != nil {
 		return protocol.ErrDataContractAlreadyPresent{ID: c.ID}
 	}
+	if err := e.checkContractState(c); err != nil {
+		return err
+	}
 	valueLen, err := drive.SetContract(e.cache, c)
 	if err != nil {
 		return err
@@ -40,4 +43,31 @@ func applyDataContractCreate(e *execution, t *protocol.DataContractCreate) error
 		{"contract", c.ID.String()}, {"owner", c.Owner.String()}, {"version", "1"},
 	}})
 	return nil
+}
+
+// checkContractState checks what a contract registration or update needs state for:
+// each moderator of its moderation block is an identity, and each reference of its
+// types names a type that exists and may be referred to so (protocol.CheckReferences;
+// a reference to the contract itself resolves to c). A refusal may not hold on a later
+// state, where the identity or the target contract exists.
+func (e *execution) checkContractState(c protocol.Contract) error {
+	if c.Moderation != nil {
+		for _, id := range c.Moderation.Moderators {
+			ok, err := drive.IdentityExists(e.cache, id)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				e.unbounded = true
+				return protocol.ErrModeratorNotFound{ID: id}
+			}
+		}
+	}
+	err := protocol.CheckReferences(c, func(id protocol.ContractID) (protocol.Contract, bool, error) {
+		return drive.GetContract(e.cache, id, e.r.ctx.Version)
+	})
+	if code, _ := protocol.CodeOf(err); code == protocol.CodeInvalidReference {
+		e.unbounded = true
+	}
+	return err
 }

@@ -14,11 +14,10 @@ func init() { handle(protocol.TypeDataContractUpdate, applyDataContractUpdate) }
 // new value adds over the old pay the perpetual storage fee; a shrink pays none.
 func applyDataContractUpdate(e *execution, t *protocol.DataContractUpdate) error {
 	v := e.r.ctx.Version
-	types, err := t.DocumentTypes(e.r.ctx)
+	next, err := t.Updated(e.r.ctx)
 	if err != nil {
 		return err
 	}
-	next := protocol.Contract{ID: t.Contract, Owner: t.Identity, Version: t.Version, DocumentTypes: types}
 	old, err := drive.GetContractBytes(e.cache, t.Contract)
 	if err != nil {
 		return err
@@ -38,6 +37,9 @@ func applyDataContractUpdate(e *execution, t *protocol.DataContractUpdate) error
 		return protocol.ErrInvalidDataContractVersion{ID: t.Contract, Stored: prev.Version, Got: t.Version}
 	}
 	if err := protocol.CheckContractUpdate(prev, next); err != nil {
+		return err
+	}
+	if err := e.checkContractState(next); err != nil {
 		return err
 	}
 	valueLen, err := drive.SetContract(e.cache, next)

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"encoding/hex"
 	"slices"
+	"strconv"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
@@ -25,6 +27,8 @@ func applyDocumentsBatch(e *execution, t *protocol.DocumentsBatch) error {
 	}
 	stored := make([]drive.StoredDocument, len(t.Actions))
 	before := make([]*protocol.Document, len(t.Actions))
+	records := make([]drive.StoredRemoval, len(t.Actions))
+	removals := make([]*protocol.RemovalRecord, len(t.Actions))
 	for i, a := range t.Actions {
 		dt, ok := c.DocumentType(a.Type)
 		if !ok {
@@ -36,11 +40,22 @@ func applyDocumentsBatch(e *execution, t *protocol.DocumentsBatch) error {
 		}
 		if found {
 			stored[i], before[i] = sd, &stored[i].Document
-		} else if a.Kind != protocol.ActionCreate {
+		} else if a.Kind != protocol.ActionCreate && a.Kind != protocol.ActionRestore {
 			e.unbounded = true // refused now; a later state holding it prices the action by its size and history
 		}
+		if a.Kind == protocol.ActionRestore {
+			r, found, err := drive.GetRemoval(e.cache, c.ID, a.Type, a.ID)
+			if err != nil {
+				return err
+			}
+			if found {
+				records[i], removals[i] = r, &records[i].RemovalRecord
+			} else {
+				e.unbounded = true // refused now; a later state with the record restores
+			}
+		}
 	}
-	plans, err := protocol.PlanDocumentActions(e.r.ctx, c, t, before)
+	plans, err := protocol.PlanDocumentActions(e.r.ctx, c, t, before, removals)
 	if err != nil {
 		return err
 	}
@@ -50,11 +65,22 @@ func applyDocumentsBatch(e *execution, t *protocol.DocumentsBatch) error {
 	s := &drive.Storage{Payer: t.Identity, Epoch: e.r.epoch(), PerByte: e.r.fees.StoragePerByte, AtMs: e.r.ctx.BlockTimeMs}
 	for i, p := range plans {
 		dt := drive.DocumentType{Contract: c.ID, DocumentType: p.Type}
+		if p.After != nil {
+			if err := e.checkReferences(dt, *p.After, p.Before); err != nil {
+				return err
+			}
+		}
 		switch p.Action.Kind {
 		case protocol.ActionCreate:
 			err = drive.InsertDocument(e.cache, s, dt, *p.After)
 		case protocol.ActionDelete:
 			err = drive.RemoveDocument(e.cache, s, dt, stored[i])
+		case protocol.ActionModerateDelete:
+			err = e.moderateDelete(s, dt, stored[i], p.Removal)
+		case protocol.ActionRestore:
+			if err = drive.InsertDocument(e.cache, s, dt, *p.After); err == nil {
+				err = drive.DeleteRemoval(e.cache, s, c.ID, records[i])
+			}
 		case protocol.ActionPurchase:
 			if err = e.spend(p.Action.Price); err == nil {
 				if err = e.creditIdentity(p.Before.Owner, p.Action.Price); err == nil {
@@ -76,7 +102,7 @@ func applyDocumentsBatch(e *execution, t *protocol.DocumentsBatch) error {
 		if err != nil {
 			return err
 		}
-		e.events = append(e.events, documentEvent(c.ID, p))
+		e.events = append(e.events, documentEvent(c.ID, t.Identity, p))
 	}
 	e.storage(s.Added)
 	e.removed += s.Removed
@@ -90,6 +116,33 @@ func applyDocumentsBatch(e *execution, t *protocol.DocumentsBatch) error {
 	}
 	e.margin += margin
 	return nil
+}
+
+// checkReferences checks the references document d of type t sets (drive.
+// CheckReferences); before is the document it replaces, if any. A refusal prices the
+// transition on this state only: on a later one the target may be there.
+func (e *execution) checkReferences(t drive.DocumentType, d protocol.Document, before *protocol.Document) error {
+	err := drive.CheckReferences(e.cache, t, d, before, func(id protocol.ContractID) (protocol.Contract, bool, error) {
+		return drive.GetContract(e.cache, id, e.r.ctx.Version)
+	})
+	if code, _ := protocol.CodeOf(err); code == protocol.CodeReferencedDocumentNotFound {
+		e.unbounded = true
+	}
+	return err
+}
+
+// moderateDelete removes a document by a moderator's deletion through the one deletion
+// path: its storage refunds go to their payers only when the type's
+// moderatorAbilities.deleteRefundsOwner says so (otherwise s forfeits them), and the
+// removal record, when the type keeps one, is stored paid by the moderator.
+func (e *execution) moderateDelete(s *drive.Storage, t drive.DocumentType, d drive.StoredDocument, record *protocol.RemovalRecord) error {
+	s.Forfeit = !t.ModeratorAbilities.DeleteRefundsOwner
+	err := drive.RemoveDocument(e.cache, s, t, d)
+	s.Forfeit = false
+	if err != nil || record == nil {
+		return err
+	}
+	return drive.PutRemoval(e.cache, s, t.Contract, *record)
 }
 
 // drainWindows drains, before any of the batch's writes, what its actions earn in the
@@ -127,13 +180,23 @@ func (e *execution) drainWindows(c protocol.Contract, plans []protocol.ActionPla
 }
 
 // documentEvent names what an action did: document_create, document_replace, ...
-func documentEvent(c protocol.ContractID, p protocol.ActionPlan) Event {
+func documentEvent(c protocol.ContractID, signer protocol.IdentityID, p protocol.ActionPlan) Event {
 	d := p.After
 	if d == nil {
 		d = p.Before
 	}
-	return Event{Type: "document_" + p.Action.Kind.String(), Attrs: []Attr{
+	ev := Event{Type: "document_" + p.Action.Kind.String(), Attrs: []Attr{
 		{"contract", c.String()}, {"type", p.Type.Name}, {"id", d.ID.String()},
 		{"owner", d.Owner.String()}, {"revision", u64(d.Revision)},
 	}}
+	if k := p.Action.Kind; k == protocol.ActionModerateDelete || k == protocol.ActionRestore {
+		ev.Attrs = append(ev.Attrs, Attr{"moderator", signer.String()})
+		if k == protocol.ActionModerateDelete {
+			ev.Attrs = append(ev.Attrs, Attr{"reason", p.Action.Reason}, Attr{"record", strconv.FormatBool(p.Removal != nil)})
+		}
+	}
+	if r := p.Removal; r != nil {
+		ev.Attrs = append(ev.Attrs, Attr{"document_hash", hex.EncodeToString(r.DocumentHash[:])})
+	}
+	return ev
 }

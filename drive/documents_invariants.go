@@ -127,9 +127,21 @@ func checkDocumentsTree(kv KV, expiring map[string]bool) error {
 			}
 			return false, nil
 		}
+		if rc, typeName, _, ok := ParseRemovalKey(k); ok {
+			if contract == nil || rc != contract.ID {
+				return broken("a removal record of a contract that is not stored")
+			}
+			if t, ok := contract.DocumentType(typeName); !ok || !t.ModeratorsDelete() || !t.ModeratorAbilities.DeleteKeepsRecord {
+				return broken(fmt.Sprintf("a removal record of type %q, whose moderators keep none", typeName))
+			}
+			if _, err := DecodeRemovalValue(k, v); err != nil {
+				return broken("the removal record does not decode: " + err.Error())
+			}
+			return false, nil
+		}
 		p, ok := ParseDocumentKey(k)
 		if !ok {
-			return broken("neither a contract nor a document key")
+			return broken("neither a contract, a document nor a removal record key")
 		}
 		if contract == nil || p.Contract != contract.ID {
 			return broken("a document key of a contract that is not stored")

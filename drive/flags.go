@@ -110,7 +110,12 @@ type Storage struct {
 	// state without the count records they found: what a fee estimate made on another
 	// state may lack.
 	EphemeralMargin uint64
-	ttl             *LifetimeWrite // the write in progress, while a ttl document is written
+	// Forfeit, while set, keeps the refunds of what is removed from their payers: a
+	// moderator's deletion whose type's moderatorAbilities.deleteRefundsOwner is false.
+	// The fees stay with the epochs they were paid to; Forfeited sums the credits kept.
+	Forfeit   bool
+	Forfeited uint64
+	ttl       *LifetimeWrite // the write in progress, while a ttl document is written
 }
 
 // LifetimeWrite is what one write of a document of a type with a time to live added.
@@ -205,6 +210,10 @@ func (s *Storage) refund(owner protocol.IdentityID, paidIn uint32, n uint64) {
 	fee := n * s.PerByte
 	credits := feeschedule.StorageRefund(fee, paidIn, s.Epoch)
 	if credits == 0 && fee == 0 {
+		return
+	}
+	if s.Forfeit {
+		s.Forfeited += credits // at most the fees paid, which are credits in circulation
 		return
 	}
 	s.Refunds = append(s.Refunds, feeschedule.Refund{Owner: owner, PaidIn: paidIn, StorageFee: fee, Credits: credits})

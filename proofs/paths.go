@@ -1,6 +1,7 @@
 package proofs
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -70,7 +71,56 @@ const (
 	// PathLifetimePools: no data; value = EncodeEntries of the lifetime storage fee pools
 	// (drive.LifetimePoolKey -> credits u64), proven complete.
 	PathLifetimePools = "/lifetime-pools"
+	// PathRemovals: data = RemovalsData(contract, type, after); value = EncodeEntries of
+	// the contract's removal records (drive.RemovalKey -> storage flags ++
+	// drive.EncodeRemoval), of one type or of all, after the record (type, id) when one
+	// is given, in key order, proven complete.
+	PathRemovals = "/removals"
 )
+
+// RemovalsData is the request data of PathRemovals: the contract id, the type name's
+// length u8 and the type name (0 and nothing: every type), then, to read on after a
+// record, its type name's length u8, type name and document id.
+func RemovalsData(c protocol.ContractID, typeName string, after *drive.RemovalRef) []byte {
+	d := append(append(c[:0:0], c[:]...), uint8(len(typeName)))
+	d = append(d, typeName...)
+	if after != nil {
+		d = append(append(append(d, uint8(len(after.Type))), after.Type...), after.ID[:]...)
+	}
+	return d
+}
+
+// parseRemovalsData reads RemovalsData into the range it names.
+func parseRemovalsData(data []byte) (Target, error) {
+	bad := ErrBadQuery{PathRemovals, fmt.Sprintf("want a %d-byte contract id, a type name (length u8, 0 for every type) and optionally a record's type name and document id to read after", protocol.ContractIDLen)}
+	if len(data) < protocol.ContractIDLen+1 {
+		return Target{}, bad
+	}
+	var c protocol.ContractID
+	copy(c[:], data)
+	rest := data[protocol.ContractIDLen:]
+	n := int(rest[0])
+	if len(rest) < 1+n {
+		return Target{}, bad
+	}
+	prefix := drive.RemovalsPrefix(c)
+	if n > 0 {
+		prefix = drive.RemovalsTypePrefix(c, string(rest[1:1+n]))
+	}
+	rest = rest[1+n:]
+	t := Target{Start: prefix, End: drive.PrefixEnd(prefix)}
+	if len(rest) == 0 {
+		return t, nil
+	}
+	m := int(rest[0])
+	if len(rest) != 1+m+protocol.DocumentIDLen || (n > 0 && !bytes.Equal(rest[1:1+m], data[protocol.ContractIDLen+1:protocol.ContractIDLen+1+n])) {
+		return Target{}, bad // NB: after a record of another type, the range would end before it starts
+	}
+	var id protocol.DocumentID
+	copy(id[:], rest[1+m:])
+	t.Start = append(drive.RemovalKey(c, string(rest[1:1+m]), id), 0) // the first key after the record
+	return t, nil
+}
 
 // ExpirationsData is the request data of PathExpirations: until u64, then, to read on
 // from an entry, its expiry u64 and document id.
@@ -291,6 +341,8 @@ func TargetOf(path string, data []byte) (Target, error) {
 			return Target{Key: drive.DocumentHistoryKey(r.contract, r.typeName, id, binary.BigEndian.Uint64(r.query[protocol.DocumentIDLen:]))}, nil
 		}
 		return Target{Key: drive.DocumentKey(r.contract, r.typeName, id)}, nil
+	case PathRemovals:
+		return parseRemovalsData(data)
 	case PathTotalCredits:
 		if len(data) != 0 {
 			return Target{}, ErrBadQuery{path, "want no data"}

@@ -20,21 +20,22 @@ const (
 
 	// Contract definitions (ParseDocumentTypes). 10101, 10201 and 10231 are the
 	// platform's; 10240 on are ours.
-	CodeJSONSchema               Code = 10101
-	CodeDuplicateIndex           Code = 10201
-	CodeInvalidContractStructure Code = 10231
-	CodeUndefinedIndexProperty   Code = 10240
-	CodeInvalidSummableProperty  Code = 10241
-	CodeTooManyDocumentTypes     Code = 10242
-	CodeTooManyProperties        Code = 10243
-	CodeTooManyIndexes           Code = 10244
-	CodeTooManyIndexProperties   Code = 10245
-	CodeContractTooLarge         Code = 10246
-	CodeInvalidName              Code = 10247
-	CodeInvalidPropertyPosition  Code = 10248
-	CodeDuplicateIndexName       Code = 10249
-	CodeContractDecode           Code = 10250
-	CodeDocumentDecode           Code = 10260
+	CodeJSONSchema                Code = 10101
+	CodeDuplicateIndex            Code = 10201
+	CodeInvalidContractStructure  Code = 10231
+	CodeUndefinedIndexProperty    Code = 10240
+	CodeInvalidSummableProperty   Code = 10241
+	CodeTooManyDocumentTypes      Code = 10242
+	CodeTooManyProperties         Code = 10243
+	CodeTooManyIndexes            Code = 10244
+	CodeTooManyIndexProperties    Code = 10245
+	CodeContractTooLarge          Code = 10246
+	CodeInvalidName               Code = 10247
+	CodeInvalidPropertyPosition   Code = 10248
+	CodeDuplicateIndexName        Code = 10249
+	CodeContractDecode            Code = 10250
+	CodeContestedIndexUnsupported Code = 10251
+	CodeDocumentDecode            Code = 10260
 
 	CodeIdentityNotFound Code = 20000
 	CodeMissingPublicKey Code = 20001
@@ -57,21 +58,31 @@ const (
 	CodeDataContractNotFound       Code = 40240
 	CodeDataContractOwnerMismatch  Code = 40241
 	CodeInvalidDataContractVersion Code = 40242
+	CodeContractConfigUpdate       Code = 40243
+	CodeModeratorNotFound          Code = 40244
+	CodeInvalidReference           Code = 40245
 
 	// Documents batch actions against state; 40100 to 40109 are the platform's, 40250
 	// on are ours.
-	CodeDocumentAlreadyPresent         Code = 40100
-	CodeDocumentNotFound               Code = 40101
-	CodeDocumentOwnerIDMismatch        Code = 40102
-	CodeDuplicateUniqueIndex           Code = 40105
-	CodeInvalidDocumentRevision        Code = 40106
-	CodeDocumentNotForSale             Code = 40108
-	CodeDocumentIncorrectPurchasePrice Code = 40109
-	CodeDocumentExpired                Code = 40140
-	CodeDocumentTypeNotFound           Code = 40250
-	CodeInvalidDocument                Code = 40251
-	CodeDocumentActionNotAllowed       Code = 40252
-	CodeDocumentTypeUnsupported        Code = 40253
+	CodeDocumentAlreadyPresent          Code = 40100
+	CodeDocumentNotFound                Code = 40101
+	CodeDocumentOwnerIDMismatch         Code = 40102
+	CodeDuplicateUniqueIndex            Code = 40105
+	CodeInvalidDocumentRevision         Code = 40106
+	CodeDocumentNotForSale              Code = 40108
+	CodeDocumentIncorrectPurchasePrice  Code = 40109
+	CodeReferencedDocumentTypeDeletable Code = 40122
+	CodeDocumentExpired                 Code = 40140
+	CodeDocumentTypeNotFound            Code = 40250
+	CodeInvalidDocument                 Code = 40251
+	CodeDocumentActionNotAllowed        Code = 40252
+	CodeDocumentTypeUnsupported         Code = 40253
+	CodeReferencedDocumentNotFound      Code = 40254
+	CodeNotAModerator                   Code = 40255
+	CodeModerationWindowPassed          Code = 40256
+	CodeRemovalRecordNotFound           Code = 40257
+	CodeRestoreWindowPassed             Code = 40258
+	CodeRestoredDocumentMismatch        Code = 40259
 )
 
 // CodeInfo is one row of the code registry.
@@ -111,6 +122,7 @@ var codeTable = []CodeInfo{
 	{CodeInvalidPropertyPosition, "InvalidPropertyPosition", false, "a document type's property positions do not run 0, 1, ... without gaps or repeats"},
 	{CodeDuplicateIndexName, "DuplicateIndexName", false, "two indices of a document type share a name"},
 	{CodeContractDecode, "ContractDecode", false, "the bytes are not a contract encoding (format byte, id, owner, version, canonical JSON)"},
+	{CodeContestedIndexUnsupported, "ContestedIndexUnsupported", false, "a contract registration or update declares a contested index: contested values are resolved by a vote this version does not hold (a ttl beside a contested index is 10231 first)"},
 	{CodeDocumentDecode, "DocumentDecode", false, "stored bytes are not a document encoding of their type (only a damaged store gives it)"},
 	{CodeIdentityNotFound, "IdentityNotFound", false, "the signing identity does not exist"},
 	{CodeMissingPublicKey, "MissingPublicKey", false, "the signing identity has no key at the given index"},
@@ -128,6 +140,10 @@ var codeTable = []CodeInfo{
 	{CodeDataContractNotFound, "DataContractNotFound", true, "a contract update names no stored contract"},
 	{CodeDataContractOwnerMismatch, "DataContractOwnerMismatch", true, "a contract update is signed by another identity than the contract's owner"},
 	{CodeInvalidDataContractVersion, "InvalidDataContractVersion", true, "a contract update's version is not the stored version plus one"},
+	{CodeContractConfigUpdate, "ContractConfigUpdate", true, "a contract update adds, changes or removes the contract's config.moderation block, which is fixed at registration"},
+	{CodeModeratorNotFound, "ModeratorNotFound", true, "a contract registration's moderation block names an identity that does not exist"},
+	{CodeInvalidReference, "InvalidReference", true, "a refersTo names a contract or document type that does not exist, or a lookup index that is no unique index of one property of the referring property's type"},
+	{CodeReferencedDocumentTypeDeletable, "ReferencedDocumentTypeDeletableError", true, "a permanentDocument or listElement reference, a lookup one included, targets a type whose documents can disappear: canBeDeleted, moderatorAbilities.delete or a ttl (documents_can_disappear)"},
 	{CodeDocumentAlreadyPresent, "DocumentAlreadyPresent", true, "a document create's id (from contract, owner, type and entropy) names a stored document"},
 	{CodeDocumentNotFound, "DocumentNotFound", true, "a replace, delete, transfer, purchase or price update names no stored document of the type"},
 	{CodeDocumentOwnerIDMismatch, "DocumentOwnerIdMismatch", true, "a replace, delete, transfer or price update is signed by another identity than the document's owner"},
@@ -138,8 +154,14 @@ var codeTable = []CodeInfo{
 	{CodeDocumentExpired, "DocumentExpiredError", true, "a replace, transfer, purchase or price update of a document of a type with a ttl at or past its expiry ($createdAt plus the ttl), whether or not the cleanup has deleted it yet (protocol version 14)"},
 	{CodeDocumentTypeNotFound, "DocumentTypeNotFound", true, "a documents batch names a document type its contract does not define"},
 	{CodeInvalidDocument, "InvalidDocument", true, "document data its type refuses: not a JSON object, a wrong type, a missing required or an unknown property, a string or byte array too long or short, a pattern or integer bound broken, a number that is not an integer"},
-	{CodeDocumentActionNotAllowed, "DocumentActionNotAllowed", true, "the type's flags forbid the action (documentsMutable, canBeDeleted, transferable, tradeMode, creationRestrictionMode), or it buys one's own document or transfers it to its owner"},
+	{CodeDocumentActionNotAllowed, "DocumentActionNotAllowed", true, "the type's flags forbid the action (documentsMutable, canBeDeleted, transferable, tradeMode, creationRestrictionMode, moderatorAbilities.delete), or it buys one's own document or transfers it to its owner"},
 	{CodeDocumentTypeUnsupported, "DocumentTypeUnsupported", true, "documents of the type use a feature the contract may declare but this version does not carry out yet (indexOnly, a contested index)"},
+	{CodeReferencedDocumentNotFound, "ReferencedDocumentNotFound", true, "a create, replace or restore sets a reference to a document that is not stored (by id, or by the lookup index's value); a document past its expiry that the cleanup has not deleted yet is still stored"},
+	{CodeNotAModerator, "NotAModerator", true, "a moderator's deletion or restore is signed by an identity that is neither the contract's owner nor one of its moderators"},
+	{CodeModerationWindowPassed, "ModerationWindowPassed", true, "a moderator's deletion comes more than the type's moderatorAbilities.deleteWithin seconds after the document's $updatedAt"},
+	{CodeRemovalRecordNotFound, "RemovalRecordNotFound", true, "a restore names a document that no removal record keeps (never removed by a moderator, removed without a record, or restored already)"},
+	{CodeRestoreWindowPassed, "RestoreWindowPassed", true, "a restore comes a week (604,800 s) or more after the moderator's deletion"},
+	{CodeRestoredDocumentMismatch, "RestoredDocumentMismatch", true, "the document a restore carries does not decode as a document of the type with the action's id, or its hash is not the removal record's"},
 }
 
 // codeIndex finds a code's row; built once from codeTable.

@@ -41,6 +41,7 @@ func TestCodesPinned(t *testing.T) {
 		{CodeInvalidPropertyPosition, 10248, "InvalidPropertyPosition", false, ErrInvalidPropertyPosition{}},
 		{CodeDuplicateIndexName, 10249, "DuplicateIndexName", false, ErrDuplicateIndexName{}},
 		{CodeContractDecode, 10250, "ContractDecode", false, ErrContractDecode{}},
+		{CodeContestedIndexUnsupported, 10251, "ContestedIndexUnsupported", false, ErrContestedIndexUnsupported{}},
 		{CodeDocumentDecode, 10260, "DocumentDecode", false, ErrDocumentDecode{}},
 		{CodeIdentityNotFound, 20000, "IdentityNotFound", false, ErrIdentityNotFound{}},
 		{CodeMissingPublicKey, 20001, "MissingPublicKey", false, ErrMissingPublicKey{}},
@@ -58,6 +59,10 @@ func TestCodesPinned(t *testing.T) {
 		{CodeDataContractNotFound, 40240, "DataContractNotFound", true, ErrDataContractNotFound{}},
 		{CodeDataContractOwnerMismatch, 40241, "DataContractOwnerMismatch", true, ErrDataContractOwnerMismatch{}},
 		{CodeInvalidDataContractVersion, 40242, "InvalidDataContractVersion", true, ErrInvalidDataContractVersion{}},
+		{CodeContractConfigUpdate, 40243, "ContractConfigUpdate", true, ErrContractConfigUpdate{}},
+		{CodeModeratorNotFound, 40244, "ModeratorNotFound", true, ErrModeratorNotFound{}},
+		{CodeInvalidReference, 40245, "InvalidReference", true, ErrInvalidReference{}},
+		{CodeReferencedDocumentTypeDeletable, 40122, "ReferencedDocumentTypeDeletableError", true, ErrReferencedDocumentTypeDeletable{}},
 		{CodeDocumentAlreadyPresent, 40100, "DocumentAlreadyPresent", true, ErrDocumentAlreadyPresent{}},
 		{CodeDocumentNotFound, 40101, "DocumentNotFound", true, ErrDocumentNotFound{}},
 		{CodeDocumentOwnerIDMismatch, 40102, "DocumentOwnerIdMismatch", true, ErrDocumentOwnerIDMismatch{}},
@@ -70,6 +75,12 @@ func TestCodesPinned(t *testing.T) {
 		{CodeInvalidDocument, 40251, "InvalidDocument", true, ErrInvalidDocument{}},
 		{CodeDocumentActionNotAllowed, 40252, "DocumentActionNotAllowed", true, ErrDocumentActionNotAllowed{}},
 		{CodeDocumentTypeUnsupported, 40253, "DocumentTypeUnsupported", true, ErrDocumentTypeUnsupported{}},
+		{CodeReferencedDocumentNotFound, 40254, "ReferencedDocumentNotFound", true, ErrReferencedDocumentNotFound{}},
+		{CodeNotAModerator, 40255, "NotAModerator", true, ErrNotAModerator{}},
+		{CodeModerationWindowPassed, 40256, "ModerationWindowPassed", true, ErrModerationWindowPassed{}},
+		{CodeRemovalRecordNotFound, 40257, "RemovalRecordNotFound", true, ErrRemovalRecordNotFound{}},
+		{CodeRestoreWindowPassed, 40258, "RestoreWindowPassed", true, ErrRestoreWindowPassed{}},
+		{CodeRestoredDocumentMismatch, 40259, "RestoredDocumentMismatch", true, ErrRestoredDocumentMismatch{}},
 	}
 	if len(pinned) != len(Codes()) {
 		t.Fatalf("%d codes pinned, the registry has %d: pin the new ones", len(pinned), len(Codes()))

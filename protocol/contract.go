@@ -49,6 +49,8 @@ type Contract struct {
 	Owner IdentityID
 	// Version is 1 when created and grows by one with each accepted update.
 	Version uint32
+	// Moderation is the contract's moderation block; nil: none.
+	Moderation *Moderation
 	// DocumentTypes are sorted by name, names unique, as ParseDocumentTypes returns them.
 	DocumentTypes []DocumentType
 }
@@ -85,7 +87,7 @@ func MaxContractEncodingLen(l Limits) int { return contractHeaderLen + l.MaxCont
 // canonical JSON of its document types (CanonicalJSON). Decoding parses that JSON
 // again, so a stored contract is validated on every read.
 func (c Contract) Encode() []byte {
-	js := CanonicalJSON(c.DocumentTypes)
+	js := CanonicalDefinitionJSON(c.Definition())
 	out := make([]byte, 0, contractHeaderLen+len(js))
 	out = append(out, contractEncodingFormat)
 	out = append(out, c.ID[:]...)
@@ -108,12 +110,17 @@ func DecodeContract(b []byte, v Version) (Contract, error) {
 	copy(c.ID[:], b[1:])
 	copy(c.Owner[:], b[1+ContractIDLen:])
 	c.Version = binary.BigEndian.Uint32(b[1+ContractIDLen+IdentityIDLen:])
-	types, err := ParseDocumentTypes(b[contractHeaderLen:], v)
+	d, err := ParseDefinition(b[contractHeaderLen:], v)
 	if err != nil {
 		return Contract{}, err
 	}
-	c.DocumentTypes = types
+	c.Moderation, c.DocumentTypes = d.Moderation, d.DocumentTypes
 	return c, nil
+}
+
+// Definition is the contract's definition: its config and its document types.
+func (c Contract) Definition() Definition {
+	return Definition{Moderation: c.Moderation, DocumentTypes: c.DocumentTypes}
 }
 
 // CheckContractUpdate checks that next may replace prev as far as document types go: a
@@ -123,6 +130,11 @@ func DecodeContract(b []byte, v Version) (Contract, error) {
 // ErrDocumentTypeUpdate, naming the type and what changed. The id, owner and version
 // rules of an update belong to its transition.
 func CheckContractUpdate(prev, next Contract) error {
+	// The moderation block is fixed at registration: moderators are who the types'
+	// writers agreed to when they wrote.
+	if !moderationEqual(prev.Moderation, next.Moderation) {
+		return ErrContractConfigUpdate{ID: prev.ID, Change: "config.moderation is fixed at registration"}
+	}
 	for _, old := range prev.DocumentTypes {
 		nt, ok := next.DocumentType(old.Name)
 		if !ok {
@@ -192,14 +204,31 @@ func checkDocumentTypeUpdate(old, nt DocumentType) error {
 	if !slices.EqualFunc(old.Indices, nt.Indices, indexEqual) {
 		return change("indices changed")
 	}
+	if !eqPtr(old.ModeratorAbilities, nt.ModeratorAbilities) {
+		return change("moderatorAbilities changed")
+	}
 	return nil
+}
+
+func moderationEqual(a, b *Moderation) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return slices.Equal(a.Moderators, b.Moderators)
+}
+
+func referenceEqual(a, b *Reference) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Type == b.Type && a.Kind == b.Kind && a.Lookup == b.Lookup && eqPtr(a.Contract, b.Contract)
 }
 
 func propertyEqual(a, b Property) bool {
 	return a.Name == b.Name && a.Position == b.Position && a.Type == b.Type &&
 		eqPtr(a.MinLength, b.MinLength) && eqPtr(a.MaxLength, b.MaxLength) && a.Pattern == b.Pattern &&
 		eqPtr(a.Minimum, b.Minimum) && eqPtr(a.Maximum, b.Maximum) &&
-		eqPtr(a.MinItems, b.MinItems) && eqPtr(a.MaxItems, b.MaxItems)
+		eqPtr(a.MinItems, b.MinItems) && eqPtr(a.MaxItems, b.MaxItems) && referenceEqual(a.RefersTo, b.RefersTo)
 }
 
 func indexEqual(a, b Index) bool {

@@ -202,3 +202,59 @@ func (e ErrInvalidDataContractVersion) Code() Code { return CodeInvalidDataContr
 func (e ErrInvalidDataContractVersion) Error() string {
 	return fmt.Sprintf("data contract %s is at version %d: an update must make version %d, not %d", e.ID, e.Stored, e.Stored+1, e.Got)
 }
+
+// ErrContestedIndexUnsupported: a contract registration or update declares a contested
+// index. The platform resolves a contested value by a vote, which this version does not
+// hold; a type with a ttl and a contested index is refused with 10231 before this.
+type ErrContestedIndexUnsupported struct{ Type, Index string }
+
+func (e ErrContestedIndexUnsupported) Code() Code { return CodeContestedIndexUnsupported }
+func (e ErrContestedIndexUnsupported) Error() string {
+	return fmt.Sprintf("document type %q: index %q is contested, and contested values are not supported by this protocol version", e.Type, e.Index)
+}
+
+// ErrContractConfigUpdate: a contract update changes the contract's config (its
+// moderation block), which is fixed at registration.
+type ErrContractConfigUpdate struct {
+	ID     ContractID
+	Change string
+}
+
+func (e ErrContractConfigUpdate) Code() Code { return CodeContractConfigUpdate }
+func (e ErrContractConfigUpdate) Error() string {
+	return fmt.Sprintf("contract %s: %s", e.ID, e.Change)
+}
+
+// ErrModeratorNotFound: a contract's moderation block names an identity that does not
+// exist.
+type ErrModeratorNotFound struct{ ID IdentityID }
+
+func (e ErrModeratorNotFound) Code() Code { return CodeModeratorNotFound }
+func (e ErrModeratorNotFound) Error() string {
+	return fmt.Sprintf("moderator identity %s does not exist", e.ID)
+}
+
+// ErrInvalidReference: a property's refersTo names a contract or document type that
+// does not exist, or a lookup index that is no unique index of one property of the
+// property's type.
+type ErrInvalidReference struct{ Type, Property, Reason string }
+
+func (e ErrInvalidReference) Code() Code { return CodeInvalidReference }
+func (e ErrInvalidReference) Error() string {
+	return fmt.Sprintf("document type %q: the reference of %q: %s", e.Type, e.Property, e.Reason)
+}
+
+// ErrReferencedDocumentTypeDeletable: ReferencedDocumentTypeDeletableError (40122), a
+// permanentDocument or listElement reference, a lookup one included, to a type whose
+// documents can disappear (canBeDeleted, moderatorAbilities.delete or a ttl).
+type ErrReferencedDocumentTypeDeletable struct {
+	Type, Property string
+	Contract       ContractID
+	Target         string
+	Kind           ReferenceKind
+}
+
+func (e ErrReferencedDocumentTypeDeletable) Code() Code { return CodeReferencedDocumentTypeDeletable }
+func (e ErrReferencedDocumentTypeDeletable) Error() string {
+	return fmt.Sprintf("document type %q: %q is a %s reference to type %q of contract %s, whose documents can disappear", e.Type, e.Property, e.Kind, e.Target, e.Contract)
+}

@@ -13,8 +13,20 @@ import (
 // returns the same types, and CanonicalJSON of those the same bytes: a contract is
 // stored in this form (Contract.Encode) and its size limit applies to it.
 func CanonicalJSON(types []DocumentType) []byte {
-	c := contractJSON{DocumentSchemas: make(map[string]documentTypeJSON, len(types))}
-	for _, t := range types {
+	return CanonicalDefinitionJSON(Definition{DocumentTypes: types})
+}
+
+// CanonicalDefinitionJSON is CanonicalJSON of a whole definition: its config, when it
+// has one, then its document types, moderators sorted.
+func CanonicalDefinitionJSON(d Definition) []byte {
+	c := contractJSON{DocumentSchemas: make(map[string]documentTypeJSON, len(d.DocumentTypes))}
+	if m := d.Moderation; m != nil {
+		c.Config = &configJSON{Moderation: &moderationJSON{Moderators: make([]string, len(m.Moderators))}}
+		for i, id := range m.Moderators {
+			c.Config.Moderation.Moderators[i] = id.String()
+		}
+	}
+	for _, t := range d.DocumentTypes {
 		c.DocumentSchemas[t.Name] = documentTypeToJSON(t)
 	}
 	var buf bytes.Buffer
@@ -31,7 +43,30 @@ func CanonicalJSON(types []DocumentType) []byte {
 // The JSON shapes. Field order is the order of keys written, so each struct lists its
 // fields in byte order of their keys, as encoding/json does for map keys.
 type contractJSON struct {
+	Config          *configJSON                 `json:"config,omitempty"`
 	DocumentSchemas map[string]documentTypeJSON `json:"documentSchemas"`
+}
+
+type configJSON struct {
+	Moderation *moderationJSON `json:"moderation,omitempty"`
+}
+
+type moderationJSON struct {
+	Moderators []string `json:"moderators"`
+}
+
+type moderatorAbilitiesJSON struct {
+	Delete             bool   `json:"delete"`
+	DeleteKeepsRecord  *bool  `json:"deleteKeepsRecord,omitempty"`
+	DeleteRefundsOwner bool   `json:"deleteRefundsOwner,omitempty"`
+	DeleteWithin       uint32 `json:"deleteWithin,omitempty"`
+}
+
+type refersToJSON struct {
+	Contract string `json:"contract,omitempty"`
+	Kind     string `json:"kind"`
+	Lookup   string `json:"lookup,omitempty"`
+	Type     string `json:"type"`
 }
 
 type documentTypeJSON struct {
@@ -42,6 +77,7 @@ type documentTypeJSON struct {
 	DocumentsMutable        *bool                   `json:"documentsMutable,omitempty"`
 	IndexOnly               bool                    `json:"indexOnly,omitempty"`
 	Indices                 []indexJSON             `json:"indices,omitempty"`
+	ModeratorAbilities      *moderatorAbilitiesJSON `json:"moderatorAbilities,omitempty"`
 	Properties              map[string]propertyJSON `json:"properties"`
 	Required                []string                `json:"required,omitempty"`
 	TradeMode               uint8                   `json:"tradeMode,omitempty"`
@@ -51,17 +87,19 @@ type documentTypeJSON struct {
 }
 
 type propertyJSON struct {
-	ByteArray        bool    `json:"byteArray,omitempty"`
-	ContentMediaType string  `json:"contentMediaType,omitempty"`
-	MaxItems         *uint32 `json:"maxItems,omitempty"`
-	MaxLength        *uint32 `json:"maxLength,omitempty"`
-	Maximum          *int64  `json:"maximum,omitempty"`
-	MinItems         *uint32 `json:"minItems,omitempty"`
-	MinLength        *uint32 `json:"minLength,omitempty"`
-	Minimum          *int64  `json:"minimum,omitempty"`
-	Pattern          string  `json:"pattern,omitempty"`
-	Position         uint32  `json:"position"`
-	Type             string  `json:"type"`
+	ByteArray        bool          `json:"byteArray,omitempty"`
+	ContentMediaType string        `json:"contentMediaType,omitempty"`
+	Items            *propertyJSON `json:"items,omitempty"`
+	MaxItems         *uint32       `json:"maxItems,omitempty"`
+	MaxLength        *uint32       `json:"maxLength,omitempty"`
+	Maximum          *int64        `json:"maximum,omitempty"`
+	MinItems         *uint32       `json:"minItems,omitempty"`
+	MinLength        *uint32       `json:"minLength,omitempty"`
+	Minimum          *int64        `json:"minimum,omitempty"`
+	Pattern          string        `json:"pattern,omitempty"`
+	Position         *uint32       `json:"position,omitempty"`
+	RefersTo         *refersToJSON `json:"refersTo,omitempty"`
+	Type             string        `json:"type"`
 }
 
 type indexJSON struct {
@@ -112,6 +150,12 @@ func documentTypeToJSON(t DocumentType) documentTypeJSON {
 	if !t.CanBeDeleted {
 		j.CanBeDeleted = &no
 	}
+	if a := t.ModeratorAbilities; a != nil {
+		j.ModeratorAbilities = &moderatorAbilitiesJSON{Delete: a.Delete, DeleteRefundsOwner: a.DeleteRefundsOwner, DeleteWithin: a.DeleteWithinSeconds}
+		if !a.DeleteKeepsRecord {
+			j.ModeratorAbilities.DeleteKeepsRecord = &no
+		}
+	}
 	for _, p := range t.Properties {
 		j.Properties[p.Name] = propertyToJSON(p)
 	}
@@ -139,7 +183,16 @@ func documentTypeToJSON(t DocumentType) documentTypeJSON {
 }
 
 func propertyToJSON(p Property) propertyJSON {
-	j := propertyJSON{Position: p.Position}
+	pos := p.Position
+	j := propertyJSON{Position: &pos}
+	var ref *refersToJSON
+	if r := p.RefersTo; r != nil {
+		ref = &refersToJSON{Kind: r.Kind.String(), Lookup: r.Lookup, Type: r.Type}
+		if r.Contract != nil {
+			ref.Contract = r.Contract.String()
+		}
+	}
+	j.RefersTo = ref
 	switch p.Type {
 	case PropertyString:
 		j.Type, j.MinLength, j.MaxLength, j.Pattern = "string", p.MinLength, p.MaxLength, p.Pattern
@@ -152,6 +205,10 @@ func propertyToJSON(p Property) propertyJSON {
 		if p.Type == PropertyIdentifier {
 			j.ContentMediaType = IdentifierMediaType
 		}
+	case PropertyIdentifierList:
+		id := uint32(IdentityIDLen)
+		j.Type, j.MinItems, j.MaxItems, j.RefersTo = "array", p.MinItems, p.MaxItems, nil
+		j.Items = &propertyJSON{Type: "array", ByteArray: true, ContentMediaType: IdentifierMediaType, MinItems: &id, MaxItems: &id, RefersTo: ref}
 	}
 	return j
 }

@@ -51,9 +51,13 @@ func TestExamplesParse(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		parsed[name] = types
-		again, err := ParseDocumentTypes(CanonicalJSON(types), V14)
-		if err != nil || !reflect.DeepEqual(again, types) {
-			t.Errorf("%s: canonical form does not re-parse to the same types: %v", name, err)
+		d, err := ParseDefinition(raw, V14)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := ParseDefinition(CanonicalDefinitionJSON(d), V14)
+		if err != nil || !reflect.DeepEqual(again, d) {
+			t.Errorf("%s: canonical form does not re-parse to the same definition: %v", name, err)
 		}
 	}
 
@@ -434,11 +438,11 @@ func TestCanonicalJSON(t *testing.T) {
 func TestContractEncoding(t *testing.T) {
 	owner := NewIdentityID(Address{1}, 1)
 	for name, raw := range exampleFiles(t) {
-		types, err := ParseDocumentTypes(raw, V14)
+		d, err := ParseDefinition(raw, V14)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := Contract{ID: NewContractID(owner, 7), Owner: owner, Version: 3, DocumentTypes: types}
+		c := Contract{ID: NewContractID(owner, 7), Owner: owner, Version: 3, Moderation: d.Moderation, DocumentTypes: d.DocumentTypes}
 		enc := c.Encode()
 		got, err := DecodeContract(enc, V14)
 		if err != nil || !reflect.DeepEqual(got, c) {
@@ -576,22 +580,22 @@ func FuzzParseContract(f *testing.F) {
 		f.Add([]byte(r.json))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		types, err := ParseDocumentTypes(raw, V14)
+		d, err := ParseDefinition(raw, V14)
 		if err != nil {
 			if _, ok := CodeOf(err); !ok {
 				t.Fatalf("refusal without a code: %v", err)
 			}
 			return
 		}
-		canon := CanonicalJSON(types)
-		again, err := ParseDocumentTypes(canon, V14)
+		canon := CanonicalDefinitionJSON(d)
+		again, err := ParseDefinition(canon, V14)
 		if err != nil {
 			t.Fatalf("canonical form refused: %v\n%s", err, canon)
 		}
-		if !reflect.DeepEqual(types, again) {
-			t.Fatalf("canonical form parses to other types:\n%+v\n%+v", types, again)
+		if !reflect.DeepEqual(d, again) {
+			t.Fatalf("canonical form parses to another definition:\n%+v\n%+v", d, again)
 		}
-		if !bytes.Equal(CanonicalJSON(again), canon) {
+		if !bytes.Equal(CanonicalDefinitionJSON(again), canon) {
 			t.Fatalf("canonical form not a fixed point")
 		}
 	})

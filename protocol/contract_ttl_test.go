@@ -196,8 +196,8 @@ func TestTTLBoundsOnRegistration(t *testing.T) {
 	_, err = create.Contract(ctx14)
 	wantCode(t, "DataContractCreate.Contract", err, CodeInvalidContractStructure)
 	update := &DataContractUpdate{Version: 2, Definition: []byte(ttlType(60, ""))}
-	_, err = update.DocumentTypes(ctx14)
-	wantCode(t, "DataContractUpdate.DocumentTypes", err, CodeInvalidContractStructure)
+	_, err = update.Updated(ctx14)
+	wantCode(t, "DataContractUpdate.Updated", err, CodeInvalidContractStructure)
 }
 
 // TestTTLRefusedCombinations: seed 000: "The keyword is refused, on every parse of the

@@ -28,24 +28,24 @@ type DataContractCreate struct {
 type parsedDefinition struct {
 	version Version
 	minTTL  uint64 // the ttl minimum it was parsed under (a local chain may lower it)
-	types   []DocumentType
+	def     Definition
 	ok      bool
 }
 
-// parse returns the document types of definition under v: those structure validation
-// kept, or a fresh parse when it ran under another version (or not at all). A create's
-// or an update's definition is a submitted one: the ttl bounds apply to it
-// (ParseSubmittedDocumentTypes).
-func (p *parsedDefinition) parse(definition []byte, ctx Context) ([]DocumentType, error) {
+// parse returns definition parsed under v: what structure validation kept, or a fresh
+// parse when it ran under another version (or not at all). A create's or an update's
+// definition is a submitted one: the ttl bounds apply to it
+// (ParseSubmittedDefinitionIn).
+func (p *parsedDefinition) parse(definition []byte, ctx Context) (Definition, error) {
 	if p.ok && p.version == ctx.Version && p.minTTL == ctx.Limits.MinDocumentTTLSeconds {
-		return p.types, nil
+		return p.def, nil
 	}
-	types, err := ParseSubmittedDocumentTypesIn(definition, ctx)
+	d, err := ParseSubmittedDefinitionIn(definition, ctx)
 	if err != nil {
-		return nil, err
+		return Definition{}, err
 	}
-	*p = parsedDefinition{version: ctx.Version, minTTL: ctx.Limits.MinDocumentTTLSeconds, types: types, ok: true}
-	return types, nil
+	*p = parsedDefinition{version: ctx.Version, minTTL: ctx.Limits.MinDocumentTTLSeconds, def: d, ok: true}
+	return d, nil
 }
 
 func (*DataContractCreate) Type() TransitionType { return TypeDataContractCreate }
@@ -61,11 +61,11 @@ func (t *DataContractCreate) ContractID() ContractID { return NewContractID(t.Id
 // Contract is the contract the transition creates, its definition parsed under the
 // rules of ctx.
 func (t *DataContractCreate) Contract(ctx Context) (Contract, error) {
-	types, err := t.parsed.parse(t.Definition, ctx)
+	d, err := t.parsed.parse(t.Definition, ctx)
 	if err != nil {
 		return Contract{}, err
 	}
-	return Contract{ID: t.ContractID(), Owner: t.Identity, Version: 1, DocumentTypes: types}, nil
+	return Contract{ID: t.ContractID(), Owner: t.Identity, Version: 1, Moderation: d.Moderation, DocumentTypes: d.DocumentTypes}, nil
 }
 
 func (t *DataContractCreate) encodeBody(e *encoder) {

@@ -22,10 +22,15 @@ type DataContractUpdate struct {
 	parsed parsedDefinition // see DataContractCreate
 }
 
-// DocumentTypes are Definition's types under the rules of ctx (parsed once, as a
-// submitted definition: ParseSubmittedDocumentTypesIn).
-func (t *DataContractUpdate) DocumentTypes(ctx Context) ([]DocumentType, error) {
-	return t.parsed.parse(t.Definition, ctx)
+// Updated is the contract the update makes, Definition parsed under the rules of ctx
+// (once, as a submitted definition: ParseSubmittedDefinitionIn) and owned by the
+// signer; whether it may replace the stored one is the handler's to check.
+func (t *DataContractUpdate) Updated(ctx Context) (Contract, error) {
+	d, err := t.parsed.parse(t.Definition, ctx)
+	if err != nil {
+		return Contract{}, err
+	}
+	return Contract{ID: t.Contract, Owner: t.Identity, Version: t.Version, Moderation: d.Moderation, DocumentTypes: d.DocumentTypes}, nil
 }
 
 func (*DataContractUpdate) Type() TransitionType { return TypeDataContractUpdate }

@@ -1,27 +1,32 @@
 package protocol
 
 // ActionPlan is what one action of a batch does, as PlanDocumentActions decided it:
-// the document before (nil for a create) and after (nil for a delete).
+// the document before (nil for a create or a restore) and after (nil for a delete).
 type ActionPlan struct {
 	Action DocumentAction
 	Type   DocumentType
 	Before *Document
 	After  *Document
+	// Removal is the removal record a restore restores from, or, for a moderator's
+	// deletion of a type whose moderatorAbilities.deleteKeepsRecord holds, the record
+	// it leaves; nil otherwise.
+	Removal *RemovalRecord
 }
 
 // PlanDocumentActions is the batch's validation against its contract and the documents
 // its actions name, at the block time of ctx: every rule that needs them but no other
 // state (the unique indexes, balances and recipients are checked when the plan is
 // applied). stored[i] is the stored document action i names, read once by the caller
-// (nil: none). It returns one plan per action, or the first refusal.
+// (nil: none); removals[i], for a restore, the removal record of that document (nil:
+// none). It returns one plan per action, or the first refusal.
 //
 // The rules, in the order they are checked for each action: the type exists and its
 // documents can be written; a create names no stored document and respects
-// creationRestrictionMode; any other action names a stored document, signed by its
-// owner (a purchase by anyone else), allowed by the type's flags, carrying the stored
-// revision plus one; a create's or replace's data is valid for the type; a purchase
-// offers the document's price.
-func PlanDocumentActions(ctx Context, c Contract, b *DocumentsBatch, stored []*Document) ([]ActionPlan, error) {
+// creationRestrictionMode; a moderator's deletion or restore is planModeration's; any
+// other action names a stored document, signed by its owner (a purchase by anyone
+// else), allowed by the type's flags, carrying the stored revision plus one; a create's
+// or replace's data is valid for the type; a purchase offers the document's price.
+func PlanDocumentActions(ctx Context, c Contract, b *DocumentsBatch, stored []*Document, removals []*RemovalRecord) ([]ActionPlan, error) {
 	plans := make([]ActionPlan, len(b.Actions))
 	for i, a := range b.Actions {
 		t, ok := c.DocumentType(a.Type)
@@ -30,6 +35,14 @@ func PlanDocumentActions(ctx Context, c Contract, b *DocumentsBatch, stored []*D
 		}
 		if err := writable(t); err != nil {
 			return nil, err
+		}
+		if a.Kind == ActionModerateDelete || a.Kind == ActionRestore {
+			p, err := planModeration(ctx, c, b.Identity, t, a, stored[i], removals[i])
+			if err != nil {
+				return nil, err
+			}
+			plans[i] = p
+			continue
 		}
 		after, err := planAction(ctx, c, b.Identity, t, a, stored[i])
 		if err != nil {
@@ -143,10 +156,72 @@ func planAction(ctx Context, c Contract, signer IdentityID, t DocumentType, a Do
 	return &after, nil
 }
 
+// planModeration plans a moderator's deletion or restore, signed by the contract's
+// owner or one of its moderators (Contract.Moderator).
+//
+// A deletion names a stored document of a type whose moderatorAbilities.delete holds
+// (canBeDeleted is not looked at), within deleteWithin seconds of its $updatedAt when
+// the type bounds it; expiry does not stop it, as it does not stop the owner's. With
+// deleteKeepsRecord it leaves a removal record: the owner, the moderator, the reason,
+// the block time and the hash of the document's encoding.
+//
+// A restore names a document that is not stored and that a removal record keeps; the
+// document it carries is the one the record's hash pins, of the type and id; seed 000:
+// it "is refused once that document has expired" (validate_document_not_expired on
+// the pinned document's $createdAt, 40140), and a week after the deletion the record no
+// longer restores it.
+func planModeration(ctx Context, c Contract, signer IdentityID, t DocumentType, a DocumentAction, before *Document, removal *RemovalRecord) (ActionPlan, error) {
+	now := ctx.BlockTimeMs
+	plan := ActionPlan{Action: a, Type: t, Before: before}
+	if !c.Moderator(signer) {
+		return plan, ErrNotAModerator{Contract: c.ID, Signer: signer}
+	}
+	if !t.ModeratorsDelete() {
+		return plan, ErrDocumentActionNotAllowed{Type: t.Name, ID: a.ID, Action: a.Kind, Rule: "moderatorAbilities.delete is not set"}
+	}
+	if a.Kind == ActionModerateDelete {
+		if before == nil {
+			return plan, ErrDocumentNotFound{ID: a.ID}
+		}
+		if w := t.ModeratorAbilities.DeleteWithinSeconds; w > 0 && now-min(now, before.UpdatedAt) > uint64(w)*1000 {
+			return plan, ErrModerationWindowPassed{ID: a.ID, UpdatedAtMs: before.UpdatedAt, WithinSeconds: w, BlockTimeMs: now}
+		}
+		if t.ModeratorAbilities.DeleteKeepsRecord {
+			plan.Removal = &RemovalRecord{Type: t.Name, ID: a.ID, Owner: before.Owner, Moderator: signer, Reason: a.Reason,
+				AtMs: now, DocumentHash: DocumentHash(before.Encode(t))}
+		}
+		return plan, nil
+	}
+	if before != nil {
+		return plan, ErrDocumentAlreadyPresent{ID: a.ID}
+	}
+	if removal == nil {
+		return plan, ErrRemovalRecordNotFound{Type: t.Name, ID: a.ID}
+	}
+	d, err := DecodeDocument(a.Document, t)
+	switch {
+	case err != nil:
+		return plan, ErrRestoredDocumentMismatch{ID: a.ID, Reason: "not a document of the type: " + err.Error()}
+	case d.ID != a.ID:
+		return plan, ErrRestoredDocumentMismatch{ID: a.ID, Reason: "the document carried is " + d.ID.String()}
+	case DocumentHash(a.Document) != removal.DocumentHash:
+		return plan, ErrRestoredDocumentMismatch{ID: a.ID, Reason: "its hash is not the removal record's"}
+	}
+	if err := ValidateDocumentNotExpired(ctx, c.ID, t, d); err != nil {
+		return plan, err
+	}
+	if now-min(now, removal.AtMs) >= ctx.Limits.RestoreWindowMs {
+		return plan, ErrRestoreWindowPassed{ID: a.ID, RemovedAtMs: removal.AtMs, BlockTimeMs: now}
+	}
+	plan.After, plan.Removal = &d, removal
+	return plan, nil
+}
+
 // ValidateDocumentNotExpired is validate_document_not_expired, the one rule of expiry
 // (seed 000): "a document of a type with a ttl has expired when block time is at or past
 // its $createdAt plus the ttl", the same boundary the cleanup deletes at. The batch
-// calls it for every action on a stored document but an owner's delete.
+// calls it for every action on a stored document but a delete (its owner's or a
+// moderator's), and a restore calls it on the document it restores.
 func ValidateDocumentNotExpired(ctx Context, c ContractID, t DocumentType, d Document) error {
 	if at, ok := t.ExpiresAtMs(d); ok && ctx.BlockTimeMs >= at {
 		return ErrDocumentExpired{Contract: c, Type: t.Name, ID: d.ID, ExpiredAtMs: at, BlockTimeMs: ctx.BlockTimeMs}

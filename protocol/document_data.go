@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,6 +83,19 @@ func ParseDocumentData(t DocumentType, raw []byte, lim Limits) ([]Value, error) 
 				}
 				v.Bytes[j] = b
 			}
+		case PropertyIdentifierList:
+			// The schema bounded the list and made each item an array of 32.
+			list := x.([]any)
+			v.Bytes = make([]byte, 0, len(list)*IdentityIDLen)
+			for j, id := range list {
+				for k, it := range id.([]any) {
+					b, keyword := byteItem(it)
+					if keyword != "" {
+						return refuse(jsonPointer([]string{p.Name, strconv.Itoa(j), strconv.Itoa(k)}), keyword, "an identifier holds integers 0..255")
+					}
+					v.Bytes = append(v.Bytes, b)
+				}
+			}
 		}
 		values[i] = v
 	}
@@ -126,16 +140,27 @@ func DocumentData(t DocumentType, d Document) []byte {
 			obj[p.Name] = v.Int
 		case PropertyBoolean:
 			obj[p.Name] = v.Bool
-		default:
-			items := make([]int, len(v.Bytes))
-			for i, b := range v.Bytes {
-				items[i] = int(b)
+		case PropertyIdentifierList:
+			list := make([][]int, 0, len(v.Bytes)/IdentityIDLen)
+			for id := range slices.Chunk(v.Bytes, IdentityIDLen) {
+				list = append(list, byteItems(id))
 			}
-			obj[p.Name] = items
+			obj[p.Name] = list
+		default:
+			obj[p.Name] = byteItems(v.Bytes)
 		}
 	}
 	out, _ := json.Marshal(obj) // encoding/json writes map keys sorted
 	return out
+}
+
+// byteItems writes bytes as the integers of a JSON byte array.
+func byteItems(b []byte) []int {
+	items := make([]int, len(b))
+	for i, x := range b {
+		items[i] = int(x)
+	}
+	return items
 }
 
 // documentSchema returns the compiled validation schema of type t: plain JSON Schema
@@ -248,6 +273,11 @@ func documentSchemaJSON(t DocumentType) []byte {
 			s["type"] = "array" // its items are checked by byteItem
 			putU32(s, "minItems", p.MinItems)
 			putU32(s, "maxItems", p.MaxItems)
+		case PropertyIdentifierList:
+			s["type"] = "array"
+			putU32(s, "minItems", p.MinItems)
+			putU32(s, "maxItems", p.MaxItems)
+			s["items"] = map[string]any{"type": "array", "minItems": IdentityIDLen, "maxItems": IdentityIDLen}
 		}
 		props[p.Name] = s
 		if t.IsRequired(p.Name) {

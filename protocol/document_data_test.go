@@ -135,6 +135,10 @@ func TestSchemaKeyNamesOneSchema(t *testing.T) {
 		"Maximum":   func(t *DocumentType) { t.Properties[1].Maximum = nil },
 		"MinItems":  func(t *DocumentType) { t.Properties[2].MinItems = u(0) },
 		"MaxItems":  func(t *DocumentType) { t.Properties[2].MaxItems = u(1) },
+		// A reference is checked against state, not by the schema.
+		"RefersTo": func(t *DocumentType) {
+			t.Properties[2].RefersTo = &Reference{Type: "x", Kind: ReferenceDeletableDocument}
+		},
 	}
 	if n := reflect.TypeFor[Property]().NumField(); n != len(mutations) {
 		t.Fatalf("Property has %d fields, the test changes %d", n, len(mutations))

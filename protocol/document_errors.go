@@ -154,3 +154,80 @@ func (e ErrDocumentExpired) Code() Code { return CodeDocumentExpired }
 func (e ErrDocumentExpired) Error() string {
 	return fmt.Sprintf("document %s of type %q in contract %s expired at %d ms; the block time is %d ms", e.ID, e.Type, e.Contract, e.ExpiredAtMs, e.BlockTimeMs)
 }
+
+// ErrReferencedDocumentNotFound: a document written names, through a reference, a
+// document that is not stored (by id, or by the value of the lookup index).
+type ErrReferencedDocumentNotFound struct {
+	ID       DocumentID // the document written
+	Property string
+	Contract ContractID // the target's
+	Type     string
+	Value    string // the referring value, hex
+}
+
+func (e ErrReferencedDocumentNotFound) Code() Code { return CodeReferencedDocumentNotFound }
+func (e ErrReferencedDocumentNotFound) Error() string {
+	return fmt.Sprintf("document %s: %q refers to %s, which no document of type %q of contract %s is", e.ID, e.Property, e.Value, e.Type, e.Contract)
+}
+
+// ErrNotAModerator: a moderator's deletion or restore is signed by an identity that is
+// neither the contract's owner nor one of its moderators.
+type ErrNotAModerator struct {
+	Contract ContractID
+	Signer   IdentityID
+}
+
+func (e ErrNotAModerator) Code() Code { return CodeNotAModerator }
+func (e ErrNotAModerator) Error() string {
+	return fmt.Sprintf("%s is no moderator of contract %s", e.Signer, e.Contract)
+}
+
+// ErrModerationWindowPassed: a moderator's deletion comes after the type's
+// moderatorAbilities.deleteWithin seconds from the document's last change.
+type ErrModerationWindowPassed struct {
+	ID            DocumentID
+	UpdatedAtMs   uint64
+	WithinSeconds uint32
+	BlockTimeMs   uint64
+}
+
+func (e ErrModerationWindowPassed) Code() Code { return CodeModerationWindowPassed }
+func (e ErrModerationWindowPassed) Error() string {
+	return fmt.Sprintf("document %s last changed at %d ms: moderators delete it within %d s, the block time is %d ms", e.ID, e.UpdatedAtMs, e.WithinSeconds, e.BlockTimeMs)
+}
+
+// ErrRemovalRecordNotFound: a restore names a document no removal record keeps.
+type ErrRemovalRecordNotFound struct {
+	Type string
+	ID   DocumentID
+}
+
+func (e ErrRemovalRecordNotFound) Code() Code { return CodeRemovalRecordNotFound }
+func (e ErrRemovalRecordNotFound) Error() string {
+	return fmt.Sprintf("no removal record of document %s of type %q", e.ID, e.Type)
+}
+
+// ErrRestoreWindowPassed: a restore comes after Limits.RestoreWindowMs from the
+// moderator's deletion.
+type ErrRestoreWindowPassed struct {
+	ID          DocumentID
+	RemovedAtMs uint64
+	BlockTimeMs uint64
+}
+
+func (e ErrRestoreWindowPassed) Code() Code { return CodeRestoreWindowPassed }
+func (e ErrRestoreWindowPassed) Error() string {
+	return fmt.Sprintf("document %s was removed at %d ms: the block time %d ms is past its restore window", e.ID, e.RemovedAtMs, e.BlockTimeMs)
+}
+
+// ErrRestoredDocumentMismatch: the document a restore carries is not the one its
+// removal record's hash pins (or is no document of the type, or has another id).
+type ErrRestoredDocumentMismatch struct {
+	ID     DocumentID
+	Reason string
+}
+
+func (e ErrRestoredDocumentMismatch) Code() Code { return CodeRestoredDocumentMismatch }
+func (e ErrRestoredDocumentMismatch) Error() string {
+	return fmt.Sprintf("the restore of document %s: %s", e.ID, e.Reason)
+}

@@ -1,6 +1,9 @@
 package protocol
 
-import "fmt"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // TypeDocumentsBatch: an identity writes documents of one contract.
 const TypeDocumentsBatch TransitionType = 8
@@ -30,6 +33,11 @@ const (
 	ActionTransfer    DocumentActionKind = 4
 	ActionPurchase    DocumentActionKind = 5
 	ActionUpdatePrice DocumentActionKind = 6
+	// ActionModerateDelete: a moderator deletes a document (moderatorAbilities.delete).
+	ActionModerateDelete DocumentActionKind = 7
+	// ActionRestore: a moderator puts back a document a moderator deleted, from its
+	// removal record.
+	ActionRestore DocumentActionKind = 8
 )
 
 func (k DocumentActionKind) String() string {
@@ -46,6 +54,10 @@ func (k DocumentActionKind) String() string {
 		return "purchase"
 	case ActionUpdatePrice:
 		return "update_price"
+	case ActionModerateDelete:
+		return "moderate_delete"
+	case ActionRestore:
+		return "restore"
 	}
 	return fmt.Sprintf("DocumentActionKind(%d)", uint8(k))
 }
@@ -54,7 +66,9 @@ func (k DocumentActionKind) String() string {
 // (docs/TX.md): a create its entropy and data; a replace the document, its next revision
 // and data; a delete the document; a transfer the document, its next revision and the
 // recipient; a purchase the document, its next revision and the price offered; a price
-// update the document, its next revision and the price (0 takes it off sale).
+// update the document, its next revision and the price (0 takes it off sale); a
+// moderator's deletion the document and a reason; a restore the document's id and its
+// encoding (Document.Encode) as the removal record pins it.
 type DocumentAction struct {
 	Kind DocumentActionKind
 	Type string
@@ -66,6 +80,8 @@ type DocumentAction struct {
 	Data      []byte // JSON: the values (ParseDocumentData)
 	Recipient IdentityID
 	Price     uint64
+	Reason    string // a moderator's deletion: why, UTF-8, for the removal record
+	Document  []byte // a restore: the document's encoding
 }
 
 func (*DocumentsBatch) Type() TransitionType { return TypeDocumentsBatch }
@@ -109,6 +125,12 @@ func (t *DocumentsBatch) encodeBody(e *encoder) {
 			e.bytes(a.ID[:])
 			e.u64(a.Revision)
 			e.u64(a.Price)
+		case ActionModerateDelete:
+			e.bytes(a.ID[:])
+			e.sized([]byte(a.Reason))
+		case ActionRestore:
+			e.bytes(a.ID[:])
+			e.sized(a.Document)
 		}
 	}
 }
@@ -143,6 +165,12 @@ func (t *DocumentsBatch) decodeBody(d *decoder) {
 			copy(a.ID[:], d.fixed(DocumentIDLen, "document id"))
 			a.Revision = d.u64("revision")
 			a.Price = d.u64("price")
+		case ActionModerateDelete:
+			copy(a.ID[:], d.fixed(DocumentIDLen, "document id"))
+			a.Reason = string(d.sized("reason"))
+		case ActionRestore:
+			copy(a.ID[:], d.fixed(DocumentIDLen, "document id"))
+			a.Document = d.sized("document")
 		default:
 			if d.err == nil {
 				d.err = ErrTxDecode{Offset: d.off, Reason: fmt.Sprintf("action %d has unknown kind %d", i, a.Kind)}
@@ -154,7 +182,8 @@ func (t *DocumentsBatch) decodeBody(d *decoder) {
 
 // validate checks what the batch's bytes decide alone: one to MaxDocumentActions
 // actions, valid type names, at most one action per document, revisions past 1, a
-// positive purchase price, a transfer to another identity. The rules that need the
+// positive purchase price, a transfer to another identity, a moderator's reason of at
+// most MaxRemovalReasonBytes of UTF-8. The rules that need the
 // contract and the stored documents are PlanDocumentActions'.
 func (t *DocumentsBatch) validate(ctx Context) error {
 	bad := func(i int, field, reason string) error {
@@ -172,7 +201,7 @@ func (t *DocumentsBatch) validate(ctx Context) error {
 			return bad(i, "id", fmt.Sprintf("document %s is the subject of action %d already", a.ID, j))
 		}
 		seen[a.ID] = i
-		if a.Kind != ActionCreate && a.Kind != ActionDelete && a.Revision < 2 {
+		if (a.Kind == ActionReplace || a.Kind == ActionTransfer || a.Kind == ActionPurchase || a.Kind == ActionUpdatePrice) && a.Revision < 2 {
 			return bad(i, "revision", "an action on a stored document carries its next revision, at least 2")
 		}
 		switch a.Kind {
@@ -183,6 +212,10 @@ func (t *DocumentsBatch) validate(ctx Context) error {
 		case ActionPurchase:
 			if a.Price == 0 {
 				return bad(i, "price", "a purchase offers a positive price")
+			}
+		case ActionModerateDelete:
+			if len(a.Reason) > ctx.Limits.MaxRemovalReasonBytes || !utf8.ValidString(a.Reason) {
+				return bad(i, "reason", fmt.Sprintf("a reason is at most %d bytes of UTF-8", ctx.Limits.MaxRemovalReasonBytes))
 			}
 		}
 	}

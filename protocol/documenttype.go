@@ -25,6 +25,10 @@ type DocumentType struct {
 	CreationRestrictionMode CreationRestrictionMode
 	// IndexOnly: documents live in their indexes only, no row by id (default false).
 	IndexOnly bool
+	// ModeratorAbilities is what the contract's moderators may do with documents of the
+	// type (moderatorAbilities); nil: nothing. Only a contract with a moderation block
+	// declares it.
+	ModeratorAbilities *ModeratorAbilities
 	// TTLSeconds is the type's time to live (the ttl keyword, protocol version 14 on):
 	// each document is deleted by the platform once TTLSeconds have passed since its
 	// $createdAt. 0: none, documents live until someone deletes them.
@@ -52,8 +56,14 @@ type Property struct {
 	Minimum, Maximum *int64
 
 	// Byte array bounds (PropertyByteArray; PropertyIdentifier has both at 32). MaxItems,
-	// when set, is at most the version's MaxByteArrayLength and not below MinItems.
+	// when set, is at most the version's MaxByteArrayLength and not below MinItems. For
+	// PropertyIdentifierList they count identifiers: MaxItems is set, at most the
+	// version's MaxIdentifierListLength.
 	MinItems, MaxItems *uint32
+
+	// RefersTo makes the value (for an identifier list, each of its items) a reference
+	// to a document (References); nil: none.
+	RefersTo *Reference
 }
 
 // PropertyType is the kind of value a property holds. There is no number type: a
@@ -69,6 +79,10 @@ const (
 	// PropertyIdentifier is a 32-byte byte array with contentMediaType
 	// IdentifierMediaType: an identity, contract or document id.
 	PropertyIdentifier PropertyType = 5
+	// PropertyIdentifierList is a list of identifiers, written {"type": "array",
+	// "items": <an identifier>, "maxItems": n}; its value holds the identifiers one
+	// after the other. It is never indexed.
+	PropertyIdentifierList PropertyType = 6
 )
 
 // IdentifierMediaType marks a 32-byte byte array as an identifier, as the platform writes it.
@@ -86,6 +100,8 @@ func (t PropertyType) String() string {
 		return "byteArray"
 	case PropertyIdentifier:
 		return "identifier"
+	case PropertyIdentifierList:
+		return "identifier list"
 	}
 	return fmt.Sprintf("PropertyType(%d)", uint8(t))
 }
@@ -179,11 +195,15 @@ func (t DocumentType) ExpiresAtMs(d Document) (at uint64, ok bool) {
 	return d.CreatedAt + uint64(t.TTLSeconds)*1000, true
 }
 
-// DocumentsCanDisappear reports whether documents of the type can be deleted by
-// anyone but the platform's rules of the type itself: by their owner (canBeDeleted) or
-// by the platform when their time to live ends (DocumentTypeV2Getters::
-// documents_can_disappear). A permanent reference may not target such a type.
-func (t DocumentType) DocumentsCanDisappear() bool { return t.CanBeDeleted || t.TTLSeconds > 0 }
+// DocumentsCanDisappear reports whether documents of the type can be deleted at all
+// (DocumentTypeV2Getters::documents_can_disappear): by their owner (canBeDeleted), by
+// the contract's moderators (moderatorAbilities.delete) or by the platform when their
+// time to live ends (seed 000: "References treat a type with a ttl as deletable, like
+// one with canBeDeleted or moderatorAbilities.delete"). A permanentDocument or
+// listElement reference may not target such a type.
+func (t DocumentType) DocumentsCanDisappear() bool {
+	return t.CanBeDeleted || t.ModeratorsDelete() || t.TTLSeconds > 0
+}
 
 // Property returns the type's property called name.
 func (t DocumentType) Property(name string) (Property, bool) {

@@ -54,6 +54,8 @@ func sampleBatch(signer, other IdentityID, c ContractID) *DocumentsBatch {
 		{Kind: ActionTransfer, Type: "note", ID: at(3), Revision: 3, Recipient: other},
 		{Kind: ActionPurchase, Type: "note", ID: at(4), Revision: 4, Price: 1000},
 		{Kind: ActionUpdatePrice, Type: "note", ID: at(5), Revision: 5, Price: 0},
+		{Kind: ActionModerateDelete, Type: "note", ID: at(6), Reason: "spam"},
+		{Kind: ActionRestore, Type: "note", ID: at(7), Document: []byte{1, 2, 3}},
 	}}
 	b.Actions[0].ID = b.CreateID(b.Actions[0])
 	return b

@@ -75,6 +75,15 @@ type Limits struct {
 	MaxDocumentActions int
 	// MaxQueryLimit bounds the documents one query answers with.
 	MaxQueryLimit int
+	// MaxModerators bounds the identities a contract's moderation block names (>= 1).
+	MaxModerators int
+	// MaxIdentifierListLength bounds an identifier list property's maxItems (>= 1).
+	MaxIdentifierListLength int
+	// MaxRemovalReasonBytes bounds the reason a moderator's deletion gives (UTF-8).
+	MaxRemovalReasonBytes int
+	// RestoreWindowMs is how long after a moderator's deletion its removal record lets
+	// a moderator restore the document.
+	RestoreWindowMs uint64
 
 	// Document time to live (V14 on; zero before). MinDocumentTTLSeconds and
 	// MaxDocumentTTLSeconds bound a type's ttl when a contract is registered or
@@ -175,6 +184,10 @@ var v13Limits = Limits{
 	MaxIndexedByteArrayLength:           255,
 	MaxDocumentActions:                  10,
 	MaxQueryLimit:                       100,
+	MaxModerators:                       16,
+	MaxIdentifierListLength:             64,
+	MaxRemovalReasonBytes:               256,
+	RestoreWindowMs:                     7 * 24 * 60 * 60 * 1000,
 }
 
 // LimitsFor returns the limits of version v, or an error for a version this build does

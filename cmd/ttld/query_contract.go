@@ -39,7 +39,8 @@ type contractJSON struct {
 	Present bool   `json:"present"`
 	Owner   string `json:"owner,omitempty"`
 	Version uint32 `json:"version,omitempty"`
-	// DocumentTypes is the contract's JSON in canonical form ({"documentSchemas": ...}).
+	// DocumentTypes is the contract's JSON in canonical form ({"config": ...,
+	// "documentSchemas": ...}).
 	DocumentTypes json.RawMessage `json:"document_types,omitempty"`
 	Height        int64           `json:"height"`
 }
@@ -48,7 +49,7 @@ func contractOutput(st client.ContractState) contractJSON {
 	out := contractJSON{ID: st.ID.String(), Present: st.Present, Height: st.Height}
 	if st.Present {
 		out.Owner, out.Version = st.Owner.String(), st.Version
-		out.DocumentTypes = protocol.CanonicalJSON(st.DocumentTypes)
+		out.DocumentTypes = protocol.CanonicalDefinitionJSON(st.Definition())
 	}
 	return out
 }

@@ -360,3 +360,30 @@ func (c *Client) Ranked(ctx context.Context, contract protocol.ContractID, typeN
 	}
 	return RankedAnswer{Type: t, Query: q, Groups: groups, More: a.Ranks.More, Height: resp.Height}, nil
 }
+
+// Removals reads the removal records of contract (of type typeName, or of every type
+// when it is "") at height (0: the latest), every page at the height the first answered;
+// with prove, each page is proven complete against the signed header after it, so an
+// empty answer is proven to hold no record.
+func (c *Client) Removals(ctx context.Context, contract protocol.ContractID, typeName string, height int64, prove bool) ([]drive.StoredRemoval, int64, error) {
+	next := func(last proofs.KV) ([]byte, error) {
+		_, t, id, ok := drive.ParseRemovalKey(last.Key)
+		if !ok {
+			return nil, ErrCorruptValue{Key: last.Key, Err: errNotRemovalKey}
+		}
+		return proofs.RemovalsData(contract, typeName, &drive.RemovalRef{Type: t, ID: id}), nil
+	}
+	entries, h, err := c.rangeRead(ctx, proofs.PathRemovals, proofs.RemovalsData(contract, typeName, nil), height, prove, next)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]drive.StoredRemoval, 0, len(entries))
+	for _, e := range entries {
+		r, err := drive.DecodeRemovalValue(e.Key, e.Value)
+		if err != nil {
+			return nil, 0, ErrCorruptValue{Key: e.Key, Err: err}
+		}
+		out = append(out, r)
+	}
+	return out, h, nil
+}

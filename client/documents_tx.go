@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -87,28 +88,52 @@ func WireDocumentData(t protocol.DocumentType, data []byte) ([]byte, error) {
 	}
 	changed := false
 	for _, p := range t.Properties {
-		if p.Type != protocol.PropertyByteArray && p.Type != protocol.PropertyIdentifier {
-			continue
+		switch p.Type {
+		case protocol.PropertyByteArray, protocol.PropertyIdentifier:
+			s, ok := obj[p.Name].(string)
+			if !ok {
+				continue
+			}
+			items, err := byteItems(s)
+			if err != nil {
+				return nil, ErrDocumentData{Type: t.Name, Property: p.Name, Reason: err.Error()}
+			}
+			obj[p.Name], changed = items, true
+		case protocol.PropertyIdentifierList:
+			list, ok := obj[p.Name].([]any)
+			if !ok {
+				continue
+			}
+			for i, x := range list {
+				s, ok := x.(string)
+				if !ok {
+					continue
+				}
+				items, err := byteItems(s)
+				if err != nil {
+					return nil, ErrDocumentData{Type: t.Name, Property: fmt.Sprintf("%s/%d", p.Name, i), Reason: err.Error()}
+				}
+				list[i], changed = items, true
+			}
 		}
-		s, ok := obj[p.Name].(string)
-		if !ok {
-			continue
-		}
-		b, err := hexBytes(s)
-		if err != nil {
-			return nil, ErrDocumentData{Type: t.Name, Property: p.Name, Reason: err.Error()}
-		}
-		items := make([]json.Number, len(b))
-		for i, x := range b {
-			items[i] = json.Number(strconv.Itoa(int(x)))
-		}
-		obj[p.Name] = items
-		changed = true
 	}
 	if !changed {
 		return data, nil
 	}
 	return json.Marshal(obj)
+}
+
+// byteItems reads the string form of a byte array as the integers of its wire form.
+func byteItems(s string) ([]json.Number, error) {
+	b, err := hexBytes(s)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]json.Number, len(b))
+	for i, x := range b {
+		items[i] = json.Number(strconv.Itoa(int(x)))
+	}
+	return items, nil
 }
 
 // hexBytes reads the string form of a byte array: "0x<hex>" or 64 hex digits.
@@ -127,7 +152,8 @@ func hexBytes(s string) ([]byte, error) {
 
 // ReadableDocumentData writes the values of d as JSON for people (keys in byte order):
 // protocol.DocumentData, except that a byte array is "0x<hex>" and an identifier its 64
-// hex digits, the forms WireDocumentData reads back.
+// hex digits (an identifier list, an array of those), the forms WireDocumentData reads
+// back.
 func ReadableDocumentData(t protocol.DocumentType, d protocol.Document) []byte {
 	var obj map[string]any
 	dec := json.NewDecoder(bytes.NewReader(protocol.DocumentData(t, d)))
@@ -145,6 +171,12 @@ func ReadableDocumentData(t protocol.DocumentType, d protocol.Document) []byte {
 			obj[p.Name] = hex.EncodeToString(v.Bytes)
 		case protocol.PropertyByteArray:
 			obj[p.Name] = "0x" + hex.EncodeToString(v.Bytes)
+		case protocol.PropertyIdentifierList:
+			ids := []string{}
+			for id := range slices.Chunk(v.Bytes, protocol.IdentityIDLen) {
+				ids = append(ids, hex.EncodeToString(id))
+			}
+			obj[p.Name] = ids
 		}
 	}
 	out, _ := json.Marshal(obj)

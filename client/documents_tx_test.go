@@ -124,3 +124,45 @@ func TestReadableDocumentDataRoundTrips(t *testing.T) {
 		t.Fatalf("round trip gives %s, want %s", got, want)
 	}
 }
+
+// TestIdentifierListData: an identifier list is written as an array of identifiers,
+// each in hex or as integers, converted to the wire form item by item, and read back as
+// the hex strings it was given.
+func TestIdentifierListData(t *testing.T) {
+	raw, err := os.ReadFile("../docs/examples/forum.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := protocol.ParseDocumentTypes(raw, protocol.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var post protocol.DocumentType
+	for _, dt := range types {
+		if dt.Name == "post" {
+			post = dt
+		}
+	}
+	ctx, err := protocol.ContextFor(protocol.Latest, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := strings.Repeat("ab", 32), strings.Repeat("0c", 32)
+	wireB := "[" + strings.TrimSuffix(strings.Repeat("12,", 32), ",") + "]"
+	given := `{"thread":"` + a + `","text":"hi","mentions":["` + a + `",` + wireB + `]}`
+	wire, err := WireDocumentData(post, []byte(given))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := protocol.ParseDocumentData(post, wire, ctx.Limits)
+	if err != nil {
+		t.Fatalf("%s: %v", wire, err)
+	}
+	readable := ReadableDocumentData(post, protocol.Document{Values: vals})
+	if want := `{"mentions":["` + a + `","` + b + `"],"text":"hi","thread":"` + a + `"}`; string(readable) != want {
+		t.Errorf("read back as %s, want %s", readable, want)
+	}
+	if _, err := WireDocumentData(post, []byte(`{"mentions":["0xzz"]}`)); err == nil {
+		t.Error("a list item that is no hex was converted")
+	}
+}

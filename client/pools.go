@@ -79,6 +79,7 @@ var (
 	errNotPoolKey          = errors.New("not the current-epoch record or the storage pool")
 	errNotPendingRefundKey = errors.New("not a pending refund key")
 	errNotExpirationEntry  = errors.New("not an entry of the documents expirations tree")
+	errNotRemovalKey       = errors.New("not a removal record key")
 	errReadOnly            = errors.New("client: answers are read only")
 )
 

@@ -96,6 +96,7 @@ func newQueryCmd() *cobra.Command {
 	cmd.AddCommand(newQueryDocumentCmds()...)
 	cmd.AddCommand(newQueryWindowCmds()...)
 	cmd.AddCommand(newQueryExpirationsCmd())
+	cmd.AddCommand(newQueryRemovalsCmd())
 	return cmd
 }
 

@@ -62,6 +62,9 @@ type txOutput struct {
 	// DocumentType and Document name the document a documents_batch command writes.
 	DocumentType string `json:"document_type,omitempty"`
 	Document     string `json:"document,omitempty"`
+	// RestoreDocument is, for a moderator's deletion, the document's encoding in hex as
+	// it was read before the deletion: what `ttld tx document restore --document` takes.
+	RestoreDocument string `json:"restore_document,omitempty"`
 }
 
 func (o txOutput) text(w io.Writer) {
@@ -108,6 +111,9 @@ func (o txOutput) text(w io.Writer) {
 	if o.Document != "" {
 		fmt.Fprintf(w, "document: %s\n", o.Document)
 	}
+	if o.RestoreDocument != "" {
+		fmt.Fprintf(w, "restore document: %s\n", o.RestoreDocument)
+	}
 }
 
 // txCommand is a command under `ttld tx GROUP` that sends one transition kind. Each
@@ -153,6 +159,9 @@ type txInput struct {
 	cmd  *cobra.Command
 	args []string
 	key  *keyring.Key
+	// document is what a moderator's deletion read before it is sent: the document's
+	// encoding, which a restore takes back.
+	document []byte
 }
 
 // Key loads the --from key of the home's keyring (once).

@@ -314,3 +314,85 @@ func describeDocument(t protocol.Transition, _ *txInput, o *txOutput) {
 	b := t.(*protocol.DocumentsBatch)
 	o.Contract, o.DocumentType, o.Document = b.Contract.String(), b.Actions[0].Type, b.Actions[0].ID.String()
 }
+
+func init() {
+	registerTx(txCommand{
+		Kind:  protocol.TypeDocumentsBatch,
+		Group: "document",
+		Use:   "moderate-delete CONTRACT TYPE ID --reason TEXT --identity ID --from KEY [--save FILE] [--key-index 0]",
+		Short: "Delete a document as a moderator of its contract (the type's moderatorAbilities.delete)",
+		Long: "Delete document ID (type TYPE of contract CONTRACT) as one of the contract's moderators or its owner, whatever\n" +
+			"canBeDeleted says. Where the type keeps a removal record (deleteKeepsRecord), a moderator may restore the\n" +
+			"document for a week with `ttld tx document restore`, which takes the document exactly as it was: the command\n" +
+			"reads it from the node first, prints its encoding as restore_document and, with --save, writes it to FILE.",
+		Args: cobra.ExactArgs(3),
+		Flags: func(cmd *cobra.Command) {
+			documentSignerFlags(cmd)
+			cmd.Flags().String("reason", "", "why, for the removal record (at most 256 bytes)")
+			cmd.Flags().String("save", "", "write the document's encoding (hex) to this file before sending")
+		},
+		Build: func(in *txInput) (protocol.Transition, error) {
+			b, err := documentBatch(in, protocol.ActionModerateDelete)
+			if err != nil {
+				return nil, err
+			}
+			a := &b.Actions[0]
+			a.Reason = flagString(in.cmd, "reason")
+			dt, err := documentType(in.cmd, b.Contract, a.Type)
+			if err != nil {
+				return nil, err
+			}
+			d, err := storedDocument(in.cmd, dt, a.ID)
+			if err != nil {
+				return nil, err
+			}
+			in.document = d.Encode(dt.DocumentType)
+			if name := flagString(in.cmd, "save"); name != "" {
+				if err := os.WriteFile(name, []byte(hex.EncodeToString(in.document)+"\n"), 0o600); err != nil {
+					return nil, err
+				}
+			}
+			return b, nil
+		},
+		Describe: func(t protocol.Transition, in *txInput, o *txOutput) {
+			describeDocument(t, in, o)
+			o.RestoreDocument = hex.EncodeToString(in.document)
+		},
+	})
+	registerTx(txCommand{
+		Kind:  protocol.TypeDocumentsBatch,
+		Group: "document",
+		Use:   "restore CONTRACT TYPE ID --document HEX|@FILE --identity ID --from KEY [--key-index 0]",
+		Short: "Put back a document a moderator deleted, from its removal record (within a week)",
+		Long: "Restore document ID (type TYPE of contract CONTRACT) as a moderator of the contract or its owner. --document is\n" +
+			"the document's encoding as `ttld tx document moderate-delete` printed or saved it: the node checks it against\n" +
+			"the removal record's hash and puts it back with its original $createdAt, owner and revision. A document past\n" +
+			"its expiry is not restored (40140).",
+		Args: cobra.ExactArgs(3),
+		Flags: func(cmd *cobra.Command) {
+			documentSignerFlags(cmd)
+			cmd.Flags().String("document", "", "the document's encoding: hex digits, or @FILE holding them")
+		},
+		Build: func(in *txInput) (protocol.Transition, error) {
+			b, err := documentBatch(in, protocol.ActionRestore)
+			if err != nil {
+				return nil, err
+			}
+			arg := flagString(in.cmd, "document")
+			if arg == "" {
+				return nil, errMissingFlag{"document"}
+			}
+			text := []byte(arg)
+			if name, ok := strings.CutPrefix(arg, "@"); ok {
+				if text, err = os.ReadFile(name); err != nil {
+					return nil, err
+				}
+			}
+			if b.Actions[0].Document, err = hex.DecodeString(strings.TrimSpace(string(text))); err != nil {
+				return nil, errUsage{Flag: "document", Value: arg, Want: "the document's encoding in hex, or @FILE holding it"}
+			}
+			return b, nil
+		},
+		Describe: describeDocument,
+	})
+}

@@ -249,7 +249,7 @@ func TestEveryKindHasATxCommand(t *testing.T) {
 		}
 		names[name] = true
 	}
-	want := map[protocol.TransitionType]int{protocol.TypeDocumentsBatch: 6}
+	want := map[protocol.TransitionType]int{protocol.TypeDocumentsBatch: 8} // one per action kind
 	for _, k := range protocol.Kinds() {
 		n, ok := want[k.Type]
 		if !ok {

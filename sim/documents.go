@@ -51,10 +51,57 @@ type documentBatches struct {
 	// expired at nowMs and waits for the cleanup: "a create of the same unique value is
 	// refused as a duplicate until the cleanup has run" (seed 000).
 	expiredUnique bool
+	// contract is the stored contract of the batch being made (zero: none), whose
+	// moderators may delete and restore and whose references name its documents.
+	contract protocol.Contract
+	// removed keeps, by their hash, the encodings of documents a moderator's deletion
+	// was made for (at most maxRemembered, the oldest forgotten first), so that a later
+	// batch can restore them; restorable are the removal records of the batch's contract
+	// whose document is known.
+	removed     map[[32]byte][]byte
+	removedFIFO [][32]byte
+	restorable  []drive.StoredRemoval
+	// kv is the state the batch is made against, where references find their targets.
+	kv drive.KV
 }
 
+// maxRemembered bounds the removed documents a generator keeps for restores.
+const maxRemembered = 512
+
 func newDocumentBatches(pick chooser) *documentBatches {
-	return &documentBatches{pick: pick, docs: map[protocol.ContractID][]docRef{}, owners: map[protocol.IdentityID]int{}}
+	return &documentBatches{pick: pick, docs: map[protocol.ContractID][]docRef{}, owners: map[protocol.IdentityID]int{}, removed: map[[32]byte][]byte{}}
+}
+
+// remember keeps the encoding of a document a moderator's deletion is made for.
+func (b *documentBatches) remember(enc []byte) {
+	h := protocol.DocumentHash(enc)
+	if _, ok := b.removed[h]; ok {
+		return
+	}
+	if len(b.removedFIFO) == maxRemembered {
+		delete(b.removed, b.removedFIFO[0])
+		b.removedFIFO = b.removedFIFO[1:]
+	}
+	b.removed[h] = enc
+	b.removedFIFO = append(b.removedFIFO, h)
+}
+
+// restorables reads up to 8 removal records of contract c whose documents the
+// generator knows.
+func (b *documentBatches) restorables(kv drive.KV, c protocol.ContractID) ([]drive.StoredRemoval, error) {
+	var out []drive.StoredRemoval
+	prefix := drive.RemovalsPrefix(c)
+	err := kv.Iterate(prefix, drive.PrefixEnd(prefix), func(k, v []byte) (bool, error) {
+		r, err := drive.DecodeRemovalValue(k, v)
+		if err != nil {
+			return true, err
+		}
+		if _, ok := b.removed[r.DocumentHash]; ok {
+			out = append(out, r)
+		}
+		return len(out) == 8, nil
+	})
+	return out, err
 }
 
 // identityOf returns the known identity id, if identities (the list batch was given,
@@ -93,6 +140,7 @@ type storedDoc struct {
 func (b *documentBatches) batch(kv drive.KV, c protocol.ContractID, identities []identity, invalid bool) (*protocol.DocumentsBatch, identity, error) {
 	p := b.pick
 	b.identities = identities
+	b.contract, b.kv = protocol.Contract{ID: c}, kv
 	var types []protocol.DocumentType
 	if raw, err := drive.GetContractBytes(kv, c); err != nil {
 		return nil, identity{}, err
@@ -102,8 +150,12 @@ func (b *documentBatches) batch(kv drive.KV, c protocol.ContractID, identities [
 			return nil, identity{}, err
 		}
 		if ct, err := protocol.DecodeContract(raw, v); err == nil {
-			types = ct.DocumentTypes
+			types, b.contract = ct.DocumentTypes, ct
 		}
+	}
+	var err error
+	if b.restorable, err = b.restorables(kv, c); err != nil {
+		return nil, identity{}, err
 	}
 	var sample []storedDoc
 	known := b.docs[c]
@@ -130,7 +182,11 @@ func (b *documentBatches) batch(kv drive.KV, c protocol.ContractID, identities [
 		sample = append(due, sample...)
 	}
 	signer := identities[p.n(len(identities))]
-	if p.n(4) > 0 {
+	if m := b.contract.Moderation; m != nil && p.n(2) == 0 { // a moderator, to moderate
+		if idn, ok := b.identityOf(identities, m.Moderators[p.n(len(m.Moderators))]); ok {
+			signer = idn
+		}
+	} else if p.n(4) > 0 {
 		for _, s := range sample {
 			if s.stored {
 				if idn, ok := b.identityOf(identities, s.doc.Owner); ok {
@@ -269,6 +325,11 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 			}
 		}
 	}
+	if len(b.restorable) > 0 && (b.contract.Moderator(t.Identity) || p.n(4) == 0) && p.n(2) == 0 {
+		if a, ok := b.restore(t, types, used, wrong); ok {
+			return a
+		}
+	}
 	if len(sample) == 0 || p.n(5) < 2 {
 		return b.create(t, types, fault)
 	}
@@ -314,10 +375,15 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 			}
 		}
 	}
+	dt, _ := typeNamed(types, s.ref.typ)
+	if s.stored && dt.ModeratorsDelete() && b.contract.Moderator(t.Identity) && p.n(2) == 0 {
+		// A moderator's deletion (within deleteWithin or not), remembered for a restore.
+		b.remember(s.doc.Encode(dt))
+		return protocol.DocumentAction{Kind: protocol.ActionModerateDelete, Type: s.ref.typ, ID: s.ref.id, Reason: []string{"spam", "", "off-topic"}[p.n(3)]}
+	}
 	if !buy && fault != 1 && s.stored && s.doc.Owner != t.Identity && p.n(4) > 0 {
 		return b.create(t, types, fault) // none of the signer's own sampled
 	}
-	dt, _ := typeNamed(types, s.ref.typ)
 	kinds := []protocol.DocumentActionKind{protocol.ActionReplace, protocol.ActionDelete, protocol.ActionTransfer, protocol.ActionPurchase, protocol.ActionUpdatePrice}
 	if p.n(10) > 0 {
 		kinds = kinds[:0]
@@ -375,6 +441,82 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 		}
 	}
 	return a
+}
+
+// restore makes a restore of one of the restorable records by the batch's signer (a
+// moderator or not), with the document the record pins or, when wrong, one byte of it
+// changed. A restore of a document expired at the block's time must be refused.
+func (b *documentBatches) restore(t *protocol.DocumentsBatch, types []protocol.DocumentType, used map[protocol.DocumentID]bool, wrong bool) (protocol.DocumentAction, bool) {
+	r := b.restorable[b.pick.n(len(b.restorable))]
+	if used[r.ID] {
+		return protocol.DocumentAction{}, false
+	}
+	enc := append([]byte(nil), b.removed[r.DocumentHash]...)
+	if wrong {
+		enc[len(enc)-1] ^= 1
+	}
+	if dt, ok := typeNamed(types, r.Type); ok {
+		if d, err := protocol.DecodeDocument(enc, dt); err == nil {
+			if at, ok := dt.ExpiresAtMs(d); ok && b.nowMs > 0 && at <= b.nowMs {
+				b.expiredChange = true
+			}
+		}
+	}
+	return protocol.DocumentAction{Kind: protocol.ActionRestore, Type: r.Type, ID: r.ID, Document: enc}, true
+}
+
+// target picks, for a reference to type target of the batch's contract, one of the
+// first 16 documents of that type stored in the state the batch is made against, or
+// nil: now and then on purpose, so that references miss.
+func (b *documentBatches) target(target string) *protocol.Document {
+	dt, ok := b.contract.DocumentType(target)
+	if !ok || b.kv == nil || b.pick.n(8) == 0 {
+		return nil
+	}
+	var docs []protocol.Document
+	prefix := drive.DocumentsPrefix(b.contract.ID, target)
+	err := b.kv.Iterate(prefix, drive.PrefixEnd(prefix), func(k, v []byte) (bool, error) {
+		sd, err := drive.DecodeStoredDocument(k, v, dt)
+		if err != nil {
+			return true, err
+		}
+		docs = append(docs, sd.Document)
+		return len(docs) == 16, nil
+	})
+	if err != nil || len(docs) == 0 {
+		return nil
+	}
+	return &docs[b.pick.n(len(docs))]
+}
+
+// reference is the id of a target document (target), or random bytes.
+func (b *documentBatches) reference(target string) []int {
+	out := make([]int, protocol.DocumentIDLen)
+	d := b.target(target)
+	for i := range out {
+		if d != nil {
+			out[i] = int(d.ID[i])
+		} else {
+			out[i] = b.pick.n(256)
+		}
+	}
+	return out
+}
+
+// lookupValue is, for a reference by lookup r, the value of a target document's lookup
+// property, if a target was found and its value is a string.
+func (b *documentBatches) lookupValue(r protocol.Reference) (string, bool) {
+	d := b.target(r.Type)
+	if d == nil {
+		return "", false
+	}
+	dt, _ := b.contract.DocumentType(r.Type)
+	ix, _ := dt.Index(r.Lookup)
+	p, ok := dt.Property(ix.Properties[0].Name)
+	if !ok || p.Type != protocol.PropertyString || !d.Value(p.Position).Set {
+		return "", false
+	}
+	return string(d.Value(p.Position).Bytes), true
 }
 
 // flood makes a batch of n creates on ttl contract c signed by signer, none
@@ -440,6 +582,11 @@ func (b *documentBatches) data(t protocol.DocumentType, fault int) []byte {
 			}
 			n := lo + p.n(hi-lo+1)
 			obj[prop.Name] = strings.Repeat(string(rune('a'+p.n(3))), n)
+			if r := prop.RefersTo; r != nil && r.Lookup != "" && r.Contract == nil {
+				if v, ok := b.lookupValue(*r); ok {
+					obj[prop.Name] = v
+				}
+			}
 		case protocol.PropertyInteger:
 			lo, hi := int64(-5), int64(50)
 			if prop.Minimum != nil && *prop.Minimum > lo {
@@ -454,6 +601,22 @@ func (b *documentBatches) data(t protocol.DocumentType, fault int) []byte {
 			obj[prop.Name] = lo + int64(p.n(int(hi-lo+1)))
 		case protocol.PropertyBoolean:
 			obj[prop.Name] = p.n(2) == 0
+		case protocol.PropertyIdentifierList:
+			list := [][]int{}
+			target := ""
+			if prop.RefersTo != nil && prop.RefersTo.Contract == nil {
+				target = prop.RefersTo.Type
+			}
+			for i := 0; i < p.n(int(*prop.MaxItems)+1); i++ {
+				list = append(list, b.reference(target))
+			}
+			obj[prop.Name] = list
+		case protocol.PropertyIdentifier:
+			if prop.RefersTo != nil && prop.RefersTo.Contract == nil {
+				obj[prop.Name] = b.reference(prop.RefersTo.Type)
+				break
+			}
+			fallthrough
 		default:
 			lo, hi := 0, 16
 			if prop.MinItems != nil {

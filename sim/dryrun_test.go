@@ -28,10 +28,10 @@ import (
 // then executed alone in the next block, whose time may fall in a later epoch (the
 // "issue 9, Fees" sentence: "The estimate (`--dry-run`, CheckTx) is never below
 // execution: the price never decreases with lifetime, so an earlier-block estimate is
-// an upper bound; test it"). Seed 12 starts on protocol version 14.
+// an upper bound; test it"). Seeds 12 and 10 start on protocol version 14.
 func TestDryRunBoundsFees(t *testing.T) {
 	expiredSince := 0
-	for _, seed := range []int64{7, 12} {
+	for _, seed := range []int64{7, 12, 10} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { expiredSince += dryRunBoundsFees(t, seed, 1500) })
 	}
 	if expiredSince == 0 {

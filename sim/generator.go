@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"math/rand"
+	"strings"
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
@@ -56,6 +57,7 @@ type contract struct {
 	id    protocol.ContractID
 	owner identity
 	ttl   bool // made of ttlDefinition
+	forum bool // made of forumDefinition
 }
 
 // contractDefinitions are what contract transitions carry: valid ones (a second type
@@ -71,6 +73,8 @@ var contractDefinitions = []string{
 	`{"documentSchemas":{`,
 	ttlDefinition,
 	ttlDefinition,
+	forumDefinition,
+	forumDefinition,
 	// A ttl added to note on an update (40212), one below the minimum (10231).
 	`{"documentSchemas":{"note":{"type":"object","ttl":7200,"properties":{"text":{"type":"string","maxLength":280,"position":0}},"required":["$createdAt"],"additionalProperties":false}}}`,
 	`{"documentSchemas":{"note":{"type":"object","ttl":60,"properties":{"text":{"type":"string","maxLength":280,"position":0}},"required":["$createdAt"],"additionalProperties":false}}}`,
@@ -114,6 +118,33 @@ const ttlDefinition = `{"documentSchemas":{` +
 	`{"name":"trending","properties":[{"post":"asc"}],"countable":true,"ranked":true,"timeRange":{"on":"$createdAt","range":7200,"step":3600,"ttl":7200}},` +
 	`{"name":"weighed","properties":[{"w":"asc"},{"post":"desc"}],"summable":"w","timeRange":{"on":"$createdAt","range":7200,"step":3600,"ttl":7200}},` +
 	`{"name":"recent","properties":[{"post":"asc"}],"countable":true,"ranked":true,"timeRange":{"on":"$updatedAt","range":3600,"step":3600}}]}}}`
+
+// forumDefinition is the contract of moderators and references; moderatorsPlaceholder
+// stands for its moderators, known identities chosen when it is registered (now and then
+// one that does not exist). "member" never loses documents (canBeDeleted false, no ttl,
+// no moderators): what permanent references name, by id or by nick. "topic" lives two
+// hours, its moderators delete it within an hour of its last change and keep a record,
+// and it refers to a member by id and by nick; "reply" is deleted by its owner or
+// moderators (without a record, refunding its owner), refers to a topic it may lose and
+// lists up to three members; a "note" lives until its owner or a moderator deletes it,
+// the moderator keeping a record, so that restores find it unexpired.
+const forumDefinition = `{"config":{"moderation":{"moderators":[` + moderatorsPlaceholder + `]}},"documentSchemas":{` +
+	`"member":{"type":"object","canBeDeleted":false,"properties":{"nick":{"type":"string","minLength":1,"maxLength":3,"position":0}},` +
+	`"required":["nick"],"additionalProperties":false,"indices":[{"name":"byNick","properties":[{"nick":"asc"}],"unique":true}]},` +
+	`"topic":{"type":"object","ttl":7200,"canBeDeleted":false,"moderatorAbilities":{"delete":true,"deleteWithin":3600},"properties":{` +
+	`"title":{"type":"string","maxLength":6,"position":0},` +
+	`"by":{"type":"array","byteArray":true,"minItems":32,"maxItems":32,"contentMediaType":"application/x.dash.dpp.identifier","position":1,"refersTo":{"type":"member","kind":"permanentDocument"}},` +
+	`"nick":{"type":"string","maxLength":3,"position":2,"refersTo":{"type":"member","kind":"permanentDocument","lookup":"byNick"}}},` +
+	`"required":["$createdAt","by"],"additionalProperties":false,"indices":[{"name":"byBy","properties":[{"by":"asc"}],"countable":true}]},` +
+	`"reply":{"type":"object","moderatorAbilities":{"delete":true,"deleteKeepsRecord":false,"deleteRefundsOwner":true},"properties":{` +
+	`"topic":{"type":"array","byteArray":true,"minItems":32,"maxItems":32,"contentMediaType":"application/x.dash.dpp.identifier","position":0,"refersTo":{"type":"topic","kind":"deletableDocument"}},` +
+	`"cc":{"type":"array","maxItems":3,"position":1,"items":{"type":"array","byteArray":true,"minItems":32,"maxItems":32,"contentMediaType":"application/x.dash.dpp.identifier","refersTo":{"type":"member","kind":"listElement"}}},` +
+	`"text":{"type":"string","maxLength":8,"position":2}},` +
+	`"required":["topic"],"additionalProperties":false},` +
+	`"note":{"type":"object","moderatorAbilities":{"delete":true},"properties":{"text":{"type":"string","maxLength":4,"position":0}},"additionalProperties":false}}}`
+
+// moderatorsPlaceholder is replaced in forumDefinition by its moderators' ids.
+const moderatorsPlaceholder = `"MODERATORS"`
 
 // shopDefinition is the contract most documents batches write to: "item" is mutable,
 // keeps history, is transferable and for sale, with a unique index on owner and name
@@ -343,6 +374,15 @@ func (g *Generator) tx(kv drive.KV, used map[string]uint64) ([]byte, error) {
 			}
 			c = g.contracts[g.rng.Intn(len(g.contracts))]
 		}
+		if g.rng.Intn(4) == 0 { // the first stored forum, so that its documents gather
+			forum, err := g.firstForum(kv)
+			if err != nil {
+				return nil, err
+			}
+			if forum != nil {
+				c = *forum
+			}
+		}
 		if g.rng.Intn(3) == 0 { // a contract with documents expired and not yet deleted
 			due, ok, err := g.documents.dueContract(kv)
 			if err != nil {
@@ -404,10 +444,46 @@ func (g *Generator) someIdentity() protocol.IdentityID {
 	return g.identities[g.rng.Intn(len(g.identities))].id
 }
 
+// firstForum is the first forum contract that is stored, if any.
+func (g *Generator) firstForum(kv drive.KV) (*contract, error) {
+	for i := range g.contracts {
+		if !g.contracts[i].forum {
+			continue
+		}
+		if b, err := drive.GetContractBytes(kv, g.contracts[i].id); err != nil || b != nil {
+			return &g.contracts[i], err
+		}
+	}
+	return nil, nil
+}
+
+// storedIdentity picks a known identity that exists, trying a few; failing those (or
+// now and then) one that may not.
+func (g *Generator) storedIdentity(kv drive.KV) (protocol.IdentityID, error) {
+	for i := 0; i < 8; i++ {
+		id := g.someIdentity()
+		if ok, err := drive.IdentityExists(kv, id); err != nil || ok {
+			return id, err
+		}
+	}
+	return g.someIdentity(), nil
+}
+
 // contractTx makes a contract create by a known identity or, now and then, an update of
 // a known contract: mostly by its owner at the next version, sometimes not.
 func (g *Generator) contractTx(kv drive.KV, used map[string]uint64) (protocol.Transition, ed25519.PrivateKey, error) {
 	def := []byte(contractDefinitions[g.rng.Intn(len(contractDefinitions))])
+	if string(def) == forumDefinition {
+		var mods []string
+		for i := 0; i < 1+g.rng.Intn(2); i++ {
+			id, err := g.storedIdentity(kv)
+			if err != nil {
+				return nil, nil, err
+			}
+			mods = append(mods, `"`+id.String()+`"`)
+		}
+		def = []byte(strings.Replace(forumDefinition, moderatorsPlaceholder, strings.Join(mods, ","), 1))
+	}
 	if len(g.contracts) == 0 || g.rng.Intn(3) > 0 {
 		idn := g.identities[g.rng.Intn(len(g.identities))]
 		nonce, _, err := g.identityNonce(kv, idn.id, used)
@@ -415,7 +491,8 @@ func (g *Generator) contractTx(kv drive.KV, used map[string]uint64) (protocol.Tr
 			return nil, nil, err
 		}
 		t := &protocol.DataContractCreate{Identity: idn.id, Nonce: nonce, Definition: def}
-		g.contracts = append(g.contracts, contract{id: t.ContractID(), owner: idn, ttl: string(def) == ttlDefinition})
+		g.contracts = append(g.contracts, contract{id: t.ContractID(), owner: idn, ttl: string(def) == ttlDefinition,
+			forum: strings.HasPrefix(string(def), forumDefinition[:strings.Index(forumDefinition, moderatorsPlaceholder)])})
 		return t, idn.key, nil
 	}
 	c := g.contracts[g.rng.Intn(len(g.contracts))]

@@ -38,8 +38,9 @@ func (f Failure) Unwrap() error { return f.Err }
 type Result struct {
 	AppHashes [][]byte
 	Codes     map[uint32]int
-	// Events counts the blocks' own events by type (epoch_change, epoch_paid, ...).
-	Events map[string]int
+	// Events counts the blocks' own events by type (epoch_change, epoch_paid, ...);
+	// TxEvents those of the accepted transactions (document_create, ...).
+	Events, TxEvents map[string]int
 	// ExpiredChanges counts the transactions that changed an expired document (all
 	// refused); FullCleanups the blocks whose documents cleanup left a backlog after
 	// using its full count budget, WeightCleanups its full weight budget; MaxBacklog is
@@ -48,6 +49,9 @@ type Result struct {
 	// ExpiredUniques counts the creates of unique values an expired document not yet
 	// deleted holds (all refused).
 	ExpiredUniques int
+	// RemovalsPinned counts the removal records whose hash CheckRemovals compared with
+	// the document they removed.
+	RemovalsPinned int
 }
 
 // FullScanEvery is how often (in blocks) a run counts every credit in state against the
@@ -77,7 +81,7 @@ func Run(cfg Config) (Result, error) {
 	if cfg.MaxTxs == 0 {
 		cfg.MaxTxs = 40
 	}
-	res := Result{Codes: map[uint32]int{}, Events: map[string]int{}}
+	res := Result{Codes: map[uint32]int{}, Events: map[string]int{}, TxEvents: map[string]int{}}
 	fail := func(h int64, err error) (Result, error) { return res, Failure{Seed: cfg.Seed, Height: h, Err: err} }
 	c, err := Open(dbm.NewMemDB())
 	if err != nil {
@@ -106,6 +110,9 @@ func Run(cfg Config) (Result, error) {
 		}
 		for i, tr := range fb.TxResults {
 			res.Codes[tr.Code]++
+			for _, e := range tr.Events {
+				res.TxEvents[e.Type]++
+			}
 			if g.ExpiredChanges[i] {
 				res.ExpiredChanges++
 				if tr.Code == 0 {
@@ -130,6 +137,15 @@ func Run(cfg Config) (Result, error) {
 		if err := Invariants(saved, c.Height, i == cfg.Blocks-1); err != nil {
 			return fail(c.Height, err)
 		}
+		before, err := c.Store.Saved(c.Height - 1)
+		if err != nil {
+			return fail(c.Height, err)
+		}
+		pinned, err := CheckRemovals(before, saved, fb, uint64(at.UnixMilli()))
+		if err != nil {
+			return fail(c.Height, err)
+		}
+		res.RemovalsPinned += pinned
 		cl, err := CleanupOfEvents(fb.Events)
 		if err == nil {
 			err = CheckCleanup(saved, uint64(at.UnixMilli()), cl)

@@ -83,8 +83,26 @@ func TestDeterminism(t *testing.T) {
 		t.Errorf("no change of an expired document (%d made, %d refused with 40140) or no create of the unique values one holds (%d)",
 			a.ExpiredChanges, a.Codes[uint32(protocol.CodeDocumentExpired)], a.ExpiredUniques)
 	}
-	t.Logf("seed %d: %d blocks, results by code %v, events %v, %d changes of expired documents, %d creates of their unique values",
-		cfg.Seed, blocks, a.Codes, a.Events, a.ExpiredChanges, a.ExpiredUniques)
+	// Moderators delete and restore, keeping records whose hash Run compares with the
+	// document removed (CheckRemovals); references are checked at write time, and a
+	// reference to a document that is not stored is refused.
+	if !testing.Short() {
+		for _, ev := range []string{"document_moderate_delete", "document_restore"} {
+			if a.TxEvents[ev] == 0 {
+				t.Errorf("the simulation never accepted a %s: %v", ev, a.TxEvents)
+			}
+		}
+		for _, c := range []protocol.Code{protocol.CodeReferencedDocumentNotFound, protocol.CodeNotAModerator, protocol.CodeRestoredDocumentMismatch} {
+			if a.Codes[uint32(c)] == 0 {
+				t.Errorf("the simulation never produced code %d: %v", c, a.Codes)
+			}
+		}
+		if a.RemovalsPinned == 0 {
+			t.Error("no removal record's hash was compared with the document it removed")
+		}
+	}
+	t.Logf("seed %d: %d blocks, results by code %v, events %v, %d changes of expired documents, %d creates of their unique values, %d removal records pinned",
+		cfg.Seed, blocks, a.Codes, a.Events, a.ExpiredChanges, a.ExpiredUniques, a.RemovalsPinned)
 
 	other, err := Run(Config{Seed: cfg.Seed + 1, Blocks: 5})
 	if err != nil {

@@ -10,8 +10,10 @@ import (
 // definition: no whitespace, object keys in byte order, no HTML escaping, a flag or
 // bound written only when it differs from its default or is set, integers as plain
 // literals, required sorted, indices sorted by name. ParseDocumentTypes of the result
-// returns the same types, and CanonicalJSON of those the same bytes: a contract is
-// stored in this form (Contract.Encode) and its size limit applies to it.
+// returns the same types, and CanonicalJSON of those the same bytes, for types that
+// need no config (a type with moderatorAbilities needs the moderation block:
+// CanonicalDefinitionJSON writes both). A contract is stored in the form of
+// CanonicalDefinitionJSON (Contract.Encode) and its size limit applies to it.
 func CanonicalJSON(types []DocumentType) []byte {
 	return CanonicalDefinitionJSON(Definition{DocumentTypes: types})
 }

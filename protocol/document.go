@@ -205,6 +205,12 @@ func DecodeDocument(b []byte, t DocumentType) (Document, error) {
 			if l > len(b)-off {
 				return fail(off, fmt.Sprintf("%d bytes announced, %d left", l, len(b)-off))
 			}
+			switch p := t.Properties[i]; {
+			case p.Type == PropertyIdentifier && l != IdentityIDLen:
+				return fail(off, fmt.Sprintf("an identifier of %d bytes", l))
+			case p.Type == PropertyIdentifierList && (l%IdentityIDLen != 0 || l > int(*p.MaxItems)*IdentityIDLen):
+				return fail(off, fmt.Sprintf("an identifier list of %d bytes: a multiple of %d, at most %d identifiers", l, IdentityIDLen, *p.MaxItems))
+			}
 			v.Bytes = append([]byte{}, b[off:off+l]...)
 			off += l
 		}

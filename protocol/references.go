@@ -105,12 +105,14 @@ func parseReference(typeName string, p *Property, m map[string]any, path string)
 
 // CheckReferences checks every reference of the document types of contract c against
 // its target type, as a registration or update does: the target contract and type
-// exist; a lookup names a unique index of the target with one property of the
-// referring property's type; and, seed 001, "A permanentDocument reference and a
+// exist and the type is not indexOnly; a lookup names a unique index of the target with
+// one property of the referring property's type; and, seed 001, "A permanentDocument reference and a
 // listElement reference may not point at it, a lookup included
 // (ReferencedDocumentTypeDeletableError, 40122); a deletableDocument reference may",
-// where it is a type whose documents can disappear. contract returns another contract
-// by id (ok false: none); a reference to c itself resolves to c.
+// where it is a type whose documents can disappear. A permanent reference by lookup
+// also needs the looked-up value to stay with its document (valueCanChange), or it
+// would come to name another. contract returns another contract by id (ok false:
+// none); a reference to c itself resolves to c.
 func CheckReferences(c Contract, contract func(ContractID) (Contract, bool, error)) error {
 	for _, t := range c.DocumentTypes {
 		for _, p := range t.Properties {
@@ -132,8 +134,11 @@ func CheckReferences(c Contract, contract func(ContractID) (Contract, bool, erro
 				}
 			}
 			tt, ok := target.DocumentType(r.Type)
-			if !ok {
+			switch {
+			case !ok:
 				return bad("contract %s has no document type %q", target.ID, r.Type)
+			case tt.IndexOnly:
+				return bad("document type %q is indexOnly: no document of it is ever stored to be found", r.Type)
 			}
 			if r.Lookup != "" {
 				ix, ok := tt.Index(r.Lookup)
@@ -150,9 +155,32 @@ func CheckReferences(c Contract, contract func(ContractID) (Contract, bool, erro
 			if r.Kind != ReferenceDeletableDocument && tt.DocumentsCanDisappear() {
 				return ErrReferencedDocumentTypeDeletable{Type: t.Name, Property: p.Name, Contract: target.ID, Target: r.Type, Kind: r.Kind}
 			}
+			if r.Kind != ReferenceDeletableDocument && r.Lookup != "" {
+				ix, _ := tt.Index(r.Lookup)
+				if field := ix.Properties[0].Name; valueCanChange(tt, field) {
+					return bad("lookup index %q of %q is on %s, which a document's writes can change: a permanent reference by lookup would come to name another document", r.Lookup, r.Type, field)
+				}
+			}
 		}
 	}
 	return nil
+}
+
+// valueCanChange reports whether the value of field (a property or a system field) of a
+// stored document of type t can change: a property by a replace (documentsMutable),
+// $ownerId by a transfer or a purchase, $updatedAt by any action on the document,
+// $transferredAt by a transfer or a purchase. $id and $createdAt never change.
+func valueCanChange(t DocumentType, field string) bool {
+	moves := t.Transferable == TransferableAlways || t.TradeMode == TradeModeDirectPurchase
+	switch field {
+	case "$id", "$createdAt":
+		return false
+	case "$ownerId", "$transferredAt":
+		return moves
+	case "$updatedAt":
+		return moves || t.DocumentsMutable
+	}
+	return t.DocumentsMutable
 }
 
 // lookupType is the type of the values property name (a property or a system field)

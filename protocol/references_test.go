@@ -16,6 +16,8 @@ func refContract(propJSON string) string {
 	}
 	return `{"config":{"moderation":{"moderators":["` + modID.String() + `"]}},"documentSchemas":{` +
 		target("permanent", `,"canBeDeleted":false`) + `,` +
+		target("fixed", `,"canBeDeleted":false,"documentsMutable":false`) + `,` +
+		target("hidden", `,"canBeDeleted":false,"indexOnly":true`) + `,` +
 		target("deletable", "") + `,` +
 		target("expiring", `,"canBeDeleted":false,"ttl":3600,"required":["$createdAt"]`) + `,` +
 		target("moderated", `,"canBeDeleted":false,"moderatorAbilities":{"delete":true}`) + `,` +
@@ -49,7 +51,10 @@ func TestReferenceRules(t *testing.T) {
 		check      Code // 0: accepted
 	}{
 		{"permanent by id", refByID("permanentDocument", "permanent"), 0, 0},
-		{"permanent by lookup", refByLookup("permanentDocument", "permanent", "byName"), 0, 0},
+		{"permanent by lookup", refByLookup("permanentDocument", "fixed", "byName"), 0, 0},
+		{"permanent lookup of a value a replace changes", refByLookup("permanentDocument", "permanent", "byName"), 0, CodeInvalidReference},
+		{"deletable lookup of a value a replace changes", refByLookup("deletableDocument", "permanent", "byName"), 0, 0},
+		{"an indexOnly target", refByID("deletableDocument", "hidden"), 0, CodeInvalidReference},
 		{"list of permanent", refList("permanent"), 0, 0},
 		{"deletable by id", refByID("deletableDocument", "deletable"), 0, 0},
 		{"deletable to a ttl type", refByID("deletableDocument", "expiring"), 0, 0},
@@ -150,4 +155,28 @@ func TestIdentifierListData(t *testing.T) {
 	wantCode(t, "65 identifiers", err, CodeInvalidContractStructure)
 	_, err = ParseDocumentTypes([]byte(one(typ(`"l":{"type":"array","maxItems":2,"position":0,"items":{`+identifierJSON+`}}`, `"indices":[{"name":"byL","properties":[{"l":"asc"}]}]`))), V14)
 	wantCode(t, "an indexed list", err, CodeInvalidContractStructure)
+}
+
+// TestValueCanChange: which looked-up values a document's own writes can move, so that
+// a permanent reference by lookup to them is refused.
+func TestValueCanChange(t *testing.T) {
+	fixed := DocumentType{}
+	mutable := DocumentType{DocumentsMutable: true}
+	sold := DocumentType{TradeMode: TradeModeDirectPurchase}
+	given := DocumentType{Transferable: TransferableAlways}
+	for _, c := range []struct {
+		t     DocumentType
+		field string
+		want  bool
+	}{
+		{fixed, "name", false}, {mutable, "name", true},
+		{mutable, "$id", false}, {sold, "$createdAt", false},
+		{fixed, "$ownerId", false}, {sold, "$ownerId", true}, {given, "$ownerId", true}, {mutable, "$ownerId", false},
+		{fixed, "$updatedAt", false}, {mutable, "$updatedAt", true}, {given, "$updatedAt", true},
+		{fixed, "$transferredAt", false}, {sold, "$transferredAt", true},
+	} {
+		if got := valueCanChange(c.t, c.field); got != c.want {
+			t.Errorf("%+v %s: %v", c.t, c.field, got)
+		}
+	}
 }

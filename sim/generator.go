@@ -122,14 +122,15 @@ const ttlDefinition = `{"documentSchemas":{` +
 // forumDefinition is the contract of moderators and references; moderatorsPlaceholder
 // stands for its moderators, known identities chosen when it is registered (now and then
 // one that does not exist). "member" never loses documents (canBeDeleted false, no ttl,
-// no moderators): what permanent references name, by id or by nick. "topic" lives two
+// no moderators) and never changes its nick: what permanent references name, by id or
+// by nick. "topic" lives two
 // hours, its moderators delete it within an hour of its last change and keep a record,
 // and it refers to a member by id and by nick; "reply" is deleted by its owner or
 // moderators (without a record, refunding its owner), refers to a topic it may lose and
 // lists up to three members; a "note" lives until its owner or a moderator deletes it,
 // the moderator keeping a record, so that restores find it unexpired.
 const forumDefinition = `{"config":{"moderation":{"moderators":[` + moderatorsPlaceholder + `]}},"documentSchemas":{` +
-	`"member":{"type":"object","canBeDeleted":false,"properties":{"nick":{"type":"string","minLength":1,"maxLength":3,"position":0}},` +
+	`"member":{"type":"object","canBeDeleted":false,"documentsMutable":false,"properties":{"nick":{"type":"string","minLength":1,"maxLength":3,"position":0}},` +
 	`"required":["nick"],"additionalProperties":false,"indices":[{"name":"byNick","properties":[{"nick":"asc"}],"unique":true}]},` +
 	`"topic":{"type":"object","ttl":7200,"canBeDeleted":false,"moderatorAbilities":{"delete":true,"deleteWithin":3600},"properties":{` +
 	`"title":{"type":"string","maxLength":6,"position":0},` +

@@ -101,8 +101,8 @@ func TestDeterminism(t *testing.T) {
 			t.Error("no removal record's hash was compared with the document it removed")
 		}
 	}
-	t.Logf("seed %d: %d blocks, results by code %v, events %v, %d changes of expired documents, %d creates of their unique values, %d removal records pinned",
-		cfg.Seed, blocks, a.Codes, a.Events, a.ExpiredChanges, a.ExpiredUniques, a.RemovalsPinned)
+	t.Logf("seed %d: %d blocks, results by code %v, events %v, %d changes of expired documents, %d creates of their unique values, %d moderators' deletions and %d restores accepted, %d removal records pinned",
+		cfg.Seed, blocks, a.Codes, a.Events, a.ExpiredChanges, a.ExpiredUniques, a.TxEvents["document_moderate_delete"], a.TxEvents["document_restore"], a.RemovalsPinned)
 
 	other, err := Run(Config{Seed: cfg.Seed + 1, Blocks: 5})
 	if err != nil {

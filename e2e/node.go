@@ -62,13 +62,14 @@ func startNode(t testing.TB, opts node.InitOptions) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports := freePorts(t, 3)
+	ports := freePorts(t, 4)
 	n, err := node.Start(node.StartOptions{
 		Home:             res.Home,
 		Logger:           zerolog.Nop(),
 		RPCListen:        fmt.Sprintf("tcp://127.0.0.1:%d", ports[0]),
 		P2PListen:        fmt.Sprintf("tcp://127.0.0.1:%d", ports[1]),
 		PrometheusListen: fmt.Sprintf("127.0.0.1:%d", ports[2]),
+		WebListen:        fmt.Sprintf("127.0.0.1:%d", ports[3]),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ func startLoadNode(t *testing.T, seed []byte, n int) *node.Node {
 		t.Fatal(err)
 	}
 	addrs := freeAddrs(t, 3)
-	nd, err := node.Start(node.StartOptions{Home: home, Logger: zerolog.Nop(), RPCListen: "tcp://" + addrs[0], P2PListen: "tcp://" + addrs[1], PrometheusListen: addrs[2]})
+	nd, err := node.Start(node.StartOptions{Home: home, Logger: zerolog.Nop(), RPCListen: "tcp://" + addrs[0], P2PListen: "tcp://" + addrs[1], PrometheusListen: addrs[2], WebListen: node.WebOff})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/web"
 )
 
 // Log formats of AppConfig.LogFormat.
@@ -36,12 +38,21 @@ type AppConfig struct {
 	// LogLevel is a zerolog level name: trace, debug, info, warn or error. It applies
 	// to CometBFT's messages too; config.toml's log_level is not read.
 	LogLevel string `mapstructure:"log_level"`
+	// Web is the [web] section: the node's web view.
+	Web WebConfig `mapstructure:"web"`
+}
+
+// WebConfig is app.toml's [web] section.
+type WebConfig struct {
+	// Laddr is the host:port the web view listens on; "" turns it off.
+	Laddr string `mapstructure:"laddr"`
 }
 
 // DefaultAppConfig is what Init writes.
 func DefaultAppConfig() AppConfig {
 	return AppConfig{KeepRecent: drive.DefaultKeepRecent, IAVLCacheSize: drive.DefaultCacheSize,
-		LevelDBBlockCacheMiB: DefaultLevelDBBlockCacheMiB, LogFormat: LogFormatConsole, LogLevel: "info"}
+		LevelDBBlockCacheMiB: DefaultLevelDBBlockCacheMiB, LogFormat: LogFormatConsole, LogLevel: "info",
+		Web: WebConfig{Laddr: web.DefaultListen}}
 }
 
 // DefaultLevelDBBlockCacheMiB is the state database's goleveldb block cache. With
@@ -70,6 +81,11 @@ func (c AppConfig) Validate() error {
 	}
 	if _, err := ParseLogLevel(c.LogLevel); err != nil {
 		return err
+	}
+	if c.Web.Laddr != "" {
+		if _, _, err := net.SplitHostPort(c.Web.Laddr); err != nil {
+			return fmt.Errorf("[web] laddr must be host:port or empty, not %q: %v", c.Web.Laddr, err)
+		}
 	}
 	return nil
 }
@@ -131,6 +147,11 @@ log_format = "{{.LogFormat}}"
 # CometBFT alike. The --log-level flag overrides it. This file is the one place for log
 # settings: log_level and log_format in config.toml are not read.
 log_level = "{{.LogLevel}}"
+
+# The node's web view: an explorer of this chain (blocks, contracts, documents and their
+# expiry, the cleanup backlog, epochs), read only. Keep it on loopback; "" turns it off.
+[web]
+laddr = "{{.Web.Laddr}}"
 `))
 
 // SaveAppConfig writes c to home/config/app.toml with a comment for every key.

@@ -12,6 +12,7 @@ import (
 	"github.com/cometbft/cometbft/config"
 	cmtlog "github.com/cometbft/cometbft/libs/log"
 	cmtnode "github.com/cometbft/cometbft/node"
+	cmtlocal "github.com/cometbft/cometbft/rpc/client/local"
 	"github.com/cometbft/cometbft/p2p"
 	"github.com/cometbft/cometbft/privval"
 	dbm "github.com/cosmos/cosmos-db"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/ttld-dev/ttld/abci"
 	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/web"
 )
 
 // ApplicationDBName is the name of the state tree's goleveldb database in data/.
@@ -36,15 +38,22 @@ type StartOptions struct {
 	// Overrides of config.toml, in its forms ("tcp://127.0.0.1:26657" for RPC and
 	// P2P, "127.0.0.1:26660" for Prometheus); "" keeps the config's value.
 	RPCListen, P2PListen, PrometheusListen string
+	// WebListen overrides app.toml's [web] laddr (host:port); "" keeps it, WebOff
+	// turns the web view off.
+	WebListen string
 	// CheckInvariants halts the node on a block after which the running total of
 	// credits differs from the supply (--check-invariants).
 	CheckInvariants bool
 }
 
+// WebOff as StartOptions.WebListen starts no web view.
+const WebOff = "off"
+
 // Node is a running chain: CometBFT in process around the ttld application.
 type Node struct {
 	cfg     *config.Config
 	comet   *cmtnode.Node
+	web     *web.Listener
 	store   *drive.Store
 	db      dbm.DB
 	cometDB *cometDBs
@@ -152,8 +161,43 @@ func Start(opts StartOptions) (*Node, error) {
 	if err != nil {
 		return nil, errors.Join(err, n.closeStorage())
 	}
-	opts.Logger.Info().Str("chain_id", n.chainID).Str("rpc", n.RPCAddress()).Str("home", cfg.RootDir).Msg("node started")
+	laddr := appCfg.Web.Laddr
+	switch opts.WebListen {
+	case "":
+	case WebOff:
+		laddr = ""
+	default:
+		laddr = opts.WebListen
+	}
+	if laddr != "" {
+		if err := n.startWeb(laddr, opts.Logger); err != nil {
+			return nil, errors.Join(err, n.Stop())
+		}
+	}
+	opts.Logger.Info().Str("chain_id", n.chainID).Str("rpc", n.RPCAddress()).Str("web", n.WebAddress()).Str("home", cfg.RootDir).Msg("node started")
 	return n, nil
+}
+
+// startWeb serves the web view on laddr, reading the node in process.
+func (n *Node) startWeb(laddr string, log zerolog.Logger) error {
+	vals, _, err := GenesisValidators(n.cfg.RootDir)
+	if err != nil {
+		return err
+	}
+	s, err := web.New(cmtlocal.New(n.comet), web.Options{Trusted: vals, Logger: log.With().Str("module", "web").Logger()})
+	if err != nil {
+		return err
+	}
+	n.web, err = web.Listen(s, laddr)
+	return err
+}
+
+// WebAddress is the web view's URL, such as "http://127.0.0.1:26680/"; "" when it is off.
+func (n *Node) WebAddress() string {
+	if n.web == nil {
+		return ""
+	}
+	return "http://" + n.web.Addr().String() + "/"
 }
 
 // warnIgnoredLogSettings says so when config.toml sets a log_level or log_format of
@@ -248,6 +292,11 @@ func (n *Node) Stop() error {
 	n.stopOnce.Do(func() {
 		n.stopping.Store(true)
 		var errs []error
+		if n.web != nil {
+			if err := n.web.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("stop web view: %w", err))
+			}
+		}
 		if n.comet.IsRunning() {
 			if err := n.comet.Stop(); err != nil {
 				errs = append(errs, fmt.Errorf("stop cometbft: %w", err))

@@ -44,6 +44,7 @@ func startTest(t *testing.T, home string) testNode {
 		RPCListen:        "tcp://" + freeAddr(t),
 		P2PListen:        "tcp://" + freeAddr(t),
 		PrometheusListen: prom,
+		WebListen:        freeAddr(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +219,7 @@ func TestStartFailsOnBusyPortAndReleasesHome(t *testing.T) {
 	defer busy.Close()
 	_, err = Start(StartOptions{
 		Home: home, Logger: zerolog.Nop(),
-		RPCListen: "tcp://" + busy.Addr().String(), P2PListen: "tcp://" + freeAddr(t), PrometheusListen: freeAddr(t),
+		RPCListen: "tcp://" + busy.Addr().String(), P2PListen: "tcp://" + freeAddr(t), PrometheusListen: freeAddr(t), WebListen: WebOff,
 	})
 	if err == nil {
 		t.Fatal("Start on a busy RPC port succeeded")

@@ -104,7 +104,7 @@ func TestStartRefusesBadStores(t *testing.T) {
 			tc.damage(home)
 			n, err := Start(StartOptions{
 				Home: home, Logger: NewLogger(io.Discard, true, zerolog.InfoLevel),
-				RPCListen: "tcp://" + freeAddr(t), P2PListen: "tcp://" + freeAddr(t), PrometheusListen: freeAddr(t),
+				RPCListen: "tcp://" + freeAddr(t), P2PListen: "tcp://" + freeAddr(t), PrometheusListen: freeAddr(t), WebListen: WebOff,
 			})
 			if err == nil {
 				n.Stop()

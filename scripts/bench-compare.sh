@@ -106,7 +106,7 @@ run_one() {
 		args=(--workload kvstore --like "$workload")
 	else
 		start_node "$home.log" bin/ttld start --home "$home" --log-level warn \
-			--rpc-laddr "tcp://127.0.0.1:${ports}657" --p2p-laddr "tcp://127.0.0.1:${ports}656" --prometheus-laddr "127.0.0.1:${ports}660"
+			--rpc-laddr "tcp://127.0.0.1:${ports}657" --p2p-laddr "tcp://127.0.0.1:${ports}656" --prometheus-laddr "127.0.0.1:${ports}660" --web-laddr off
 		args=(--workload "$workload" --signers "$SIGNERS")
 	fi
 	wait_rpc "$rpc"

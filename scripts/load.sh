@@ -55,7 +55,7 @@ bin/ttld init --home "$home" >/dev/null
 bin/ttld-load genesis --home "$home" --signers "$SIGNERS"
 bin/ttld-load configure --home "$home"
 start_node "$work/node.log" bin/ttld start --home "$home" \
-	--rpc-laddr "tcp://127.0.0.1:${PORTS}657" --p2p-laddr "tcp://127.0.0.1:${PORTS}656" --prometheus-laddr "127.0.0.1:${PORTS}660"
+	--rpc-laddr "tcp://127.0.0.1:${PORTS}657" --p2p-laddr "tcp://127.0.0.1:${PORTS}656" --prometheus-laddr "127.0.0.1:${PORTS}660" --web-laddr off
 wait_rpc "$rpc"
 echo "ttld started (pid $NODE_PID, RPC $rpc, log $work/node.log)"
 

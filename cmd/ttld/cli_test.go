@@ -253,7 +253,7 @@ func TestDevnetRunsAndStops(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- runCLIContext(ctx, &out, &errOut, "devnet", "--home", home, "--chain-id", "devnet-test", "--log-format", "json",
-			"--rpc-laddr", "tcp://"+rpc, "--p2p-laddr", "tcp://"+freeAddr(t), "--prometheus-laddr", freeAddr(t))
+			"--rpc-laddr", "tcp://"+rpc, "--p2p-laddr", "tcp://"+freeAddr(t), "--prometheus-laddr", freeAddr(t), "--web-laddr", freeAddr(t))
 	}()
 
 	client, err := rpchttp.New("http://"+rpc, "/websocket")
@@ -343,7 +343,7 @@ func TestStartStopsOnSIGTERM(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- runCLIContext(context.Background(), &out, &errOut, "start", "--home", home,
-			"--rpc-laddr", "tcp://"+rpc, "--p2p-laddr", "tcp://"+freeAddr(t), "--prometheus-laddr", freeAddr(t))
+			"--rpc-laddr", "tcp://"+rpc, "--p2p-laddr", "tcp://"+freeAddr(t), "--prometheus-laddr", freeAddr(t), "--web-laddr", freeAddr(t))
 	}()
 	client, err := rpchttp.New("http://"+rpc, "/websocket")
 	if err != nil {

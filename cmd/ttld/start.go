@@ -30,6 +30,7 @@ func listenFlags(cmd *cobra.Command) {
 	cmd.Flags().String("rpc-laddr", "", "RPC listen address, such as tcp://127.0.0.1:26657 (default: config.toml)")
 	cmd.Flags().String("p2p-laddr", "", "P2P listen address, such as tcp://127.0.0.1:26656 (default: config.toml)")
 	cmd.Flags().String("prometheus-laddr", "", "Prometheus listen address, such as 127.0.0.1:26660 (default: config.toml)")
+	cmd.Flags().String("web-laddr", "", `web view listen address, such as 127.0.0.1:26680, or "off" (default: app.toml's [web] laddr)`)
 	cmd.Flags().Bool("check-invariants", false, "after every block, check that the running total of credits equals the genesis supply, and halt on a mismatch")
 }
 
@@ -51,8 +52,9 @@ func runNode(cmd *cobra.Command, started func(*node.Node) error) error {
 	rpc, _ := cmd.Flags().GetString("rpc-laddr")
 	p2p, _ := cmd.Flags().GetString("p2p-laddr")
 	prom, _ := cmd.Flags().GetString("prometheus-laddr")
+	webAddr, _ := cmd.Flags().GetString("web-laddr")
 	check, _ := cmd.Flags().GetBool("check-invariants")
-	n, err := node.Start(node.StartOptions{Home: home, Logger: log, RPCListen: rpc, P2PListen: p2p, PrometheusListen: prom, CheckInvariants: check})
+	n, err := node.Start(node.StartOptions{Home: home, Logger: log, RPCListen: rpc, P2PListen: p2p, PrometheusListen: prom, WebListen: webAddr, CheckInvariants: check})
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func TestCorruptStoresFailInOneLine(t *testing.T) {
 	}
 	copyOf := func() string { return e2e.CopyHome(t, env.Home) }
 	ports := func() []string {
-		return []string{"--rpc-laddr", "tcp://" + freeAddr(t), "--p2p-laddr", "tcp://" + freeAddr(t), "--prometheus-laddr", freeAddr(t), "--log-level", "error"}
+		return []string{"--rpc-laddr", "tcp://" + freeAddr(t), "--p2p-laddr", "tcp://" + freeAddr(t), "--prometheus-laddr", freeAddr(t), "--web-laddr", "off", "--log-level", "error"}
 	}
 	for _, tc := range []struct {
 		name   string

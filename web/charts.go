@@ -1,0 +1,207 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/color"
+	"net/http"
+	"strconv"
+
+	cmttypes "github.com/cometbft/cometbft/types"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// Chart sizes and the span of heights and epochs they draw.
+const (
+	chartWidth, chartHeight = vg.Length(560), vg.Length(220)
+	// ChartBlocks is how many recent blocks the backlog and block charts read.
+	ChartBlocks = 60
+	// ChartEpochs is how many epochs from the current one the storage chart reads.
+	ChartEpochs = 20
+)
+
+var (
+	colorLine   = color.RGBA{R: 0x1f, G: 0x5f, B: 0xa8, A: 0xff}
+	colorSecond = color.RGBA{R: 0xc0, G: 0x4e, B: 0x1a, A: 0xff}
+)
+
+// backlogChart draws, over the last ChartBlocks blocks, the expiration backlog each
+// block's cleanup left and the documents it deleted (its documents_cleanup event).
+func (s *Server) backlogChart(r *http.Request) ([]byte, error) {
+	ctx := r.Context()
+	latest, err := s.latestHeight(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var backlog, removed plotter.XYs
+	for h := max(1, latest-ChartBlocks+1); h <= latest; h++ {
+		res, err := s.rpc.BlockResults(ctx, &h)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range res.FinalizeBlockEvents {
+			if e.Type != "documents_cleanup" {
+				continue
+			}
+			for _, a := range e.Attributes {
+				n, err := strconv.ParseFloat(a.Value, 64)
+				if err != nil {
+					continue
+				}
+				switch a.Key {
+				case "backlog":
+					backlog = append(backlog, plotter.XY{X: float64(h), Y: n})
+				case "removed":
+					removed = append(removed, plotter.XY{X: float64(h), Y: n})
+				}
+			}
+		}
+	}
+	p := newChart("Expiration backlog and documents expired per block", "height", "documents")
+	if err := addLine(p, "backlog after the cleanup", backlog, colorLine); err != nil {
+		return nil, err
+	}
+	if err := addLine(p, "expired in the block", removed, colorSecond); err != nil {
+		return nil, err
+	}
+	return render(p)
+}
+
+// recentMetas reads the headers of the last ChartBlocks blocks, newest first.
+func (s *Server) recentMetas(ctx context.Context) ([]*cmttypes.BlockMeta, error) {
+	latest, err := s.latestHeight(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*cmttypes.BlockMeta
+	for top := latest; top >= 1 && top > latest-ChartBlocks; top -= BlocksPerPage {
+		info, err := s.rpc.BlockchainInfo(ctx, max(1, top-BlocksPerPage+1), top)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info.BlockMetas...)
+	}
+	return out, nil
+}
+
+// blocksChart draws the transitions of each of the last ChartBlocks blocks.
+func (s *Server) blocksChart(r *http.Request) ([]byte, error) {
+	metas, err := s.recentMetas(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	var txs plotter.XYs
+	for _, m := range metas {
+		txs = append(txs, plotter.XY{X: float64(m.Header.Height), Y: float64(m.NumTxs)})
+	}
+	p := newChart("Transitions per block", "height", "transitions")
+	if len(txs) > 0 {
+		dots, err := plotter.NewScatter(txs)
+		if err != nil {
+			return nil, err
+		}
+		dots.Color = colorLine
+		p.Add(dots)
+	}
+	return render(p)
+}
+
+// rateChart draws the blocks made in each minute the last ChartBlocks blocks span.
+func (s *Server) rateChart(r *http.Request) ([]byte, error) {
+	metas, err := s.recentMetas(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	perMinute := map[int64]float64{}
+	first, last := int64(0), int64(0)
+	for i, m := range metas {
+		minute := m.Header.Time.Unix() / 60
+		perMinute[minute]++
+		if i == 0 || minute < first {
+			first = minute
+		}
+		last = max(last, minute)
+	}
+	first = max(first, last-24*60+1) // a day at most: blocks may be days apart
+	var rate plotter.XYs
+	for m := first; len(metas) > 0 && m <= last; m++ {
+		rate = append(rate, plotter.XY{X: float64(m - first), Y: perMinute[m]})
+	}
+	p := newChart("Blocks per minute", "minutes since the first block drawn", "blocks")
+	if err := addLine(p, "blocks", rate, colorSecond); err != nil {
+		return nil, err
+	}
+	return render(p)
+}
+
+// storageChart draws the storage fees distributed to each epoch from the current one
+// on: what the proposers of the coming epochs will be paid from storage.
+func (s *Server) storageChart(r *http.Request) ([]byte, error) {
+	ctx := r.Context()
+	pools, err := s.c.Pools(ctx, 0, false)
+	if err != nil {
+		return nil, err
+	}
+	var share plotter.Values
+	for i := uint32(0); i < ChartEpochs; i++ {
+		e, err := s.c.Epoch(ctx, pools.CurrentEpoch.Index+i, pools.Height, false)
+		if err != nil {
+			return nil, err
+		}
+		share = append(share, float64(e.StorageShare))
+	}
+	p := newChart(fmt.Sprintf("Storage fees distributed to epochs %d..%d", pools.CurrentEpoch.Index, pools.CurrentEpoch.Index+ChartEpochs-1), "epochs from the current one", "credits")
+	bars, err := plotter.NewBarChart(share, vg.Points(18))
+	if err != nil {
+		return nil, err
+	}
+	bars.Color = colorLine
+	bars.LineStyle.Width = 0
+	p.Add(bars)
+	return render(p)
+}
+
+func (s *Server) latestHeight(ctx context.Context) (int64, error) {
+	st, err := s.rpc.Status(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return st.SyncInfo.LatestBlockHeight, nil
+}
+
+func newChart(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, x, y
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	return p
+}
+
+func addLine(p *plot.Plot, name string, pts plotter.XYs, c color.Color) error {
+	if len(pts) == 0 {
+		return nil
+	}
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width = c, vg.Points(1.5)
+	p.Add(l)
+	p.Legend.Add(name, l)
+	return nil
+}
+
+func render(p *plot.Plot) ([]byte, error) {
+	w, err := p.WriterTo(chartWidth, chartHeight, "svg")
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,13 @@
+// Package web is the node's own web view: an explorer of the chain served by `ttld
+// start` on its own loopback listener (app.toml's [web] laddr). It shows the overview
+// (chain, validators, epoch, pools, cleanup backlog), blocks and their transitions with
+// result codes, fees and events, identities and addresses, contracts with their types
+// and time to live, documents with their expiry, and epochs, with pictures drawn on the
+// server as SVG from chain data.
+//
+// The view is read only: every page reads the node through CometBFT's RPC and the ttld
+// query paths (package client) and nothing else; it accepts GET and HEAD, validates and
+// bounds every input, and answers within a timeout. Pages are html/template, so every
+// value is escaped, with their styles embedded in the binary (no build step, no CDN),
+// under a strict Content-Security-Policy.
+package web

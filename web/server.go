@@ -1,0 +1,223 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net"
+	"net/http"
+	"time"
+
+	rpcclient "github.com/cometbft/cometbft/rpc/client"
+	cmttypes "github.com/cometbft/cometbft/types"
+	"github.com/rs/zerolog"
+
+	"github.com/ttld-dev/ttld/client"
+)
+
+// DefaultListen is where the web view listens when app.toml does not say otherwise.
+const DefaultListen = "127.0.0.1:26680"
+
+// RequestTimeout bounds the work of one page: its reads of the node included.
+const RequestTimeout = 10 * time.Second
+
+// ContentSecurityPolicy is sent with every answer: nothing but this origin's styles and
+// images, no script, no frames, forms posting nowhere.
+const ContentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; " +
+	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+//go:embed static
+var staticFiles embed.FS
+
+// Options configure a Server.
+type Options struct {
+	// Trusted is the genesis validator set the overview shows and pins.
+	Trusted *cmttypes.ValidatorSet
+	Logger  zerolog.Logger
+}
+
+// Server answers the web view's pages from a node's RPC.
+type Server struct {
+	rpc   rpcclient.Client
+	c     *client.Client
+	opts  Options
+	pages map[string]*template.Template
+}
+
+// New returns a server reading through rpc (CometBFT's RPC client: in process or
+// over HTTP).
+func New(rpc rpcclient.Client, opts Options) (*Server, error) {
+	s := &Server{rpc: rpc, c: client.New(rpc, client.Options{MaxAge: -1, Trusted: opts.Trusted}), opts: opts, pages: map[string]*template.Template{}}
+	names, err := fs.Glob(templateFiles, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if n == "templates/layout.html" {
+			continue
+		}
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", n)
+		if err != nil {
+			return nil, fmt.Errorf("web: template %s: %w", n, err)
+		}
+		s.pages[n[len("templates/"):]] = t
+	}
+	return s, nil
+}
+
+// Handler serves the pages, the charts and the static files.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(staticFiles, "static")
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /{$}", s.page("overview.html", s.overview))
+	mux.HandleFunc("GET /blocks", s.page("blocks.html", s.blocks))
+	mux.HandleFunc("GET /block/{height}", s.page("block.html", s.block))
+	mux.HandleFunc("GET /identity/{id}", s.page("identity.html", s.identity))
+	mux.HandleFunc("GET /address/{address}", s.page("address.html", s.address))
+	mux.HandleFunc("GET /contract/{id}", s.page("contract.html", s.contract))
+	mux.HandleFunc("GET /documents/{contract}/{type}", s.page("documents.html", s.documents))
+	mux.HandleFunc("GET /document/{contract}/{type}/{id}", s.page("document.html", s.document))
+	mux.HandleFunc("GET /epochs", s.page("epochs.html", s.epochs))
+	mux.HandleFunc("GET /search", s.search)
+	mux.HandleFunc("GET /chart/backlog.svg", s.chart(s.backlogChart))
+	mux.HandleFunc("GET /chart/blocks.svg", s.chart(s.blocksChart))
+	mux.HandleFunc("GET /chart/rate.svg", s.chart(s.rateChart))
+	mux.HandleFunc("GET /chart/storage.svg", s.chart(s.storageChart))
+	return secure(http.TimeoutHandler(mux, RequestTimeout, "the page took too long"))
+}
+
+// secure sets the headers every answer carries and refuses any method but GET and
+// HEAD: the view changes nothing.
+func secure(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cache-Control", "no-store")
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			h.Set("Allow", "GET, HEAD")
+			http.Error(w, "the web view is read only", http.StatusMethodNotAllowed)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// errBadInput: a path or query value the page cannot read.
+type errBadInput struct{ What, Value, Want string }
+
+func (e errBadInput) Error() string {
+	return fmt.Sprintf("%s %.80q: want %s", e.What, e.Value, e.Want)
+}
+
+// errNotFound: what the page names does not exist at the state read.
+type errNotFound struct{ What string }
+
+func (e errNotFound) Error() string { return e.What + " not found" }
+
+// page serves template name with the data load returns, or an error page.
+func (s *Server) page(name string, load func(r *http.Request) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		data, err := load(r)
+		status := http.StatusOK
+		if err != nil {
+			status, name, data = s.failure(r, err)
+		}
+		var buf bytes.Buffer
+		if err := s.pages[name].Execute(&buf, data); err != nil {
+			s.opts.Logger.Error().Err(err).Str("page", name).Msg("web: template")
+			http.Error(w, "the page could not be drawn", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(status)
+		_, _ = buf.WriteTo(w)
+	}
+}
+
+// errorPage is the data of error.html.
+type errorPage struct {
+	Title, Message string
+	Status         int
+}
+
+// failure maps a page's error to its status and the error page.
+func (s *Server) failure(r *http.Request, err error) (int, string, any) {
+	var bad errBadInput
+	var missing errNotFound
+	switch {
+	case errors.As(err, &bad):
+		return http.StatusBadRequest, "error.html", errorPage{"Bad request", err.Error(), http.StatusBadRequest}
+	case errors.As(err, &missing):
+		return http.StatusNotFound, "error.html", errorPage{"Not found", err.Error(), http.StatusNotFound}
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout, "error.html", errorPage{"Timeout", "the node did not answer in time", http.StatusGatewayTimeout}
+	}
+	s.opts.Logger.Warn().Err(err).Str("path", r.URL.Path).Msg("web: page")
+	return http.StatusBadGateway, "error.html", errorPage{"The node's answer failed", err.Error(), http.StatusBadGateway}
+}
+
+// chart serves the SVG draw writes.
+func (s *Server) chart(draw func(r *http.Request) ([]byte, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		svg, err := draw(r)
+		if err != nil {
+			var bad errBadInput
+			status := http.StatusBadGateway
+			if errors.As(err, &bad) {
+				status = http.StatusBadRequest
+			}
+			http.Error(w, err.Error(), status)
+			return
+		}
+		w.Header().Set("Content-Type", "image/svg+xml")
+		_, _ = w.Write(svg)
+	}
+}
+
+// Listener is a running web view.
+type Listener struct {
+	srv  *http.Server
+	addr net.Addr
+	done chan error
+}
+
+// Listen starts serving s on laddr (host:port) and returns once it listens.
+func Listen(s *Server, laddr string) (*Listener, error) {
+	ln, err := net.Listen("tcp", laddr)
+	if err != nil {
+		return nil, fmt.Errorf("web view on %s: %w", laddr, err)
+	}
+	l := &Listener{
+		srv: &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+			WriteTimeout: RequestTimeout + 5*time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10},
+		addr: ln.Addr(),
+		done: make(chan error, 1),
+	}
+	go func() { l.done <- l.srv.Serve(ln) }()
+	return l, nil
+}
+
+// Addr is the address the view listens on.
+func (l *Listener) Addr() net.Addr { return l.addr }
+
+// Close stops the listener and waits for the pages being served, up to a few seconds.
+func (l *Listener) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := l.srv.Shutdown(ctx)
+	if serveErr := <-l.done; !errors.Is(serveErr, http.ErrServerClosed) {
+		err = errors.Join(err, serveErr)
+	}
+	return err
+}

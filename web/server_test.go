@@ -1,0 +1,204 @@
+package web_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
+
+	"github.com/ttld-dev/ttld/e2e"
+	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/web"
+)
+
+// chain is a node with an identity, a contract of a ttl'd type and one document of it
+// whose text holds markup: what the pages show.
+type chain struct {
+	env      *e2e.Env
+	srv      *httptest.Server
+	identity protocol.IdentityID
+	contract protocol.ContractID
+	document protocol.DocumentID
+}
+
+// markup is a document value the pages must show escaped.
+const markup = `<script>alert("x")</script>`
+
+// definition is the contract the tests register: a note lives two minutes.
+const definition = `{"documentSchemas":{"note":{"type":"object","ttl":120,` +
+	`"properties":{"text":{"type":"string","maxLength":63,"position":0}},"required":["$createdAt","text"],"additionalProperties":false,` +
+	`"indices":[{"name":"byText","properties":[{"text":"asc"}]}]}}}`
+
+func startChain(t *testing.T) chain {
+	t.Helper()
+	env := e2e.StartNodeShortTTL(t, 60)
+	ctx := context.Background()
+	send := func(tr protocol.Transition) {
+		t.Helper()
+		tx, err := env.Client.Sign(ctx, tr, env.Dev.Priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := env.Client.Broadcast(ctx, tx, true)
+		if err != nil || res.Code != 0 || !res.Committed {
+			t.Fatalf("%T: %+v %v", tr, res, err)
+		}
+	}
+	c := chain{env: env}
+	create := &protocol.IdentityCreate{PubKey: env.Dev.Pub, Amount: 1_000_000_000, Keys: []ed25519.PublicKey{env.Dev.Pub}}
+	send(create)
+	c.identity = protocol.NewIdentityID(env.Dev.Address(), create.Nonce)
+	contract := &protocol.DataContractCreate{Identity: c.identity, Definition: []byte(definition)}
+	send(contract)
+	c.contract = contract.ContractID()
+	b := &protocol.DocumentsBatch{Identity: c.identity, Contract: c.contract, Actions: []protocol.DocumentAction{
+		{Kind: protocol.ActionCreate, Type: "note", Entropy: [32]byte{1}, Data: []byte(`{"text":"` + strings.ReplaceAll(markup, `"`, `\"`) + `"}`)},
+	}}
+	b.Actions[0].ID = b.CreateID(b.Actions[0])
+	c.document = b.Actions[0].ID
+	send(b)
+	rpc, err := rpchttp.New(env.RPC, "/websocket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := web.New(rpc, web.Options{Trusted: env.Trusted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.srv = httptest.NewServer(s.Handler())
+	t.Cleanup(c.srv.Close)
+	return c
+}
+
+func (c chain) get(t *testing.T, path string) (int, http.Header, string) {
+	t.Helper()
+	res, err := http.Get(c.srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, res.Header, string(b)
+}
+
+// TestPages: every page answers 200 with the figures the chain holds, under the
+// security headers; the document's markup is escaped wherever it is shown.
+func TestPages(t *testing.T) {
+	c := startChain(t)
+	ctx := context.Background()
+	h, err := c.env.Client.LatestHeight(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, contract, doc := c.identity.String(), c.contract.String(), c.document.String()
+	addr := c.env.Dev.Address().String()
+	for _, p := range []struct {
+		path string
+		want []string
+	}{
+		{"/", []string{"Chain " + e2e.ChainID, `id="protocol-version">14<`, "Genesis validator set", "/chart/backlog.svg", "(conserved)"}},
+		{"/blocks", []string{`href="/block/1"`, "Transitions"}},
+		{"/block/2", []string{"Block 2"}},
+		{"/identity/" + id, []string{id, "credits"}},
+		{"/address/" + addr, []string{addr, "Balance changes"}},
+		{"/contract/" + contract, []string{"Type note", `class="ttl">2m0s<`, "byText", "text asc"}},
+		{"/documents/" + contract + "/note", []string{doc[:8], "expires at"}},
+		{"/documents/" + contract + "/note?q=" + url.QueryEscape(`{"where":[["text","startsWith","<scr"]],"limit":5}`), []string{doc[:8]}},
+		{"/document/" + contract + "/note/" + doc, []string{doc, "$createdAt", "Expires at", "lifetime:"}},
+		{"/epochs", []string{"The current epoch is 0", "/chart/storage.svg"}},
+	} {
+		status, hdr, body := c.get(t, p.path)
+		if status != http.StatusOK {
+			t.Errorf("GET %s: %d\n%s", p.path, status, body)
+			continue
+		}
+		if hdr.Get("Content-Security-Policy") != web.ContentSecurityPolicy || hdr.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: headers %v", p.path, hdr)
+		}
+		for _, w := range p.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("GET %s: no %q in the page", p.path, w)
+			}
+		}
+		if strings.Contains(body, markup) {
+			t.Errorf("GET %s: the document's markup is not escaped", p.path)
+		}
+	}
+	// The block that created the document lists it with its code and fee.
+	found := false
+	for b := int64(1); b <= h && !found; b++ {
+		_, _, body := c.get(t, "/block/"+strconv.FormatInt(b, 10))
+		found = strings.Contains(body, "documents_batch") && strings.Contains(body, "code 0 OK") && strings.Contains(body, "document_create")
+	}
+	if !found {
+		t.Error("no block page lists the documents batch")
+	}
+	for _, chart := range []string{"/chart/backlog.svg", "/chart/blocks.svg", "/chart/rate.svg", "/chart/storage.svg"} {
+		status, hdr, body := c.get(t, chart)
+		if status != http.StatusOK || hdr.Get("Content-Type") != "image/svg+xml" || !strings.Contains(body, "<svg") {
+			t.Errorf("GET %s: %d %s %.80s", chart, status, hdr.Get("Content-Type"), body)
+		}
+	}
+}
+
+// TestBadInput: every malformed input is a 400 naming it, what does not exist a 404,
+// and anything but GET and HEAD a 405: the view changes nothing.
+func TestBadInput(t *testing.T) {
+	c := startChain(t)
+	contract := c.contract.String()
+	for path, want := range map[string]int{
+		"/block/0":                              http.StatusBadRequest,
+		"/block/x":                              http.StatusBadRequest,
+		"/block/99999999":                       http.StatusNotFound,
+		"/blocks?before=-3":                     http.StatusBadRequest,
+		"/identity/zz":                          http.StatusBadRequest,
+		"/address/" + contract:                  http.StatusBadRequest,
+		"/contract/" + strings.Repeat("ab", 32): http.StatusNotFound,
+		"/documents/" + contract + "/no$type":   http.StatusBadRequest,
+		"/documents/" + contract + "/nothing":   http.StatusNotFound,
+		"/documents/" + contract + "/note?q=" + url.QueryEscape(`{"where":[["nope","==",1]]}`):  http.StatusBadRequest,
+		"/documents/" + contract + "/note?q=" + url.QueryEscape(strings.Repeat(" ", 5000)+"{}"): http.StatusBadRequest,
+		"/documents/" + contract + "/note?q=%7Bnot":                                             http.StatusBadRequest,
+		"/document/" + contract + "/note/12":                                                    http.StatusBadRequest,
+		"/search?q=hello":                                                                       http.StatusBadRequest,
+		"/nowhere":                                                                              http.StatusNotFound,
+	} {
+		status, hdr, body := c.get(t, path)
+		if status != want {
+			t.Errorf("GET %s: %d, want %d\n%.300s", path, status, want, body)
+		}
+		if hdr.Get("Content-Security-Policy") == "" {
+			t.Errorf("GET %s: no Content-Security-Policy", path)
+		}
+	}
+	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
+		req, _ := http.NewRequest(m, c.srv.URL+"/", strings.NewReader("x"))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("%s /: %d", m, res.StatusCode)
+		}
+	}
+	// A search by height or id lands on its page.
+	res, err := http.Get(c.srv.URL + "/search?q=" + c.identity.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.Request.URL.Path != "/identity/"+c.identity.String() {
+		t.Errorf("search for the identity went to %s", res.Request.URL.Path)
+	}
+}

@@ -152,7 +152,7 @@ func Init(opts InitOptions) (InitResult, error) {
 			return InitResult{}, fmt.Errorf("remove old chain data: %w", err)
 		}
 	}
-	keys, err := writeHome(cfg)
+	keys, err := writeHome(cfg, DefaultAppConfig())
 	if err != nil {
 		return InitResult{}, err
 	}
@@ -251,10 +251,10 @@ func (k homeKeys) genesisValidator(name string) cmttypes.GenesisValidator {
 }
 
 // writeHome creates the config and data folders of cfg's home, writes cfg as
-// config.toml and the default app.toml, and returns the home's node and validator
+// config.toml and app as app.toml, and returns the home's node and validator
 // keys, each kept when the home has it already and created otherwise. It writes no
 // genesis and no keyring.
-func writeHome(cfg *config.Config) (homeKeys, error) {
+func writeHome(cfg *config.Config, app AppConfig) (homeKeys, error) {
 	if err := cfg.ValidateBasic(); err != nil {
 		return homeKeys{}, fmt.Errorf("config: %w", err)
 	}
@@ -264,7 +264,7 @@ func writeHome(cfg *config.Config) (homeKeys, error) {
 		}
 	}
 	config.WriteConfigFile(configFile(cfg.RootDir), cfg)
-	if err := SaveAppConfig(cfg.RootDir, DefaultAppConfig()); err != nil {
+	if err := SaveAppConfig(cfg.RootDir, app); err != nil {
 		return homeKeys{}, err
 	}
 

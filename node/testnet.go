@@ -32,17 +32,20 @@ const (
 	TestnetP2PPort        = 26656
 	TestnetRPCPort        = 26657
 	TestnetPrometheusPort = 26660
+	TestnetWebPort        = 26680
 )
 
 // Host ports docker-compose.yml (and docker-compose.fullnodes.yml) publish on
 // 127.0.0.1, after TTLD_DEVNET_PORTS, the leading digits P (26 by default): validator
 // i's RPC at P*1000 + TestnetHostRPCPort + i*TestnetHostPortStep (26657, 26757, ...),
 // its Prometheus endpoint at P*1000 + TestnetHostPrometheusPort + i*TestnetHostPortStep
-// (26660, 26760, ...); full node j's one step below the first validator's for each j
-// (26557 and 26560 for full0, 26457 ...).
+// (26660, 26760, ...) and its web view at P*1000 + TestnetHostWebPort + i*TestnetHostPortStep
+// (26680, 26780, ...); full node j's one step below the first validator's for each j
+// (26557, 26560 and 26580 for full0, 26457 ...).
 const (
 	TestnetHostRPCPort        = 657
 	TestnetHostPrometheusPort = 660
+	TestnetHostWebPort        = 680
 	TestnetHostPortStep       = 100
 	// DefaultTestnetHostPortPrefix is P when none is given, TTLD_DEVNET_PORTS's default.
 	DefaultTestnetHostPortPrefix = 26
@@ -110,10 +113,11 @@ type TestnetNode struct {
 	// PayoutIdentity is a validator's payout identity, keyed by the client home's
 	// PayoutKeyName(Name); zero for a full node.
 	PayoutIdentity protocol.IdentityID
-	// HostRPCPort and HostPrometheusPort are where the compose files publish the
-	// node's RPC and metrics on 127.0.0.1.
+	// HostRPCPort, HostPrometheusPort and HostWebPort are where the compose files
+	// publish the node's RPC, metrics and web view on 127.0.0.1.
 	HostRPCPort        int
 	HostPrometheusPort int
+	HostWebPort        int
 }
 
 // TestnetResult is what Testnet wrote.
@@ -213,9 +217,11 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 			n.Name = fmt.Sprintf("full%d", j)
 			port = prefix*1000 - TestnetHostPortStep*(j+1)
 		}
-		n.HostRPCPort, n.HostPrometheusPort = port+TestnetHostRPCPort, port+TestnetHostPrometheusPort
+		n.HostRPCPort, n.HostPrometheusPort, n.HostWebPort = port+TestnetHostRPCPort, port+TestnetHostPrometheusPort, port+TestnetHostWebPort
 		cfg := testnetConfig(filepath.Join(out, n.Name), n.Name, n.IP)
-		keys, err := writeHome(cfg)
+		app := DefaultAppConfig()
+		app.Web.Laddr = "0.0.0.0:" + strconv.Itoa(TestnetWebPort) // the container's every interface, published on the host's loopback
+		keys, err := writeHome(cfg, app)
 		if err != nil {
 			return TestnetResult{}, fmt.Errorf("%s: %w", n.Name, err)
 		}
@@ -265,7 +271,7 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 // is a port a user may bind (1024 to 65535).
 func checkHostPorts(prefix, validators, fullNodes int) error {
 	low := prefix*1000 - TestnetHostPortStep*fullNodes + TestnetHostRPCPort
-	high := prefix*1000 + TestnetHostPortStep*(validators-1) + TestnetHostPrometheusPort
+	high := prefix*1000 + TestnetHostPortStep*(validators-1) + TestnetHostWebPort
 	if fullNodes == 0 {
 		low = prefix*1000 + TestnetHostRPCPort
 	}

@@ -41,9 +41,10 @@ type testnetNodeOutput struct {
 	NodeID           string `json:"node_id"`
 	ValidatorAddress string `json:"validator_address,omitempty"`
 	PayoutIdentity   string `json:"payout_identity,omitempty"`
-	// HostRPC and HostMetrics are where the compose files publish the node.
+	// HostRPC, HostMetrics and HostWeb are where the compose files publish the node.
 	HostRPC     string `json:"host_rpc"`
 	HostMetrics string `json:"host_metrics"`
+	HostWeb     string `json:"host_web"`
 }
 
 // Values of testnetNodeOutput.Role.
@@ -64,6 +65,7 @@ func newTestnetOutput(r node.TestnetResult) testnetOutput {
 			NodeID:      n.NodeID,
 			HostRPC:     fmt.Sprintf("http://127.0.0.1:%d", n.HostRPCPort),
 			HostMetrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", n.HostPrometheusPort),
+			HostWeb:     fmt.Sprintf("http://127.0.0.1:%d/", n.HostWebPort),
 		}
 		if n.Validator {
 			o.Role, o.ValidatorAddress, o.PayoutIdentity = roleValidator, n.ValidatorAddress.String(), n.PayoutIdentity.String()
@@ -96,9 +98,9 @@ func (o testnetOutput) text(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "Wrote %d validator and %d full node homes of chain %q in %s\n", validators, len(o.Nodes)-validators, o.ChainID, o.Output)
-	fmt.Fprintf(w, "%-7s %-10s %-15s %-23s %s\n", "node", "role", "ip", "host rpc", "host metrics")
+	fmt.Fprintf(w, "%-7s %-10s %-15s %-23s %-38s %s\n", "node", "role", "ip", "host rpc", "host metrics", "web view")
 	for _, n := range o.Nodes {
-		fmt.Fprintf(w, "%-7s %-10s %-15s %-23s %s\n", n.Name, n.Role, n.IP, n.HostRPC, n.HostMetrics)
+		fmt.Fprintf(w, "%-7s %-10s %-15s %-23s %-38s %s\n", n.Name, n.Role, n.IP, n.HostRPC, n.HostMetrics, n.HostWeb)
 	}
 	client := relative(o.ClientHome)
 	fmt.Fprintf(w, "The host ports are the compose files' with %s=%d.\n", hostPortsEnv, o.HostPorts)
@@ -131,10 +133,11 @@ No node home (which a container mounts) holds one. Use the client home with the 
 The homes are made for docker-compose.yml's private network: validator i has the
 address --subnet-base + i, the full nodes the addresses after the validators; every
 node dials the validators by IP (persistent_peers), and listens on every interface of
-its container (RPC 26657, P2P 26656, Prometheus 26660). With --host-ports P (the
-compose files' TTLD_DEVNET_PORTS), validator i's RPC is published on 127.0.0.1 at
-P*1000+657+100i and its metrics at P*1000+660+100i; full node j's at P*1000+557-100j
-and P*1000+560-100j (P=26: 26657, 26757, ...; full0 26557).
+its container (RPC 26657, P2P 26656, Prometheus 26660, web view 26680). With
+--host-ports P (the compose files' TTLD_DEVNET_PORTS), validator i's RPC is published on
+127.0.0.1 at P*1000+657+100i, its metrics at P*1000+660+100i and its web view at
+P*1000+680+100i; full node j's at P*1000+557-100j, P*1000+560-100j and P*1000+580-100j
+(P=26: 26657, 26757, ...; full0 26557).
 
 testnet refuses a DIR that exists and is not empty; --force deletes the node<N>,
 full<N> and client folders in it (chains, keys and all) and writes new ones.`,

@@ -11,7 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,6 +116,7 @@ func TestDevnetFaults(t *testing.T) {
 	start := n.waitAll(ctx, 3, startTimeout)
 	t.Logf("network up: every node at height >= %d", start)
 	n.healthy(ctx, startTimeout)
+	n.webViews(ctx)
 	n.fund(ctx)
 	h0, t0 := n.height(ctx), time.Now()
 
@@ -308,6 +311,29 @@ func (n *network) healthy(ctx context.Context, within time.Duration) {
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// webViews checks that every node serves its web view on its published port: the
+// overview of the chain, under its Content-Security-Policy.
+func (n *network) webViews(ctx context.Context) {
+	n.t.Helper()
+	for i, m := range n.nodes {
+		url := fmt.Sprintf("http://127.0.0.1:%s%d/", portPrefix, node.TestnetHostWebPort+node.TestnetHostPortStep*i)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			n.t.Fatal(err)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			n.t.Fatalf("%s's web view at %s: %v", m.name, url, err)
+		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK || !strings.Contains(string(body), "Chain "+chainID) || res.Header.Get("Content-Security-Policy") == "" {
+			n.t.Fatalf("%s's web view at %s: %d %v %.200s", m.name, url, res.StatusCode, err, body)
+		}
+	}
+	n.t.Logf("web view: every node serves its overview")
 }
 
 // fund sends loadFunds from the client home's dev key to every load key and waits

@@ -79,7 +79,7 @@ DEVNET_FILES = -f docker-compose.yml $(if $(filter-out 0,$(FULL_NODES)),-f docke
 DEVNET_ENV = TTLD_DEVNET_DIR=$(abspath $(DEVNET_DIR)) TTLD_DEVNET_PORTS=$(DEVNET_PORTS) TTLD_DEVNET_NET=$(DEVNET_NET) TTLD_UID=$(DEVNET_UID) TTLD_GID=$(DEVNET_GID)
 DEVNET_COMPOSE = $(DEVNET_ENV) $(COMPOSE) -p $(DEVNET_PROJECT) $(DEVNET_FILES)
 
-.PHONY: image image-binary devnet-up devnet-down devnet-reset e2e-devnet
+.PHONY: image image-binary devnet-up devnet-down devnet-reset e2e-devnet e2e-web web-screenshots chromium
 
 # The image's binary: Linux on the Docker engine's architecture (whatever the host is),
 # static, stripped; apart from bin/ttld, which runs on the host.
@@ -118,6 +118,20 @@ devnet-reset: devnet-down
 ## e2e-devnet: the fault test: four validators in docker-compose, load, kill/pause/disconnect, agreement, proofs, replay
 e2e-devnet: build image
 	$(GO) test -tags devnet -count=1 -timeout 20m -v ./e2e/devnet/
+
+## e2e-web: the web view in headless Chromium against an in-process node (installs Debian's chromium when it is missing)
+e2e-web: chromium
+	$(GO) test -tags web -count=1 -timeout 10m -v ./e2e/web/
+
+## web-screenshots: e2e-web, saving a screenshot of each page into docs/web for the README
+web-screenshots: chromium
+	TTLD_SCREENSHOTS=$(CURDIR)/docs/web $(GO) test -tags web -count=1 -timeout 10m ./e2e/web/
+
+# chromium: Debian's chromium, installed when missing (as root, or through sudo).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 # Load: CometBFT's tm-load-test against a throwaway ttld chain (scripts/load.sh), and
 # ttld against CometBFT's kvstore at saturation (scripts/bench-compare.sh); bin/ttld-load

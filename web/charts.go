@@ -42,6 +42,9 @@ func (s *Server) backlogChart(r *http.Request) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A block whose cleanup found nothing due says nothing: none expired, none left.
+		backlog = append(backlog, plotter.XY{X: float64(h)})
+		removed = append(removed, plotter.XY{X: float64(h)})
 		for _, e := range res.FinalizeBlockEvents {
 			if e.Type != "documents_cleanup" {
 				continue
@@ -53,9 +56,9 @@ func (s *Server) backlogChart(r *http.Request) ([]byte, error) {
 				}
 				switch a.Key {
 				case "backlog":
-					backlog = append(backlog, plotter.XY{X: float64(h), Y: n})
+					backlog[len(backlog)-1].Y = n
 				case "removed":
-					removed = append(removed, plotter.XY{X: float64(h), Y: n})
+					removed[len(removed)-1].Y = n
 				}
 			}
 		}
@@ -184,12 +187,13 @@ func addLine(p *plot.Plot, name string, pts plotter.XYs, c color.Color) error {
 	if len(pts) == 0 {
 		return nil
 	}
-	l, err := plotter.NewLine(pts)
+	l, dots, err := plotter.NewLinePoints(pts)
 	if err != nil {
 		return err
 	}
 	l.Color, l.Width = c, vg.Points(1.5)
-	p.Add(l)
+	dots.Color, dots.Radius = c, vg.Points(1.5)
+	p.Add(l, dots)
 	p.Legend.Add(name, l)
 	return nil
 }

@@ -13,11 +13,13 @@ import (
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
+	rpcclient "github.com/cometbft/cometbft/rpc/client"
 
 	"github.com/ttld-dev/ttld/client"
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/web/check"
 )
 
 // Bounds of what one page reads.
@@ -669,6 +671,55 @@ func (s *Server) epochs(r *http.Request) (any, error) {
 		p.Epochs = append(p.Epochs, row)
 	}
 	return p, nil
+}
+
+// documentProof serves the proven answer of a document as a check.Bundle: the
+// /document query with its proof and the commit of the header after its height, which
+// `ttld check-proof FILE` checks offline against the genesis validator set.
+func (s *Server) documentProof(w http.ResponseWriter, r *http.Request) {
+	c, typeName, err := contractAndType(r)
+	var id protocol.DocumentID
+	if err == nil {
+		if id, err = protocol.ParseDocumentID(r.PathValue("id")); err != nil {
+			err = errBadInput{"document", r.PathValue("id"), "64 hex digits"}
+		}
+	}
+	var raw []byte
+	if err == nil {
+		raw, err = s.bundle(r.Context(), proofs.PathDocument, proofs.DocumentData(c, typeName, id))
+	}
+	if err != nil {
+		s.page("error.html", func(*http.Request) (any, error) { return nil, err })(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `attachment; filename="proof-`+id.String()[:16]+`.json"`)
+	_, _ = w.Write(raw)
+}
+
+// bundle reads path and data with a proof and the commit of the header after the
+// answer's height, waiting for it to exist, and encodes them as a check.Bundle.
+func (s *Server) bundle(ctx context.Context, path string, data []byte) ([]byte, error) {
+	res, err := s.rpc.ABCIQueryWithOptions(ctx, path, data, rpcclient.ABCIQueryOptions{Prove: true})
+	if err != nil {
+		return nil, err
+	}
+	if res.Response.Code != 0 {
+		return nil, fmt.Errorf("%s: query code %d: %s", path, res.Response.Code, res.Response.Log)
+	}
+	next := res.Response.Height + 1
+	if _, err := s.c.WaitForHeight(ctx, next); err != nil {
+		return nil, err
+	}
+	commit, err := s.rpc.Commit(ctx, &next)
+	if err != nil {
+		return nil, err
+	}
+	chainID, err := s.c.ChainID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return check.Bundle{ChainID: chainID, Path: path, Data: data, Response: res.Response, Commit: commit}.Encode()
 }
 
 // search sends a typed id to its page: a height, an identity or contract id (64 hex

@@ -16,6 +16,7 @@ import (
 	"github.com/ttld-dev/ttld/e2e"
 	"github.com/ttld-dev/ttld/protocol"
 	"github.com/ttld-dev/ttld/web"
+	"github.com/ttld-dev/ttld/web/check"
 )
 
 // chain is a node with an identity, a contract of a ttl'd type and one document of it
@@ -142,6 +143,23 @@ func TestPages(t *testing.T) {
 	}
 	if !found {
 		t.Error("no block page lists the documents batch")
+	}
+	// The document's proof bundle checks against the genesis set, and not with one byte
+	// of the document changed.
+	status, _, raw := c.get(t, "/proof/document/"+contract+"/note/"+doc)
+	if status != http.StatusOK {
+		t.Fatalf("proof bundle: %d %s", status, raw)
+	}
+	b, err := check.DecodeBundle([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := check.Check(b, c.env.Trusted); err != nil || !r.Present {
+		t.Fatalf("the bundle does not check: %+v %v", r, err)
+	}
+	b.Response.Value[len(b.Response.Value)-2] ^= 1
+	if _, err := check.Check(b, c.env.Trusted); err == nil {
+		t.Error("a bundle with a byte of the document changed checks")
 	}
 	for _, chart := range []string{"/chart/backlog.svg", "/chart/blocks.svg", "/chart/rate.svg", "/chart/storage.svg"} {
 		status, hdr, body := c.get(t, chart)

@@ -91,7 +91,7 @@ func newRootCmd() *cobra.Command {
 	f.StringP(flagOutput, "o", outputText, "output format: text or json (-o json for scripts)")
 	f.String(flagLogFormat, "", "node log format: console or json (default: app.toml's log_format)")
 	f.String(flagLogLevel, "", "node log level: trace, debug, info, warn or error (default: app.toml's log_level)")
-	root.AddCommand(newInitCmd(), newStartCmd(), newDevnetCmd(), newKeysCmd(), newTxCmd(), newQueryCmd(), newReplayCmd(), newTestnetCmd(), newVersionCmd(), newStatusCmd())
+	root.AddCommand(newInitCmd(), newStartCmd(), newDevnetCmd(), newKeysCmd(), newTxCmd(), newQueryCmd(), newReplayCmd(), newTestnetCmd(), newVersionCmd(), newStatusCmd(), newCheckProofCmd())
 	refuseBareParents(root)
 	return root
 }

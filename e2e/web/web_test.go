@@ -1,0 +1,123 @@
+//go:build web
+
+package web
+
+import (
+	"context"
+	"crypto/ed25519"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ttld-dev/ttld/e2e"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// definition: a note lives two minutes, indexed by its text.
+const definition = `{"documentSchemas":{"note":{"type":"object","ttl":120,` +
+	`"properties":{"text":{"type":"string","maxLength":63,"position":0}},"required":["$createdAt","text"],"additionalProperties":false,` +
+	`"indices":[{"name":"byText","properties":[{"text":"asc"}]}]}}}`
+
+// TestWebViewInChromium: the overview, blocks, a block, an identity, a contract, its
+// documents, a document and the epochs, each loaded in headless Chromium, show what the
+// chain holds.
+func TestWebViewInChromium(t *testing.T) {
+	env := e2e.StartNodeShortTTL(t, 60)
+	ctx := context.Background()
+	send := func(tr protocol.Transition) int64 {
+		t.Helper()
+		tx, err := env.Client.Sign(ctx, tr, env.Dev.Priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := env.Client.Broadcast(ctx, tx, true)
+		if err != nil || res.Code != 0 || !res.Committed {
+			t.Fatalf("%T: %+v %v", tr, res, err)
+		}
+		return res.Height
+	}
+	create := &protocol.IdentityCreate{PubKey: env.Dev.Pub, Amount: 1_000_000_000, Keys: []ed25519.PublicKey{env.Dev.Pub}}
+	send(create)
+	id := protocol.NewIdentityID(env.Dev.Address(), create.Nonce)
+	contract := &protocol.DataContractCreate{Identity: id, Definition: []byte(definition)}
+	send(contract)
+	b := &protocol.DocumentsBatch{Identity: id, Contract: contract.ContractID(), Actions: []protocol.DocumentAction{
+		{Kind: protocol.ActionCreate, Type: "note", Entropy: [32]byte{7}, Data: []byte(`{"text":"hello from the web view"}`)},
+	}}
+	b.Actions[0].ID = b.CreateID(b.Actions[0])
+	docHeight := send(b)
+	doc := b.Actions[0].ID
+	st, err := env.Client.Identity(ctx, id, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	allocCtx, cancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 1000))...)
+	defer cancel()
+	browser, cancel := chromedp.NewContext(allocCtx)
+	defer cancel()
+	browser, cancel = context.WithTimeout(browser, 2*time.Minute)
+	defer cancel()
+
+	base := strings.TrimSuffix(env.Node.WebAddress(), "/")
+	if base == "" {
+		t.Fatal("the node serves no web view")
+	}
+	shots := os.Getenv("TTLD_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	page := func(name, path string, texts map[string]string) {
+		t.Helper()
+		if _, err := chromedp.Run(browser, chromedp.Navigate(base+path)); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if _, err := chromedp.Run(browser, chromedp.WaitReady(chromedp.CSS("main"))); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		for sel, want := range texts {
+			got, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS(sel)))
+			if err != nil {
+				t.Fatalf("%s: %s: %v", path, sel, err)
+			}
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: %s holds %q, want %q", path, sel, got, want)
+			}
+		}
+		png, err := chromedp.Run(browser, chromedp.FullScreenshot(100)) // 100: a PNG (less is a JPEG)
+		if err != nil {
+			t.Fatalf("%s: screenshot: %v", path, err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, d := contract.ContractID().String(), doc.String()
+	page("overview", "/", map[string]string{"h1": "Chain " + e2e.ChainID, "#protocol-version": "14", "#backlog": "0 documents", "#credits": "(conserved)", "#validators": "10"})
+	page("blocks", "/blocks", map[string]string{"#blocks": strconv.FormatInt(docHeight, 10)})
+	page("block", "/block/"+strconv.FormatInt(docHeight, 10), map[string]string{"h1": "Block " + strconv.FormatInt(docHeight, 10), "#tx-count": "1", "main": "document_create"})
+	page("identity", "/identity/"+id.String(), map[string]string{"#balance": strconv.FormatUint(st.Balance%1000, 10)})
+	page("contract", "/contract/"+c, map[string]string{"#type-note": "Type note", ".ttl": "2m0s"})
+	page("documents", "/documents/"+c+"/note", map[string]string{"#documents": d[:8]})
+	page("document", "/document/"+c+"/note/"+d, map[string]string{"#expiry": "expires at", "#fields": "hello from the web view", "#proof": "ttld check-proof"})
+	page("epochs", "/epochs", map[string]string{"#epochs": "0"})
+}
+
+// chromium is the browser's path: TTLD_CHROMIUM, or Debian's chromium.
+func chromium(t *testing.T) string {
+	for _, p := range []string{os.Getenv("TTLD_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p != "" {
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	t.Fatal("no chromium: run make e2e-web, which installs Debian's chromium when it is missing")
+	return ""
+}

@@ -1,0 +1,94 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	abci "github.com/cometbft/cometbft/abci/types"
+	cmtjson "github.com/cometbft/cometbft/libs/json"
+	coretypes "github.com/cometbft/cometbft/rpc/core/types"
+	cmttypes "github.com/cometbft/cometbft/types"
+
+	"github.com/ttld-dev/ttld/proofs"
+)
+
+// Bundle is one proven answer as a page serves it (in CometBFT's JSON): the query
+// asked, the node's answer and the commit of the header after the answer's height.
+type Bundle struct {
+	ChainID  string                  `json:"chain_id"`
+	Path     string                  `json:"path"`
+	Data     []byte                  `json:"data"`
+	Response abci.ResponseQuery      `json:"response"`
+	Commit   *coretypes.ResultCommit `json:"commit"`
+	Trusted  *cmttypes.ValidatorSet  `json:"-"`
+}
+
+// Encode writes b in CometBFT's JSON.
+func (b Bundle) Encode() ([]byte, error) { return cmtjson.Marshal(b) }
+
+// DecodeBundle reads a bundle written by Encode.
+func DecodeBundle(raw []byte) (Bundle, error) {
+	var b Bundle
+	err := cmtjson.Unmarshal(raw, &b)
+	return b, err
+}
+
+// DecodeValidators reads a validator set in CometBFT's JSON.
+func DecodeValidators(raw []byte) (*cmttypes.ValidatorSet, error) {
+	var vals cmttypes.ValidatorSet
+	if err := cmtjson.Unmarshal(raw, &vals); err != nil {
+		return nil, err
+	}
+	if err := vals.ValidateBasic(); err != nil {
+		return nil, err
+	}
+	return &vals, nil
+}
+
+// ErrWrongKey: the answer proves another key than the one the query names.
+type ErrWrongKey struct{ Want, Got []byte }
+
+func (e ErrWrongKey) Error() string {
+	return fmt.Sprintf("the answer is about key %X, the query names %X", e.Got, e.Want)
+}
+
+// Check verifies a single-key answer of b against the validator set trusted (the
+// reader's, never the bundle's): the key is the one the query's path and data name,
+// the proof leads to a root, header Response.Height+1 of chain ChainID carries that
+// root as its app hash, and its commit is signed by more than two thirds of trusted.
+func Check(b Bundle, trusted *cmttypes.ValidatorSet) (proofs.Result, error) {
+	if trusted == nil {
+		return proofs.Result{}, errors.New("no pinned validator set")
+	}
+	target, err := proofs.TargetOf(b.Path, b.Data)
+	if err != nil {
+		return proofs.Result{}, err
+	}
+	if target.Range() {
+		return proofs.Result{}, fmt.Errorf("%s is a range path: check it with ttld", b.Path)
+	}
+	if !bytes.Equal(b.Response.Key, target.Key) {
+		return proofs.Result{}, ErrWrongKey{Want: target.Key, Got: b.Response.Key}
+	}
+	// NB: Wait is short: the bundle holds the one header there is, and a Verifier polls
+	// for a missing one as long as Wait.
+	v := &proofs.Verifier{Client: bundleClient{b.Commit}, ChainID: b.ChainID, Trusted: trusted, Wait: time.Millisecond}
+	return v.VerifyQuery(context.Background(), b.Response)
+}
+
+// bundleClient serves the one commit a bundle carries.
+type bundleClient struct{ commit *coretypes.ResultCommit }
+
+func (c bundleClient) Commit(_ context.Context, height *int64) (*coretypes.ResultCommit, error) {
+	if c.commit == nil || c.commit.SignedHeader.Header == nil || height == nil || c.commit.Height != *height {
+		return nil, fmt.Errorf("the bundle holds no commit of height %v", height)
+	}
+	return c.commit, nil
+}
+
+func (bundleClient) Validators(context.Context, *int64, *int, *int) (*coretypes.ResultValidators, error) {
+	return nil, errors.New("a bundle is checked against the pinned validator set only")
+}

@@ -23,8 +23,8 @@ var layout = map[string][]string{
 	"proofs":      {"protocol", "drive"},
 	"abci":        {"protocol", "feeschedule", "drive", "app", "genesis", "proofs"},
 	// node writes the development key of a new home, so it takes keyring, a leaf over
-	// protocol, besides abci and what is below it.
-	"node":       {"protocol", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "keyring"},
+	// protocol, besides abci and what is below it; and it serves the web view.
+	"node":       {"protocol", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "keyring", "web"},
 	"client":     {"protocol", "proofs", "drive"},
 	"keyring":    {"protocol"},
 	"replay":     {"protocol", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "node"},
@@ -41,6 +41,12 @@ var layout = map[string][]string{
 	"cmd/ttld-load": {"*"},
 	// the plotting program reads CSV files and draws them: nothing of ours
 	"scripts/plot": {},
+	// the web view reads a node as a client does (through CometBFT's RPC and the query
+	// paths) and draws pages; web/check verifies one proven answer offline, for the
+	// browser, and sits over proofs alone; e2e/web drives the view in a browser.
+	"web":       {"protocol", "proofs", "drive", "client", "web/check"},
+	"web/check": {"proofs"},
+	"e2e/web":   {"*"},
 }
 
 // core are the deterministic packages: they never read the clock, randomness, the

@@ -13,6 +13,7 @@ import (
 	"github.com/ttld-dev/ttld/client"
 	"github.com/ttld-dev/ttld/keyring"
 	"github.com/ttld-dev/ttld/node"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // ChainID is the chain id of every node StartNode starts.
@@ -97,6 +98,23 @@ func startNode(t testing.TB, opts node.InitOptions) *Env {
 		t.Fatalf("node at %s produced no block 2: %v", n.RPCAddress(), err)
 	}
 	return &Env{Home: res.Home, Node: n, RPC: n.RPCAddress(), Client: c, Dev: dev, Trusted: vals}
+}
+
+// Commit signs tr with the dev key (filling in its next nonce), broadcasts it, waits for
+// its block and fails the test unless the block accepted it; it returns the block's
+// height.
+func (e *Env) Commit(t testing.TB, tr protocol.Transition) int64 {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := e.Client.Sign(ctx, tr, e.Dev.Priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Client.Broadcast(ctx, tx, true)
+	if err != nil || res.Code != 0 || !res.Committed {
+		t.Fatalf("%T: %+v %v", tr, res, err)
+	}
+	return res.Height
 }
 
 // freePorts returns n loopback ports that were free a moment ago: all are held open

@@ -40,18 +40,7 @@ const definition = `{"documentSchemas":{"note":{"type":"object","ttl":120,` +
 func startChain(t *testing.T) chain {
 	t.Helper()
 	env := e2e.StartNodeShortTTL(t, 60)
-	ctx := context.Background()
-	send := func(tr protocol.Transition) {
-		t.Helper()
-		tx, err := env.Client.Sign(ctx, tr, env.Dev.Priv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := env.Client.Broadcast(ctx, tx, true)
-		if err != nil || res.Code != 0 || !res.Committed {
-			t.Fatalf("%T: %+v %v", tr, res, err)
-		}
-	}
+	send := func(tr protocol.Transition) int64 { return env.Commit(t, tr) }
 	c := chain{env: env}
 	create := &protocol.IdentityCreate{PubKey: env.Dev.Pub, Amount: 1_000_000_000, Keys: []ed25519.PublicKey{env.Dev.Pub}}
 	send(create)

@@ -29,18 +29,7 @@ const definition = `{"documentSchemas":{"note":{"type":"object","ttl":120,` +
 func TestWebViewInChromium(t *testing.T) {
 	env := e2e.StartNodeShortTTL(t, 60)
 	ctx := context.Background()
-	send := func(tr protocol.Transition) int64 {
-		t.Helper()
-		tx, err := env.Client.Sign(ctx, tr, env.Dev.Priv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := env.Client.Broadcast(ctx, tx, true)
-		if err != nil || res.Code != 0 || !res.Committed {
-			t.Fatalf("%T: %+v %v", tr, res, err)
-		}
-		return res.Height
-	}
+	send := func(tr protocol.Transition) int64 { return env.Commit(t, tr) }
 	create := &protocol.IdentityCreate{PubKey: env.Dev.Pub, Amount: 1_000_000_000, Keys: []ed25519.PublicKey{env.Dev.Pub}}
 	send(create)
 	id := protocol.NewIdentityID(env.Dev.Address(), create.Nonce)

@@ -10,13 +10,22 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build devnet test bench fuzz sim clean
+.PHONY: all build devnet test bench fuzz sim clean web-wasm
 
 all: build
 
 ## build: the ttld binary in bin/ (static, CGO off)
-build:
+build: web-wasm
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/ttld
+
+## web-wasm: the web view's proof check as WebAssembly (gzipped) and Go's wasm_exec.js, in web/static, which the binary embeds
+WASM := web/static/verify.wasm.gz
+web-wasm: $(WASM) web/static/wasm_exec.js
+$(WASM): $(shell find web/verify web/check proofs drive protocol feeschedule -name '*.go' -not -name '*_test.go') go.mod go.sum
+	GOOS=js GOARCH=wasm $(GO) build -tags force64bit -trimpath -ldflags=-s -o web/static/verify.wasm ./web/verify
+	gzip -9 -f web/static/verify.wasm
+web/static/wasm_exec.js:
+	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" $@
 
 ## devnet: a one-validator local chain on embedded goleveldb, RPC on 127.0.0.1:26657
 devnet: build
@@ -87,7 +96,7 @@ IMAGE_BIN := bin/linux/ttld
 DOCKER_ARCH ?= $(shell docker version -f '{{.Server.Arch}}' 2>/dev/null)
 
 ## image-binary: $(IMAGE_BIN), for linux on the Docker engine's architecture
-image-binary:
+image-binary: web-wasm
 	@test -n "$(DOCKER_ARCH)" || { echo "no Docker engine answers (docker version): cannot tell its architecture; set DOCKER_ARCH=amd64 or arm64" >&2; exit 1; }
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(DOCKER_ARCH) $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(IMAGE_BIN) ./cmd/ttld
 
@@ -120,11 +129,11 @@ e2e-devnet: build image
 	$(GO) test -tags devnet -count=1 -timeout 20m -v ./e2e/devnet/
 
 ## e2e-web: the web view in headless Chromium against an in-process node (installs Debian's chromium when it is missing)
-e2e-web: chromium
+e2e-web: chromium web-wasm
 	$(GO) test -tags web -count=1 -timeout 10m -v ./e2e/web/
 
 ## web-screenshots: e2e-web, saving a screenshot of each page into docs/web for the README
-web-screenshots: chromium
+web-screenshots: chromium web-wasm
 	TTLD_SCREENSHOTS=$(CURDIR)/docs/web $(GO) test -tags web -count=1 -timeout 10m ./e2e/web/
 
 # chromium: Debian's chromium, installed when missing (as root, or through sudo).

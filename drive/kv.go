@@ -23,6 +23,9 @@ type KV interface {
 // ErrEmptyValue: IAVL stores no empty values, so neither does any KV here.
 var ErrEmptyValue = errors.New("drive: empty value")
 
+// ErrReadOnly: a write reached a saved version.
+var ErrReadOnly = errors.New("drive: saved versions are read-only")
+
 type op struct {
 	key, value []byte // value nil: delete
 }

@@ -1,7 +1,8 @@
+//go:build !js
+
 package drive
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -240,8 +241,6 @@ func (k lockedKV) Iterate(start, end []byte, fn func(key, value []byte) (bool, e
 	return nil
 }
 
-// ErrReadOnly: a write reached a saved version.
-var ErrReadOnly = errors.New("drive: saved versions are read-only")
 
 // Empty is a KV with no keys whose writes fail: the parent of a Cache that must hold
 // a whole state by itself (the check state before the first commit).

@@ -46,7 +46,9 @@ var layout = map[string][]string{
 	// browser, and sits over proofs alone; e2e/web drives the view in a browser.
 	"web":       {"protocol", "proofs", "drive", "client", "web/check"},
 	"web/check": {"proofs"},
-	"e2e/web":   {"*"},
+	// the WebAssembly build of web/check, for the browser
+	"web/verify": {"web/check"},
+	"e2e/web":    {"*"},
 }
 
 // core are the deterministic packages: they never read the clock, randomness, the

@@ -351,3 +351,56 @@ func TargetOf(path string, data []byte) (Target, error) {
 	}
 	return Target{}, ErrBadQuery{path, "unknown path"}
 }
+
+// DocumentsData is the request data of PathDocuments: contract id (32 bytes) ++ type
+// name length u8 ++ type name ++ the query's JSON.
+func DocumentsData(c protocol.ContractID, typeName string, query []byte) []byte {
+	out := append(c[:0:0], c[:]...)
+	out = append(out, uint8(len(typeName)))
+	return append(append(out, typeName...), query...)
+}
+
+// CountData is the request data of PathCount and PathSum: contract id ++ type name
+// length u8 ++ type name ++ index name length u8 ++ index name (empty: the first
+// index that fits) ++ the where clauses' JSON ({"where": [...]}, or nothing).
+func CountData(c protocol.ContractID, typeName, index string, query []byte) []byte {
+	out := DocumentsData(c, typeName, nil)
+	out = append(out, uint8(len(index)))
+	return append(append(out, index...), query...)
+}
+
+// documentsRequest is a decoded request of the document paths.
+type documentsRequest struct {
+	contract protocol.ContractID
+	typeName string
+	index    string // PathCount, PathSum
+	query    []byte
+}
+
+func parseDocumentsData(path string, data []byte) (documentsRequest, error) {
+	var r documentsRequest
+	name := func() (string, bool) {
+		if len(data) < 1 || len(data) < 1+int(data[0]) {
+			return "", false
+		}
+		s := string(data[1 : 1+data[0]])
+		data = data[1+data[0]:]
+		return s, true
+	}
+	if len(data) < protocol.ContractIDLen {
+		return r, ErrBadQuery{path, "want a 32-byte contract id, a type name and a query"}
+	}
+	copy(r.contract[:], data)
+	data = data[protocol.ContractIDLen:]
+	var ok bool
+	if r.typeName, ok = name(); !ok || r.typeName == "" {
+		return r, ErrBadQuery{path, "want a length-prefixed type name after the contract id"}
+	}
+	if path == PathCount || path == PathSum {
+		if r.index, ok = name(); !ok {
+			return r, ErrBadQuery{path, "want a length-prefixed index name after the type name"}
+		}
+	}
+	r.query = data
+	return r, nil
+}

@@ -1,3 +1,5 @@
+//go:build !js
+
 package proofs
 
 import (
@@ -86,13 +88,6 @@ func NextStart(entries []KV) []byte {
 	return successor(entries[len(entries)-1].Key)
 }
 
-// successor is the smallest key greater than k in byte order.
-func successor(k []byte) []byte {
-	s := make([]byte, len(k)+1)
-	copy(s, k)
-	return s
-}
-
 // proveKey builds the operation proving key present (returning its value) or absent.
 func proveKey(tree *iavl.ImmutableTree, key []byte) (Op, []byte, error) {
 	has, err := tree.Has(key)
@@ -137,12 +132,4 @@ func provableLeaf(leaf *ics23.ExistenceProof) error {
 		return ErrUnprovable{Key: leaf.Key, Reason: "empty value"}
 	}
 	return nil
-}
-
-// nonNil keeps a present empty value distinguishable from an absent one.
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
 }

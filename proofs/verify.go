@@ -179,3 +179,18 @@ func rangeRoot(start, end []byte, entries []KV, ops *cmtcrypto.ProofOps) (proven
 	}
 	return r, nil
 }
+
+// successor is the smallest key greater than k in byte order.
+func successor(k []byte) []byte {
+	s := make([]byte, len(k)+1)
+	copy(s, k)
+	return s
+}
+
+// nonNil keeps a present empty value distinguishable from an absent one.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

@@ -579,6 +579,12 @@ type documentPage struct {
 	Expired            bool
 	Expiry             string
 	BlockTime          time.Time
+	// Checkable: the build embeds the WebAssembly proof check, which the page runs.
+	Checkable bool
+	ChainID   string
+	// Shown is the hex of the document's encoding, everything the page shows of it,
+	// which the browser's check finds at the end of the proven row.
+	Shown string
 	// Lived is how much of its lifetime the document has used at the block time, in
 	// percent (0..100), and LivedX the same in thousandths of the lifetime bar's width.
 	Lived, LivedX int
@@ -599,11 +605,15 @@ func (s *Server) document(r *http.Request) (any, error) {
 		return nil, err
 	}
 	p := documentPage{Contract: c.String(), Type: typeName, ID: id.String(), Present: st.Present, Height: st.Height,
-		BlockTime: time.UnixMilli(int64(st.BlockTimeMs)).UTC()}
+		BlockTime: time.UnixMilli(int64(st.BlockTimeMs)).UTC(), Checkable: s.wasm != nil}
+	if p.ChainID, err = s.c.ChainID(r.Context()); err != nil {
+		return nil, err
+	}
 	if !st.Present {
 		return p, nil
 	}
 	p.Owner, p.Revision, p.Price = st.Owner.String(), st.Revision, st.Price
+	p.Shown = hex.EncodeToString(st.Document.Encode(st.Type))
 	p.CreatedAt, p.UpdatedAt = time.UnixMilli(int64(st.CreatedAt)).UTC(), time.UnixMilli(int64(st.UpdatedAt)).UTC()
 	var data map[string]json.RawMessage
 	if err := json.Unmarshal(client.ReadableDocumentData(st.Type, st.Document), &data); err != nil {
@@ -719,7 +729,7 @@ func (s *Server) bundle(ctx context.Context, path string, data []byte) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	return check.Bundle{ChainID: chainID, Path: path, Data: data, Response: res.Response, Commit: commit}.Encode()
+	return check.Bundle{ChainID: chainID, Path: path, Data: data, Response: res.Response, SignedHeader: &commit.SignedHeader}.Encode()
 }
 
 // search sends a typed id to its page: a height, an identity or contract id (64 hex

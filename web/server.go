@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"time"
 
+	cmtjson "github.com/cometbft/cometbft/libs/json"
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
 	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/rs/zerolog"
@@ -25,10 +26,16 @@ const DefaultListen = "127.0.0.1:26680"
 // RequestTimeout bounds the work of one page: its reads of the node included.
 const RequestTimeout = 10 * time.Second
 
-// ContentSecurityPolicy is sent with every answer: nothing but this origin's styles and
-// images, no script, no frames, forms posting nowhere.
+// ContentSecurityPolicy is sent with every answer: nothing but this origin's styles,
+// images and scripts (and the WebAssembly of the proof check), fetches to this origin
+// only, no inline script, no frames, forms posting to this origin.
 const ContentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; " +
+	"script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; " +
 	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// wasmFile is the proof check compiled to WebAssembly, gzipped (make web-wasm); a build
+// without it serves pages that say how to check a proof offline instead.
+const wasmFile = "static/verify.wasm.gz"
 
 //go:embed templates/*.html
 var templateFiles embed.FS
@@ -49,12 +56,17 @@ type Server struct {
 	c     *client.Client
 	opts  Options
 	pages map[string]*template.Template
+	// wasm is the embedded proof check, nil when the build has none.
+	wasm []byte
 }
 
 // New returns a server reading through rpc (CometBFT's RPC client: in process or
 // over HTTP).
 func New(rpc rpcclient.Client, opts Options) (*Server, error) {
 	s := &Server{rpc: rpc, c: client.New(rpc, client.Options{MaxAge: -1, Trusted: opts.Trusted}), opts: opts, pages: map[string]*template.Template{}}
+	if b, err := staticFiles.ReadFile(wasmFile); err == nil {
+		s.wasm = b
+	}
 	names, err := fs.Glob(templateFiles, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -77,6 +89,8 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(staticFiles, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /static/verify.wasm", s.serveWasm)
+	mux.HandleFunc("GET /validators.json", s.validatorsJSON)
 	mux.HandleFunc("GET /{$}", s.page("overview.html", s.overview))
 	mux.HandleFunc("GET /blocks", s.page("blocks.html", s.blocks))
 	mux.HandleFunc("GET /block/{height}", s.page("block.html", s.block))
@@ -184,6 +198,34 @@ func (s *Server) chart(draw func(r *http.Request) ([]byte, error)) http.HandlerF
 		w.Header().Set("Content-Type", "image/svg+xml")
 		_, _ = w.Write(svg)
 	}
+}
+
+// serveWasm serves the proof check's WebAssembly, gzipped as it is embedded.
+func (s *Server) serveWasm(w http.ResponseWriter, r *http.Request) {
+	if s.wasm == nil {
+		http.Error(w, "this build has no WebAssembly proof check: make web-wasm", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/wasm")
+	w.Header().Set("Content-Encoding", "gzip")
+	w.Header().Set("Cache-Control", "max-age=3600")
+	_, _ = w.Write(s.wasm)
+}
+
+// validatorsJSON serves the genesis validator set (CometBFT's JSON) that a reader pins
+// the first time a page checks a proof.
+func (s *Server) validatorsJSON(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Trusted == nil {
+		http.Error(w, "no genesis validator set", http.StatusNotFound)
+		return
+	}
+	b, err := cmtjson.Marshal(s.opts.Trusted)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
 }
 
 // Listener is a running web view.

@@ -3,8 +3,14 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -94,8 +100,75 @@ func TestWebViewInChromium(t *testing.T) {
 	page("identity", "/identity/"+id.String(), map[string]string{"#balance": strconv.FormatUint(st.Balance%1000, 10)})
 	page("contract", "/contract/"+c, map[string]string{"#type-note": "Type note", ".ttl": "2m0s"})
 	page("documents", "/documents/"+c+"/note", map[string]string{"#documents": d[:8]})
-	page("document", "/document/"+c+"/note/"+d, map[string]string{"#expiry": "expires at", "#fields": "hello from the web view", "#proof": "ttld check-proof"})
+	page("document", "/document/"+c+"/note/"+d, map[string]string{"#expiry": "expires at", "#fields": "hello from the web view", "#proof": "signed by the validator set"})
 	page("epochs", "/epochs", map[string]string{"#epochs": "0"})
+
+	// The document's proof, checked in the browser by the WebAssembly build of
+	// web/check against the pinned genesis set: verified; and through a proxy that
+	// flips a byte of the proof bundle on the way: not verified.
+	waitVerdict := func(base string) string {
+		t.Helper()
+		if _, err := chromedp.Run(browser, chromedp.Navigate(base+"/document/"+c+"/note/"+d)); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for {
+			verdict, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS("#proof-status")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(verdict, "VERIFIED") || time.Now().After(deadline) {
+				return verdict
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	if v := waitVerdict(base); !strings.HasPrefix(v, "VERIFIED in this browser: presence") {
+		t.Fatalf("the document's proof in the browser: %q", v)
+	}
+	png, err := chromedp.Run(browser, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shots, "document.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tamper := httptest.NewServer(tamperingProxy(t, base))
+	defer tamper.Close()
+	if v := waitVerdict(tamper.URL); !strings.HasPrefix(v, "NOT VERIFIED") {
+		t.Fatalf("a tampered proof in the browser: %q", v)
+	}
+}
+
+// tamperingProxy forwards to the web view at base, changing one character of the
+// answer's value in every proof bundle it passes on.
+func tamperingProxy(t *testing.T, base string) http.Handler {
+	target, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := httputil.NewSingleHostReverseProxy(target)
+	p.ModifyResponse = func(res *http.Response) error {
+		if !strings.HasPrefix(res.Request.URL.Path, "/proof/") {
+			return nil
+		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			return err
+		}
+		i := bytes.Index(body, []byte(`"value":"`)) + len(`"value":"`) + 20
+		if body[i] == 'A' {
+			body[i] = 'B'
+		} else {
+			body[i] = 'A'
+		}
+		res.Body = io.NopCloser(bytes.NewReader(body))
+		res.ContentLength = int64(len(body))
+		res.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		return nil
+	}
+	return p
 }
 
 // chromium is the browser's path: TTLD_CHROMIUM, or Debian's chromium.

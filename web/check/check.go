@@ -9,21 +9,19 @@ import (
 
 	abci "github.com/cometbft/cometbft/abci/types"
 	cmtjson "github.com/cometbft/cometbft/libs/json"
-	coretypes "github.com/cometbft/cometbft/rpc/core/types"
 	cmttypes "github.com/cometbft/cometbft/types"
 
 	"github.com/ttld-dev/ttld/proofs"
 )
 
 // Bundle is one proven answer as a page serves it (in CometBFT's JSON): the query
-// asked, the node's answer and the commit of the header after the answer's height.
+// asked, the node's answer and the signed header after the answer's height.
 type Bundle struct {
-	ChainID  string                  `json:"chain_id"`
-	Path     string                  `json:"path"`
-	Data     []byte                  `json:"data"`
-	Response abci.ResponseQuery      `json:"response"`
-	Commit   *coretypes.ResultCommit `json:"commit"`
-	Trusted  *cmttypes.ValidatorSet  `json:"-"`
+	ChainID      string                 `json:"chain_id"`
+	Path         string                 `json:"path"`
+	Data         []byte                 `json:"data"`
+	Response     abci.ResponseQuery     `json:"response"`
+	SignedHeader *cmttypes.SignedHeader `json:"signed_header"`
 }
 
 // Encode writes b in CometBFT's JSON.
@@ -75,20 +73,27 @@ func Check(b Bundle, trusted *cmttypes.ValidatorSet) (proofs.Result, error) {
 	}
 	// NB: Wait is short: the bundle holds the one header there is, and a Verifier polls
 	// for a missing one as long as Wait.
-	v := &proofs.Verifier{Client: bundleClient{b.Commit}, ChainID: b.ChainID, Trusted: trusted, Wait: time.Millisecond}
+	v := &proofs.Verifier{Client: bundleClient{b.SignedHeader}, ChainID: b.ChainID, Trusted: trusted, Wait: time.Millisecond}
 	return v.VerifyQuery(context.Background(), b.Response)
 }
 
-// bundleClient serves the one commit a bundle carries.
-type bundleClient struct{ commit *coretypes.ResultCommit }
+// ErrNotShown: the proven value is not the one the page shows.
+type ErrNotShown struct{ Proven, Shown []byte }
 
-func (c bundleClient) Commit(_ context.Context, height *int64) (*coretypes.ResultCommit, error) {
-	if c.commit == nil || c.commit.SignedHeader.Header == nil || height == nil || c.commit.Height != *height {
-		return nil, fmt.Errorf("the bundle holds no commit of height %v", height)
-	}
-	return c.commit, nil
+func (e ErrNotShown) Error() string {
+	return fmt.Sprintf("the page shows %X, which the proven value %X does not end with", e.Shown, e.Proven)
 }
 
-func (bundleClient) Validators(context.Context, *int64, *int, *int) (*coretypes.ResultValidators, error) {
-	return nil, errors.New("a bundle is checked against the pinned validator set only")
+// CheckShown is Check, and then that the proven value ends with shown: what the page
+// displays (for a document, its encoding, which its row holds after the storage flags),
+// so that a server cannot show one thing and prove another.
+func CheckShown(b Bundle, trusted *cmttypes.ValidatorSet, shown []byte) (proofs.Result, error) {
+	r, err := Check(b, trusted)
+	if err != nil {
+		return r, err
+	}
+	if !r.Present || !bytes.HasSuffix(r.Value, shown) {
+		return r, ErrNotShown{Proven: r.Value, Shown: shown}
+	}
+	return r, nil
 }

@@ -32,7 +32,7 @@ func TestCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return check.Bundle{ChainID: e2e.ChainID, Path: proofs.PathAddress, Data: addr[:], Response: res.Response, Commit: commit}
+		return check.Bundle{ChainID: e2e.ChainID, Path: proofs.PathAddress, Data: addr[:], Response: res.Response, SignedHeader: &commit.SignedHeader}
 	}
 	b := bundle()
 	raw, err := b.Encode()
@@ -50,8 +50,8 @@ func TestCheck(t *testing.T) {
 	for name, spoil := range map[string]func(b *check.Bundle){
 		"value":     func(b *check.Bundle) { b.Response.Value[0] ^= 1 },
 		"proof":     func(b *check.Bundle) { ops := b.Response.ProofOps.Ops; ops[0].Data[len(ops[0].Data)-1] ^= 1 },
-		"signature": func(b *check.Bundle) { b.Commit.Commit.Signatures[0].Signature[0] ^= 1 },
-		"app hash":  func(b *check.Bundle) { b.Commit.Header.AppHash[0] ^= 1 },
+		"signature": func(b *check.Bundle) { b.SignedHeader.Commit.Signatures[0].Signature[0] ^= 1 },
+		"app hash":  func(b *check.Bundle) { b.SignedHeader.Header.AppHash[0] ^= 1 },
 		"key":       func(b *check.Bundle) { b.Data = make([]byte, 20) },
 		"chain":     func(b *check.Bundle) { b.ChainID = "other" },
 	} {
@@ -63,6 +63,12 @@ func TestCheck(t *testing.T) {
 		if _, err := check.Check(c, env.Trusted); err == nil {
 			t.Errorf("a bundle with its %s changed was accepted", name)
 		}
+	}
+	if _, err := check.CheckShown(again, env.Trusted, r.Value[len(r.Value)-8:]); err != nil {
+		t.Errorf("the value's end, shown: %v", err)
+	}
+	if _, err := check.CheckShown(again, env.Trusted, []byte{1, 2, 3}); err == nil {
+		t.Error("a page showing another value than the proof's was accepted")
 	}
 	if _, err := check.Check(again, nil); err == nil {
 		t.Error("a bundle checked against no validator set was accepted")

@@ -241,7 +241,6 @@ func (k lockedKV) Iterate(start, end []byte, fn func(key, value []byte) (bool, e
 	return nil
 }
 
-
 // Empty is a KV with no keys whose writes fail: the parent of a Cache that must hold
 // a whole state by itself (the check state before the first commit).
 func Empty() KV { return emptyKV{} }

@@ -320,7 +320,21 @@ func (s *Server) identity(r *http.Request) (any, error) {
 	return p, nil
 }
 
+// proofBox is what a page's proof check needs: where its bundle is, the chain, what
+// the page shows of the proven value (hex; empty: absence), and whether the build
+// carries the WebAssembly check.
+type proofBox struct {
+	ProofPath, ChainID, Shown, Offline string
+	Checkable                          bool
+}
+
+func (s *Server) proofBox(ctx context.Context, path, shown, offline string) (proofBox, error) {
+	chainID, err := s.c.ChainID(ctx)
+	return proofBox{ProofPath: path, ChainID: chainID, Shown: shown, Offline: offline, Checkable: s.wasm != nil}, err
+}
+
 type addressPage struct {
+	proofBox
 	Address string
 	Present bool
 	Balance uint64
@@ -338,13 +352,25 @@ func (s *Server) address(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, errBadInput{"address", r.PathValue("address"), "40 hex digits"}
 	}
-	st, err := s.c.Address(r.Context(), a, 0, false)
+	// The raw value, not client.Address: the page shows it, and the browser checks it
+	// against the proven one.
+	res, err := s.rpc.ABCIQuery(r.Context(), proofs.PathAddress, a[:])
 	if err != nil {
 		return nil, err
 	}
-	p := addressPage{Address: a.String(), Present: st.Present, Balance: st.Balance, Nonce: st.Nonce, Height: st.Height}
-	p.Since = uint64(max(1, st.Height-AddressChangesBlocks))
-	ch, err := s.c.AddressChanges(r.Context(), a, p.Since, st.Height, false)
+	p := addressPage{Address: a.String(), Height: res.Response.Height}
+	if v := res.Response.Value; len(v) > 0 {
+		st, err := drive.DecodeAddressState(v)
+		if err != nil {
+			return nil, err
+		}
+		p.Present, p.Balance, p.Nonce = true, st.Balance, st.Nonce.Last
+	}
+	if p.proofBox, err = s.proofBox(r.Context(), "/proof/address/"+a.String(), hex.EncodeToString(res.Response.Value), "ttld query address "+a.String()+" --prove"); err != nil {
+		return nil, err
+	}
+	p.Since = uint64(max(1, p.Height-AddressChangesBlocks))
+	ch, err := s.c.AddressChanges(r.Context(), a, p.Since, p.Height, false)
 	if err != nil {
 		return nil, err
 	}
@@ -566,6 +592,7 @@ func expiryText(expiresMs, atMs uint64) string {
 type fieldRow struct{ Name, Value string }
 
 type documentPage struct {
+	proofBox
 	Contract, Type, ID string
 	Present            bool
 	Owner              string
@@ -579,12 +606,6 @@ type documentPage struct {
 	Expired            bool
 	Expiry             string
 	BlockTime          time.Time
-	// Checkable: the build embeds the WebAssembly proof check, which the page runs.
-	Checkable bool
-	ChainID   string
-	// Shown is the hex of the document's encoding, everything the page shows of it,
-	// which the browser's check finds at the end of the proven row.
-	Shown string
 	// Lived is how much of its lifetime the document has used at the block time, in
 	// percent (0..100), and LivedX the same in thousandths of the lifetime bar's width.
 	Lived, LivedX int
@@ -605,15 +626,21 @@ func (s *Server) document(r *http.Request) (any, error) {
 		return nil, err
 	}
 	p := documentPage{Contract: c.String(), Type: typeName, ID: id.String(), Present: st.Present, Height: st.Height,
-		BlockTime: time.UnixMilli(int64(st.BlockTimeMs)).UTC(), Checkable: s.wasm != nil}
-	if p.ChainID, err = s.c.ChainID(r.Context()); err != nil {
+		BlockTime: time.UnixMilli(int64(st.BlockTimeMs)).UTC()}
+	// What the page shows of the document is its encoding (empty: absent), which the
+	// browser's check finds at the end of the proven row.
+	shown := ""
+	if st.Present {
+		shown = hex.EncodeToString(st.Document.Encode(st.Type))
+	}
+	if p.proofBox, err = s.proofBox(r.Context(), "/proof/document/"+c.String()+"/"+typeName+"/"+id.String(), shown,
+		"ttld query document "+c.String()+" "+typeName+" "+id.String()+" --prove"); err != nil {
 		return nil, err
 	}
 	if !st.Present {
 		return p, nil
 	}
 	p.Owner, p.Revision, p.Price = st.Owner.String(), st.Revision, st.Price
-	p.Shown = hex.EncodeToString(st.Document.Encode(st.Type))
 	p.CreatedAt, p.UpdatedAt = time.UnixMilli(int64(st.CreatedAt)).UTC(), time.UnixMilli(int64(st.UpdatedAt)).UTC()
 	var data map[string]json.RawMessage
 	if err := json.Unmarshal(client.ReadableDocumentData(st.Type, st.Document), &data); err != nil {
@@ -683,6 +710,30 @@ func (s *Server) epochs(r *http.Request) (any, error) {
 	return p, nil
 }
 
+// addressProof serves the proven answer of an address as a check.Bundle.
+func (s *Server) addressProof(w http.ResponseWriter, r *http.Request) {
+	a, err := protocol.ParseAddress(r.PathValue("address"))
+	if err != nil {
+		err = errBadInput{"address", r.PathValue("address"), "40 hex digits"}
+	}
+	var raw []byte
+	if err == nil {
+		raw, err = s.bundle(r.Context(), proofs.PathAddress, a[:])
+	}
+	s.serveBundle(w, r, raw, "address-"+a.String()[:16], err)
+}
+
+// serveBundle writes a bundle for download, or the error page.
+func (s *Server) serveBundle(w http.ResponseWriter, r *http.Request, raw []byte, name string, err error) {
+	if err != nil {
+		s.page("error.html", func(*http.Request) (any, error) { return nil, err })(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `attachment; filename="proof-`+name+`.json"`)
+	_, _ = w.Write(raw)
+}
+
 // documentProof serves the proven answer of a document as a check.Bundle: the
 // /document query with its proof and the commit of the header after its height, which
 // `ttld check-proof FILE` checks offline against the genesis validator set.
@@ -698,13 +749,7 @@ func (s *Server) documentProof(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		raw, err = s.bundle(r.Context(), proofs.PathDocument, proofs.DocumentData(c, typeName, id))
 	}
-	if err != nil {
-		s.page("error.html", func(*http.Request) (any, error) { return nil, err })(w, r)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Disposition", `attachment; filename="proof-`+id.String()[:16]+`.json"`)
-	_, _ = w.Write(raw)
+	s.serveBundle(w, r, raw, id.String()[:16], err)
 }
 
 // bundle reads path and data with a proof and the commit of the header after the

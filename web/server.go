@@ -101,6 +101,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /document/{contract}/{type}/{id}", s.page("document.html", s.document))
 	mux.HandleFunc("GET /epochs", s.page("epochs.html", s.epochs))
 	mux.HandleFunc("GET /proof/document/{contract}/{type}/{id}", s.documentProof)
+	mux.HandleFunc("GET /proof/address/{address}", s.addressProof)
 	mux.HandleFunc("GET /search", s.search)
 	mux.HandleFunc("GET /chart/backlog.svg", s.chart(s.backlogChart))
 	mux.HandleFunc("GET /chart/blocks.svg", s.chart(s.blocksChart))

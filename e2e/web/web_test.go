@@ -106,9 +106,9 @@ func TestWebViewInChromium(t *testing.T) {
 	// The document's proof, checked in the browser by the WebAssembly build of
 	// web/check against the pinned genesis set: verified; and through a proxy that
 	// flips a byte of the proof bundle on the way: not verified.
-	waitVerdict := func(base string) string {
+	waitVerdict := func(base, path string) string {
 		t.Helper()
-		if _, err := chromedp.Run(browser, chromedp.Navigate(base+"/document/"+c+"/note/"+d)); err != nil {
+		if _, err := chromedp.Run(browser, chromedp.Navigate(base+path)); err != nil {
 			t.Fatal(err)
 		}
 		deadline := time.Now().Add(time.Minute)
@@ -123,9 +123,18 @@ func TestWebViewInChromium(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	if v := waitVerdict(base); !strings.HasPrefix(v, "VERIFIED in this browser: presence") {
-		t.Fatalf("the document's proof in the browser: %q", v)
+	docPath := "/document/" + c + "/note/" + d
+	for path, want := range map[string]string{
+		"/address/" + env.Dev.Address().String():               "VERIFIED in this browser: presence",
+		"/address/" + strings.Repeat("0", 39) + "2":            "VERIFIED in this browser: absence",
+		"/document/" + c + "/note/" + strings.Repeat("ab", 32): "VERIFIED in this browser: absence",
+		docPath: "VERIFIED in this browser: presence",
+	} {
+		if v := waitVerdict(base, path); !strings.HasPrefix(v, want) {
+			t.Errorf("%s: the proof in the browser: %q, want %q", path, v, want)
+		}
 	}
+	waitVerdict(base, docPath) // the screenshot of the document with its verdict
 	png, err := chromedp.Run(browser, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +144,7 @@ func TestWebViewInChromium(t *testing.T) {
 	}
 	tamper := httptest.NewServer(tamperingProxy(t, base))
 	defer tamper.Close()
-	if v := waitVerdict(tamper.URL); !strings.HasPrefix(v, "NOT VERIFIED") {
+	if v := waitVerdict(tamper.URL, docPath); !strings.HasPrefix(v, "NOT VERIFIED") {
 		t.Fatalf("a tampered proof in the browser: %q", v)
 	}
 }

@@ -85,14 +85,18 @@ func (e ErrNotShown) Error() string {
 }
 
 // CheckShown is Check, and then that the proven value ends with shown: what the page
-// displays (for a document, its encoding, which its row holds after the storage flags),
-// so that a server cannot show one thing and prove another.
+// displays (for a document, its encoding, which its row holds after the storage flags;
+// for an address, its whole value), or, when shown is empty, that the key is proven
+// absent, as the page says. A server cannot show one thing and prove another.
 func CheckShown(b Bundle, trusted *cmttypes.ValidatorSet, shown []byte) (proofs.Result, error) {
 	r, err := Check(b, trusted)
 	if err != nil {
 		return r, err
 	}
-	if !r.Present || !bytes.HasSuffix(r.Value, shown) {
+	if len(shown) == 0 && !r.Present {
+		return r, nil
+	}
+	if !r.Present || len(shown) == 0 || !bytes.HasSuffix(r.Value, shown) {
 		return r, ErrNotShown{Proven: r.Value, Shown: shown}
 	}
 	return r, nil

@@ -296,6 +296,7 @@ func eventRows(in []abcitypes.Event) []eventRow {
 }
 
 type identityPage struct {
+	proofBox
 	ID      string
 	Present bool
 	Balance uint64
@@ -309,15 +310,34 @@ func (s *Server) identity(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, errBadInput{"identity", r.PathValue("id"), "64 hex digits"}
 	}
-	st, err := s.c.Identity(r.Context(), id, 0, false)
+	// The raw entries, not client.Identity: the page shows them, and the browser checks
+	// them against the proven range.
+	res, err := s.rpc.ABCIQuery(r.Context(), proofs.PathIdentity, id[:])
 	if err != nil {
 		return nil, err
 	}
-	p := identityPage{ID: id.String(), Present: st.Present, Balance: st.Balance, Nonce: st.Nonce.Last, Height: st.Height}
+	entries, err := proofs.DecodeEntries(res.Response.Value)
+	if err != nil {
+		return nil, err
+	}
+	kvs := make([][2][]byte, len(entries))
+	for i, e := range entries {
+		kvs[i] = [2][]byte{e.Key, e.Value}
+	}
+	st, present, err := drive.DecodeIdentity(id, kvs)
+	if err != nil {
+		return nil, err
+	}
+	p := identityPage{ID: id.String(), Present: present, Balance: st.Balance, Nonce: st.Nonce.Last, Height: res.Response.Height}
 	for _, k := range st.Keys {
 		p.Keys = append(p.Keys, hex.EncodeToString(k))
 	}
-	return p, nil
+	shown := ""
+	if present {
+		shown = hex.EncodeToString(res.Response.Value)
+	}
+	p.proofBox, err = s.proofBox(r.Context(), "/proof/identity/"+id.String(), shown, "ttld query identity "+id.String()+" --prove")
+	return p, err
 }
 
 // proofBox is what a page's proof check needs: where its bundle is, the chain, what
@@ -400,6 +420,7 @@ type typeRow struct {
 }
 
 type contractPage struct {
+	proofBox
 	ID, Owner  string
 	Version    uint32
 	Moderators []string
@@ -430,7 +451,9 @@ func (s *Server) contract(r *http.Request) (any, error) {
 	for _, t := range st.DocumentTypes {
 		p.Types = append(p.Types, describeType(t))
 	}
-	return p, nil
+	// The stored value is the contract's one encoding: what the page shows, re-encoded.
+	p.proofBox, err = s.proofBox(r.Context(), "/proof/contract/"+id.String(), hex.EncodeToString(st.Contract.Encode()), "ttld query contract "+id.String()+" --prove")
+	return p, err
 }
 
 // describeType is a type as the contract page shows it: its ttl as a duration, the
@@ -708,6 +731,21 @@ func (s *Server) epochs(r *http.Request) (any, error) {
 		p.Epochs = append(p.Epochs, row)
 	}
 	return p, nil
+}
+
+// idProof serves the bundle of path for the 32-byte id in the path value {id}.
+func (s *Server) idProof(path string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, err := hex.DecodeString(r.PathValue("id"))
+		if err != nil || len(b) != 32 {
+			err = errBadInput{"id", r.PathValue("id"), "64 hex digits"}
+		}
+		var raw []byte
+		if err == nil {
+			raw, err = s.bundle(r.Context(), path, b)
+		}
+		s.serveBundle(w, r, raw, strings.TrimPrefix(path, "/")+"-"+r.PathValue("id")[:min(16, len(r.PathValue("id")))], err)
+	}
 }
 
 // addressProof serves the proven answer of an address as a check.Bundle.

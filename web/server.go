@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/proofs"
 )
 
 // DefaultListen is where the web view listens when app.toml does not say otherwise.
@@ -102,6 +103,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /epochs", s.page("epochs.html", s.epochs))
 	mux.HandleFunc("GET /proof/document/{contract}/{type}/{id}", s.documentProof)
 	mux.HandleFunc("GET /proof/address/{address}", s.addressProof)
+	mux.HandleFunc("GET /proof/identity/{id}", s.idProof(proofs.PathIdentity))
+	mux.HandleFunc("GET /proof/contract/{id}", s.idProof(proofs.PathContract))
 	mux.HandleFunc("GET /search", s.search)
 	mux.HandleFunc("GET /chart/backlog.svg", s.chart(s.backlogChart))
 	mux.HandleFunc("GET /chart/blocks.svg", s.chart(s.blocksChart))

@@ -128,7 +128,10 @@ func TestWebViewInChromium(t *testing.T) {
 		"/address/" + env.Dev.Address().String():               "VERIFIED in this browser: presence",
 		"/address/" + strings.Repeat("0", 39) + "2":            "VERIFIED in this browser: absence",
 		"/document/" + c + "/note/" + strings.Repeat("ab", 32): "VERIFIED in this browser: absence",
-		docPath: "VERIFIED in this browser: presence",
+		docPath:                                 "VERIFIED in this browser: presence",
+		"/identity/" + id.String():              "VERIFIED in this browser: presence",
+		"/identity/" + strings.Repeat("cd", 32): "VERIFIED in this browser: absence",
+		"/contract/" + c:                        "VERIFIED in this browser: presence",
 	} {
 		if v := waitVerdict(base, path); !strings.HasPrefix(v, want) {
 			t.Errorf("%s: the proof in the browser: %q, want %q", path, v, want)

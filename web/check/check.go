@@ -53,10 +53,12 @@ func (e ErrWrongKey) Error() string {
 	return fmt.Sprintf("the answer is about key %X, the query names %X", e.Got, e.Want)
 }
 
-// Check verifies a single-key answer of b against the validator set trusted (the
-// reader's, never the bundle's): the key is the one the query's path and data name,
-// the proof leads to a root, header Response.Height+1 of chain ChainID carries that
-// root as its app hash, and its commit is signed by more than two thirds of trusted.
+// Check verifies the answer of b against the validator set trusted (the reader's,
+// never the bundle's): the key (or the range's start) is the one the query's path and
+// data name, the proof leads to a root (for a range, with every key of the range
+// accounted for), header Response.Height+1 of chain ChainID carries that root as its
+// app hash, and its commit is signed by more than two thirds of trusted. A range's
+// Result holds its entries' encoding as its Value, present when it has entries.
 func Check(b Bundle, trusted *cmttypes.ValidatorSet) (proofs.Result, error) {
 	if trusted == nil {
 		return proofs.Result{}, errors.New("no pinned validator set")
@@ -65,16 +67,24 @@ func Check(b Bundle, trusted *cmttypes.ValidatorSet) (proofs.Result, error) {
 	if err != nil {
 		return proofs.Result{}, err
 	}
+	want := target.Key
 	if target.Range() {
-		return proofs.Result{}, fmt.Errorf("%s is a range path: check it with ttld", b.Path)
+		want = target.Start
 	}
-	if !bytes.Equal(b.Response.Key, target.Key) {
-		return proofs.Result{}, ErrWrongKey{Want: target.Key, Got: b.Response.Key}
+	if !bytes.Equal(b.Response.Key, want) {
+		return proofs.Result{}, ErrWrongKey{Want: want, Got: b.Response.Key}
 	}
 	// NB: Wait is short: the bundle holds the one header there is, and a Verifier polls
 	// for a missing one as long as Wait.
 	v := &proofs.Verifier{Client: bundleClient{b.SignedHeader}, ChainID: b.ChainID, Trusted: trusted, Wait: time.Millisecond}
-	return v.VerifyQuery(context.Background(), b.Response)
+	if !target.Range() {
+		return v.VerifyQuery(context.Background(), b.Response)
+	}
+	r, err := v.VerifyRangeQuery(context.Background(), b.Response, target.Start, target.End)
+	if err != nil {
+		return proofs.Result{}, err
+	}
+	return proofs.Result{Height: r.Height, Key: target.Start, Value: b.Response.Value, Present: len(r.Entries) > 0, AppHash: r.AppHash, Time: r.Time}, nil
 }
 
 // ErrNotShown: the proven value is not the one the page shows.

@@ -76,13 +76,23 @@ func TestWebViewInChromium(t *testing.T) {
 		if _, err := chromedp.Run(browser, chromedp.WaitReady(chromedp.CSS("main"))); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
+		// Each selector is read until it holds what it should (the proof check
+		// rewrites #proof-status once it has run), for up to half a minute.
 		for sel, want := range texts {
-			got, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS(sel)))
-			if err != nil {
-				t.Fatalf("%s: %s: %v", path, sel, err)
-			}
-			if !strings.Contains(got, want) {
-				t.Errorf("%s: %s holds %q, want %q", path, sel, got, want)
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				got, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS(sel)))
+				if err != nil {
+					t.Fatalf("%s: %s: %v", path, sel, err)
+				}
+				if strings.Contains(got, want) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("%s: %s holds %q, want %q", path, sel, got, want)
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
 			}
 		}
 		png, err := chromedp.Run(browser, chromedp.FullScreenshot(100)) // 100: a PNG (less is a JPEG)
@@ -97,10 +107,10 @@ func TestWebViewInChromium(t *testing.T) {
 	page("overview", "/", map[string]string{"h1": "Chain " + e2e.ChainID, "#protocol-version": "14", "#backlog": "0 documents", "#credits": "(conserved)", "#validators": "10"})
 	page("blocks", "/blocks", map[string]string{"#blocks": strconv.FormatInt(docHeight, 10)})
 	page("block", "/block/"+strconv.FormatInt(docHeight, 10), map[string]string{"h1": "Block " + strconv.FormatInt(docHeight, 10), "#tx-count": "1", "main": "document_create"})
-	page("identity", "/identity/"+id.String(), map[string]string{"#balance": strconv.FormatUint(st.Balance%1000, 10)})
-	page("contract", "/contract/"+c, map[string]string{"#type-note": "Type note", ".ttl": "2m0s"})
+	page("identity", "/identity/"+id.String(), map[string]string{"#balance": strconv.FormatUint(st.Balance%1000, 10), "#proof-status": "VERIFIED in this browser"})
+	page("contract", "/contract/"+c, map[string]string{"#type-note": "Type note", ".ttl": "2m0s", "#proof-status": "VERIFIED in this browser"})
 	page("documents", "/documents/"+c+"/note", map[string]string{"#documents": d[:8]})
-	page("document", "/document/"+c+"/note/"+d, map[string]string{"#expiry": "expires at", "#fields": "hello from the web view", "#proof": "signed by the validator set"})
+	page("document", "/document/"+c+"/note/"+d, map[string]string{"#expiry": "expires at", "#fields": "hello from the web view", "#proof": "signed by the validator set", "#proof-status": "VERIFIED in this browser"})
 	page("epochs", "/epochs", map[string]string{"#epochs": "0"})
 
 	// The document's proof, checked in the browser by the WebAssembly build of

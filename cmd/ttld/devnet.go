@@ -52,6 +52,9 @@ func printBanner(cmd *cobra.Command, n *node.Node) error {
 	if m := n.MetricsAddress(); m != "" {
 		fmt.Fprintf(w, "  metrics:      %s\n", m)
 	}
+	if web := n.WebAddress(); web != "" {
+		fmt.Fprintf(w, "  web view:     %s (open it in a browser)\n", web)
+	}
 	fmt.Fprintf(w, "  dev address:  %s (key %q in the unencrypted test keyring)\n", dev.Address(), node.DevKeyName)
 	fmt.Fprintf(w, "Try next:\n")
 	fmt.Fprintf(w, "  %s --home %s --node %s query address %s --prove\n", repoBinary, home, n.RPCAddress(), dev.Address())

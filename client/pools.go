@@ -87,6 +87,10 @@ var (
 // that drive's own readers decode them.
 type answerKV []proofs.KV
 
+// EntriesKV is a read-only drive.KV over the entries of a range answer, in key order:
+// drive's readers decode them as they decode state.
+func EntriesKV(entries []proofs.KV) drive.KV { return answerKV(entries) }
+
 func (a answerKV) Get(key []byte) ([]byte, error) {
 	i := sort.Search(len(a), func(i int) bool { return bytes.Compare(a[i].Key, key) >= 0 })
 	if i < len(a) && bytes.Equal(a[i].Key, key) {

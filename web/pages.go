@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,8 @@ const (
 	EpochsPerPage = 10
 	// MaxQueryBytes bounds the query JSON /documents takes.
 	MaxQueryBytes = 4096
+	// MaxProofDataBytes bounds the request data /proof takes.
+	MaxProofDataBytes = 512
 )
 
 // validatorRow is one validator as a page shows it.
@@ -48,17 +51,30 @@ type overviewPage struct {
 	Validators      []validatorRow
 	Genesis         []validatorRow
 	GenesisHash     string
-	Epoch           drive.CurrentEpoch
-	EpochStarted    bool
-	StoragePool     uint64
-	LifetimePools   int
-	PendingRefunds  int
-	// Backlog counts the expirations tree's entries due at the block time, up to
-	// proofs.MaxRangeEntries (BacklogMore: at least that many).
+	// State is the height of the state the app figures below are read at.
+	State          int64
+	Epoch          drive.CurrentEpoch
+	EpochStarted   bool
+	StoragePool    uint64
+	LifetimePools  int
+	PendingRefunds int
+	// Backlog counts the expirations tree's entries due at the state's block time, up
+	// to proofs.MaxRangeEntries (BacklogMore: at least that many).
 	Backlog      int
 	BacklogMore  bool
 	TotalCredits uint64
 	Supply       uint64
+	// The proof box of each read the figures come from.
+	VersionProof, PoolsProof, BacklogProof, LifetimeProof, RefundsProof, TotalProof, SupplyProof proofBox
+}
+
+// rawAnswer is one unproven read: the value, a range's entries and whether the range
+// was cut, at Height.
+type rawAnswer struct {
+	Value   []byte
+	Entries []proofs.KV
+	More    bool
+	Height  int64
 }
 
 func (s *Server) overview(r *http.Request) (any, error) {
@@ -85,57 +101,113 @@ func (s *Server) overview(r *http.Request) (any, error) {
 	if h < 1 {
 		return p, nil
 	}
-	if p.ProtocolVersion, err = s.protocolVersion(ctx); err != nil {
-		return nil, err
+	// Every app figure is read at one state, the latest saved one, and decoded from
+	// the very value the browser then checks against its proof.
+	reads := []struct {
+		path, offline string
+		data          []byte
+		box           *proofBox
+		use           func(a rawAnswer) error
+	}{
+		{proofs.PathKey, "ttld status and the proof bundle", drive.ProtocolVersionKey(), &p.VersionProof, func(a rawAnswer) error {
+			if len(a.Value) != 4 {
+				return fmt.Errorf("the protocol version record holds %d bytes", len(a.Value))
+			}
+			p.ProtocolVersion = binary.BigEndian.Uint32(a.Value)
+			return nil
+		}},
+		{proofs.PathPools, "ttld query pools --prove", nil, &p.PoolsProof, func(a rawAnswer) (err error) {
+			kv := client.EntriesKV(a.Entries)
+			if p.Epoch, p.EpochStarted, err = drive.GetCurrentEpoch(kv); err != nil {
+				return err
+			}
+			p.StoragePool, err = drive.GetU64(kv, drive.StoragePoolKey())
+			return err
+		}},
+		{proofs.PathLifetimePools, "ttld query pools --prove", nil, &p.LifetimeProof, func(a rawAnswer) error {
+			p.LifetimePools = len(a.Entries)
+			return nil
+		}},
+		{proofs.PathPendingRefunds, "ttld query pools --prove", nil, &p.RefundsProof, func(a rawAnswer) error {
+			p.PendingRefunds = len(a.Entries)
+			return nil
+		}},
+		{proofs.PathTotalCredits, "ttld query total-credits --prove", nil, &p.TotalProof, func(a rawAnswer) (err error) {
+			p.TotalCredits, err = u64(a.Value)
+			return err
+		}},
+		{proofs.PathKey, "ttld query total-credits --prove", drive.SupplyKey(), &p.SupplyProof, func(a rawAnswer) (err error) {
+			p.Supply, err = u64(a.Value)
+			return err
+		}},
 	}
-	pools, err := s.c.Pools(ctx, 0, false)
+	for _, rd := range reads {
+		a, err := s.rawRead(ctx, rd.path, rd.data, p.State)
+		if err != nil {
+			return nil, err
+		}
+		p.State = a.Height
+		if err := rd.use(a); err != nil {
+			return nil, err
+		}
+		if *rd.box, err = s.proofBox(ctx, rd.path, rd.data, a.Height, a.shown(), rd.offline); err != nil {
+			return nil, err
+		}
+	}
+	// The backlog: the entries due at the state's block time.
+	lb, err := s.rawRead(ctx, proofs.PathKey, drive.LastBlockKey(), p.State)
 	if err != nil {
 		return nil, err
 	}
-	p.Epoch, p.EpochStarted, p.StoragePool = pools.CurrentEpoch, pools.Started, pools.StoragePool
-	p.LifetimePools, p.PendingRefunds = len(pools.LifetimePools), len(pools.PendingRefunds)
-	if p.Backlog, p.BacklogMore, err = s.backlog(ctx); err != nil {
-		return nil, err
+	last, ok := drive.DecodeLastBlock(lb.Value)
+	if !ok {
+		return nil, fmt.Errorf("the last block record does not decode")
 	}
-	totals, err := s.c.TotalCredits(ctx, 0, false)
+	data := proofs.ExpirationsData(last.TimeMs, nil)
+	due, err := s.rawRead(ctx, proofs.PathExpirations, data, p.State)
 	if err != nil {
 		return nil, err
 	}
-	p.TotalCredits, p.Supply = totals.Total, totals.Supply
-	return p, nil
+	p.Backlog, p.BacklogMore = len(due.Entries), due.More
+	p.BacklogProof, err = s.proofBox(ctx, proofs.PathExpirations, data, p.State, due.shown(), "ttld query expirations --prove")
+	return p, err
 }
 
-// protocolVersion reads the version in force at the latest state.
-func (s *Server) protocolVersion(ctx context.Context) (uint32, error) {
-	res, err := s.rpc.ABCIQuery(ctx, proofs.PathKey, drive.ProtocolVersionKey())
+// rawRead reads path and data at height (0: the latest) unproven. A page decodes its
+// figures from exactly this value, which the browser then checks against the proof.
+func (s *Server) rawRead(ctx context.Context, path string, data []byte, height int64) (rawAnswer, error) {
+	target, err := proofs.TargetOf(path, data)
 	if err != nil {
-		return 0, err
+		return rawAnswer{}, err
 	}
-	if len(res.Response.Value) != 4 {
-		return 0, fmt.Errorf("the protocol version record holds %d bytes", len(res.Response.Value))
-	}
-	return binary.BigEndian.Uint32(res.Response.Value), nil
-}
-
-// backlog counts the documents expired at the latest block time that the cleanup has
-// not deleted yet: one page of /expirations.
-func (s *Server) backlog(ctx context.Context) (int, bool, error) {
-	at, err := s.c.BlockTime(ctx, 0, false)
+	res, err := s.rpc.ABCIQueryWithOptions(ctx, path, data, rpcclient.ABCIQueryOptions{Height: height})
 	if err != nil {
-		return 0, false, err
-	}
-	res, err := s.rpc.ABCIQuery(ctx, proofs.PathExpirations, proofs.ExpirationsData(at, nil))
-	if err != nil {
-		return 0, false, err
+		return rawAnswer{}, err
 	}
 	if res.Response.Code != 0 {
-		return 0, false, fmt.Errorf("expirations: query code %d: %s", res.Response.Code, res.Response.Log)
+		return rawAnswer{}, fmt.Errorf("%s: query code %d: %s", path, res.Response.Code, res.Response.Log)
 	}
-	entries, err := proofs.DecodeEntries(res.Response.Value)
-	if err != nil {
-		return 0, false, err
+	a := rawAnswer{Value: res.Response.Value, Height: res.Response.Height, More: res.Response.Info == proofs.InfoMore}
+	if target.Range() {
+		if a.Entries, err = proofs.DecodeEntries(a.Value); err != nil {
+			return rawAnswer{}, err
+		}
+		if len(a.Entries) == 0 {
+			a.Value = nil // an empty range: the page shows none, which the check proves
+		}
 	}
-	return len(entries), res.Response.Info == proofs.InfoMore, nil
+	return a, nil
+}
+
+// shown is what a page shows of the read: the value's hex, or "" for an absent key or
+// an empty range.
+func (a rawAnswer) shown() string { return hex.EncodeToString(a.Value) }
+
+func u64(v []byte) (uint64, error) {
+	if len(v) != 8 {
+		return 0, fmt.Errorf("a u64 record of %d bytes", len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
 }
 
 type blockRow struct {
@@ -336,7 +408,7 @@ func (s *Server) identity(r *http.Request) (any, error) {
 	if present {
 		shown = hex.EncodeToString(res.Response.Value)
 	}
-	p.proofBox, err = s.proofBox(r.Context(), "/proof/identity/"+id.String(), shown, "ttld query identity "+id.String()+" --prove")
+	p.proofBox, err = s.proofBox(r.Context(), proofs.PathIdentity, id[:], p.Height, shown, "ttld query identity "+id.String()+" --prove")
 	return p, err
 }
 
@@ -348,9 +420,12 @@ type proofBox struct {
 	Checkable                          bool
 }
 
-func (s *Server) proofBox(ctx context.Context, path, shown, offline string) (proofBox, error) {
+// proofBox is the box of the answer to path and data at height, of which the page
+// shows shown (hex of the value, or of a range's entries; "" for absence).
+func (s *Server) proofBox(ctx context.Context, path string, data []byte, height int64, shown, offline string) (proofBox, error) {
 	chainID, err := s.c.ChainID(ctx)
-	return proofBox{ProofPath: path, ChainID: chainID, Shown: shown, Offline: offline, Checkable: s.wasm != nil}, err
+	q := url.Values{"path": {path}, "data": {hex.EncodeToString(data)}, "height": {strconv.FormatInt(height, 10)}}
+	return proofBox{ProofPath: "/proof?" + q.Encode(), ChainID: chainID, Shown: shown, Offline: offline, Checkable: s.wasm != nil}, err
 }
 
 type addressPage struct {
@@ -386,7 +461,7 @@ func (s *Server) address(r *http.Request) (any, error) {
 		}
 		p.Present, p.Balance, p.Nonce = true, st.Balance, st.Nonce.Last
 	}
-	if p.proofBox, err = s.proofBox(r.Context(), "/proof/address/"+a.String(), hex.EncodeToString(res.Response.Value), "ttld query address "+a.String()+" --prove"); err != nil {
+	if p.proofBox, err = s.proofBox(r.Context(), proofs.PathAddress, a[:], p.Height, hex.EncodeToString(res.Response.Value), "ttld query address "+a.String()+" --prove"); err != nil {
 		return nil, err
 	}
 	p.Since = uint64(max(1, p.Height-AddressChangesBlocks))
@@ -452,7 +527,7 @@ func (s *Server) contract(r *http.Request) (any, error) {
 		p.Types = append(p.Types, describeType(t))
 	}
 	// The stored value is the contract's one encoding: what the page shows, re-encoded.
-	p.proofBox, err = s.proofBox(r.Context(), "/proof/contract/"+id.String(), hex.EncodeToString(st.Contract.Encode()), "ttld query contract "+id.String()+" --prove")
+	p.proofBox, err = s.proofBox(r.Context(), proofs.PathContract, id[:], st.Height, hex.EncodeToString(st.Contract.Encode()), "ttld query contract "+id.String()+" --prove")
 	return p, err
 }
 
@@ -656,7 +731,7 @@ func (s *Server) document(r *http.Request) (any, error) {
 	if st.Present {
 		shown = hex.EncodeToString(st.Document.Encode(st.Type))
 	}
-	if p.proofBox, err = s.proofBox(r.Context(), "/proof/document/"+c.String()+"/"+typeName+"/"+id.String(), shown,
+	if p.proofBox, err = s.proofBox(r.Context(), proofs.PathDocument, proofs.DocumentData(c, typeName, id), st.Height, shown,
 		"ttld query document "+c.String()+" "+typeName+" "+id.String()+" --prove"); err != nil {
 		return nil, err
 	}
@@ -687,6 +762,7 @@ func (s *Server) document(r *http.Request) (any, error) {
 }
 
 type epochRow struct {
+	proofBox
 	Index        uint32
 	Start        time.Time
 	Fees         uint64
@@ -719,81 +795,83 @@ func (s *Server) epochs(r *http.Request) (any, error) {
 		return p, nil
 	}
 	for i := 0; i < EpochsPerPage && i <= int(p.Current); i++ {
+		// The start and length come from the genesis parameters (client.Epoch); the
+		// figures from the epoch's keys, read raw and checked in the browser.
 		e, err := s.c.Epoch(ctx, p.Current-uint32(i), pools.Height, false)
 		if err != nil {
 			return nil, err
 		}
 		p.LengthS = e.LengthS
-		row := epochRow{Index: e.Index, Start: time.UnixMilli(int64(e.StartMs)).UTC(), Fees: e.Fees, StorageShare: e.StorageShare, Paid: e.Paid, PaidCredits: e.PaidCredits}
-		for _, pr := range e.Proposers {
+		data := proofs.EpochData(e.Index)
+		a, err := s.rawRead(ctx, proofs.PathEpoch, data, pools.Height)
+		if err != nil {
+			return nil, err
+		}
+		kv := client.EntriesKV(a.Entries)
+		row := epochRow{Index: e.Index, Start: time.UnixMilli(int64(e.StartMs)).UTC()}
+		if row.Fees, err = drive.GetU64(kv, drive.EpochFeesKey(e.Index)); err != nil {
+			return nil, err
+		}
+		if row.StorageShare, err = drive.GetU64(kv, drive.EpochStorageKey(e.Index)); err != nil {
+			return nil, err
+		}
+		if paid, _ := kv.Get(drive.EpochPaidKey(e.Index)); paid != nil {
+			row.Paid = true
+			if row.PaidCredits, err = drive.GetU64(kv, drive.EpochPaidKey(e.Index)); err != nil {
+				return nil, err
+			}
+		}
+		proposers, err := drive.EpochProposers(kv, e.Index)
+		if err != nil {
+			return nil, err
+		}
+		for _, pr := range proposers {
 			row.Proposers = append(row.Proposers, proposerRow{strings.ToUpper(hex.EncodeToString(pr.Proposer)), pr.Blocks})
+		}
+		if row.proofBox, err = s.proofBox(ctx, proofs.PathEpoch, data, a.Height, a.shown(), fmt.Sprintf("ttld query epoch %d --prove", e.Index)); err != nil {
+			return nil, err
 		}
 		p.Epochs = append(p.Epochs, row)
 	}
 	return p, nil
 }
 
-// idProof serves the bundle of path for the 32-byte id in the path value {id}.
-func (s *Server) idProof(path string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		b, err := hex.DecodeString(r.PathValue("id"))
-		if err != nil || len(b) != 32 {
-			err = errBadInput{"id", r.PathValue("id"), "64 hex digits"}
-		}
-		var raw []byte
-		if err == nil {
-			raw, err = s.bundle(r.Context(), path, b)
-		}
-		s.serveBundle(w, r, raw, strings.TrimPrefix(path, "/")+"-"+r.PathValue("id")[:min(16, len(r.PathValue("id")))], err)
+// proof serves, for download and for the browser's check, the bundle of the answer to
+// ?path= and ?data= (hex) at ?height= (0 or absent: the latest): any single-key or
+// range path of proofs.TargetOf.
+func (s *Server) proof(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	path := q.Get("path")
+	data, err := hex.DecodeString(q.Get("data"))
+	if err != nil || len(data) > MaxProofDataBytes {
+		err = errBadInput{"data", q.Get("data"), fmt.Sprintf("at most %d bytes in hex", MaxProofDataBytes)}
+	} else if _, terr := proofs.TargetOf(path, data); terr != nil {
+		err = errBadInput{"path", path, "a single-key or range query path and its data: " + terr.Error()}
 	}
-}
-
-// addressProof serves the proven answer of an address as a check.Bundle.
-func (s *Server) addressProof(w http.ResponseWriter, r *http.Request) {
-	a, err := protocol.ParseAddress(r.PathValue("address"))
-	if err != nil {
-		err = errBadInput{"address", r.PathValue("address"), "40 hex digits"}
+	var height int64
+	if v := q.Get("height"); err == nil && v != "" {
+		if height, err = strconv.ParseInt(v, 10, 64); err != nil || height < 0 {
+			err = errBadInput{"height", v, "a height of 0 (the latest) or more"}
+		}
 	}
 	var raw []byte
 	if err == nil {
-		raw, err = s.bundle(r.Context(), proofs.PathAddress, a[:])
+		raw, err = s.bundle(r.Context(), path, data, height)
 	}
-	s.serveBundle(w, r, raw, "address-"+a.String()[:16], err)
-}
-
-// serveBundle writes a bundle for download, or the error page.
-func (s *Server) serveBundle(w http.ResponseWriter, r *http.Request, raw []byte, name string, err error) {
 	if err != nil {
 		s.page("error.html", func(*http.Request) (any, error) { return nil, err })(w, r)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Disposition", `attachment; filename="proof-`+name+`.json"`)
+	w.Header().Set("Content-Disposition", `attachment; filename="proof.json"`)
 	_, _ = w.Write(raw)
 }
 
-// documentProof serves the proven answer of a document as a check.Bundle: the
-// /document query with its proof and the commit of the header after its height, which
-// `ttld check-proof FILE` checks offline against the genesis validator set.
-func (s *Server) documentProof(w http.ResponseWriter, r *http.Request) {
-	c, typeName, err := contractAndType(r)
-	var id protocol.DocumentID
-	if err == nil {
-		if id, err = protocol.ParseDocumentID(r.PathValue("id")); err != nil {
-			err = errBadInput{"document", r.PathValue("id"), "64 hex digits"}
-		}
-	}
-	var raw []byte
-	if err == nil {
-		raw, err = s.bundle(r.Context(), proofs.PathDocument, proofs.DocumentData(c, typeName, id))
-	}
-	s.serveBundle(w, r, raw, id.String()[:16], err)
-}
-
-// bundle reads path and data with a proof and the commit of the header after the
-// answer's height, waiting for it to exist, and encodes them as a check.Bundle.
-func (s *Server) bundle(ctx context.Context, path string, data []byte) ([]byte, error) {
-	res, err := s.rpc.ABCIQueryWithOptions(ctx, path, data, rpcclient.ABCIQueryOptions{Prove: true})
+// bundle reads path and data at height (0: the latest) with a proof and the commit of
+// the header after the answer's height, waiting for it to exist, and encodes them as a
+// check.Bundle.
+func (s *Server) bundle(ctx context.Context, path string, data []byte, height int64) ([]byte, error) {
+	res, err := s.rpc.ABCIQueryWithOptions(ctx, path, data, rpcclient.ABCIQueryOptions{Prove: true, Height: height})
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/client"
-	"github.com/ttld-dev/ttld/proofs"
 )
 
 // DefaultListen is where the web view listens when app.toml does not say otherwise.
@@ -101,10 +100,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /documents/{contract}/{type}", s.page("documents.html", s.documents))
 	mux.HandleFunc("GET /document/{contract}/{type}/{id}", s.page("document.html", s.document))
 	mux.HandleFunc("GET /epochs", s.page("epochs.html", s.epochs))
-	mux.HandleFunc("GET /proof/document/{contract}/{type}/{id}", s.documentProof)
-	mux.HandleFunc("GET /proof/address/{address}", s.addressProof)
-	mux.HandleFunc("GET /proof/identity/{id}", s.idProof(proofs.PathIdentity))
-	mux.HandleFunc("GET /proof/contract/{id}", s.idProof(proofs.PathContract))
+	mux.HandleFunc("GET /proof", s.proof)
 	mux.HandleFunc("GET /search", s.search)
 	mux.HandleFunc("GET /chart/backlog.svg", s.chart(s.backlogChart))
 	mux.HandleFunc("GET /chart/blocks.svg", s.chart(s.blocksChart))

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 
 	"github.com/ttld-dev/ttld/e2e"
+	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
 	"github.com/ttld-dev/ttld/web"
 	"github.com/ttld-dev/ttld/web/check"
@@ -135,7 +137,7 @@ func TestPages(t *testing.T) {
 	}
 	// The document's proof bundle checks against the genesis set, and not with one byte
 	// of the document changed.
-	status, _, raw := c.get(t, "/proof/document/"+contract+"/note/"+doc)
+	status, _, raw := c.get(t, "/proof?path=/document&data="+hex.EncodeToString(proofs.DocumentData(c.contract, "note", c.document)))
 	if status != http.StatusOK {
 		t.Fatalf("proof bundle: %d %s", status, raw)
 	}
@@ -178,6 +180,10 @@ func TestBadInput(t *testing.T) {
 		"/documents/" + contract + "/note?q=%7Bnot":                                             http.StatusBadRequest,
 		"/document/" + contract + "/note/12":                                                    http.StatusBadRequest,
 		"/search?q=hello":                                                                       http.StatusBadRequest,
+		"/proof?path=/nowhere&data=00":                                                          http.StatusBadRequest,
+		"/proof?path=/address&data=zz":                                                          http.StatusBadRequest,
+		"/proof?path=/address&data=0102":                                                        http.StatusBadRequest,
+		"/proof?path=/pools&height=-1":                                                          http.StatusBadRequest,
 		"/nowhere":                                                                              http.StatusNotFound,
 	} {
 		status, hdr, body := c.get(t, path)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 
 	"github.com/ttld-dev/ttld/e2e"
+	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/protocol"
 	"github.com/ttld-dev/ttld/web"
 )
 
@@ -43,7 +46,9 @@ func TestCheckProof(t *testing.T) {
 	}
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
-	res, err := http.Get(srv.URL + "/proof/document/" + contract + "/note/" + tx.Document)
+	cid, _ := protocol.ParseContractID(contract)
+	did, _ := protocol.ParseDocumentID(tx.Document)
+	res, err := http.Get(srv.URL + "/proof?path=/document&data=" + hex.EncodeToString(proofs.DocumentData(cid, "note", did)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,6 +95,7 @@ func TestWebViewInChromium(t *testing.T) {
 				time.Sleep(200 * time.Millisecond)
 			}
 		}
+		allVerified(t, browser, path, 0) // the screenshot with the proof checks' verdicts
 		png, err := chromedp.Run(browser, chromedp.FullScreenshot(100)) // 100: a PNG (less is a JPEG)
 		if err != nil {
 			t.Fatalf("%s: screenshot: %v", path, err)
@@ -105,6 +106,7 @@ func TestWebViewInChromium(t *testing.T) {
 	}
 	c, d := contract.ContractID().String(), doc.String()
 	page("overview", "/", map[string]string{"h1": "Chain " + e2e.ChainID, "#protocol-version": "14", "#backlog": "0 documents", "#credits": "(conserved)", "#validators": "10"})
+	allVerified(t, browser, "/", 7)
 	page("blocks", "/blocks", map[string]string{"#blocks": strconv.FormatInt(docHeight, 10)})
 	page("block", "/block/"+strconv.FormatInt(docHeight, 10), map[string]string{"h1": "Block " + strconv.FormatInt(docHeight, 10), "#tx-count": "1", "main": "document_create"})
 	page("identity", "/identity/"+id.String(), map[string]string{"#balance": strconv.FormatUint(st.Balance%1000, 10), "#proof-status": "VERIFIED in this browser"})
@@ -112,6 +114,7 @@ func TestWebViewInChromium(t *testing.T) {
 	page("documents", "/documents/"+c+"/note", map[string]string{"#documents": d[:8]})
 	page("document", "/document/"+c+"/note/"+d, map[string]string{"#expiry": "expires at", "#fields": "hello from the web view", "#proof": "signed by the validator set", "#proof-status": "VERIFIED in this browser"})
 	page("epochs", "/epochs", map[string]string{"#epochs": "0"})
+	allVerified(t, browser, "/epochs", 1)
 
 	// The document's proof, checked in the browser by the WebAssembly build of
 	// web/check against the pinned genesis set: verified; and through a proxy that
@@ -171,7 +174,7 @@ func tamperingProxy(t *testing.T, base string) http.Handler {
 	}
 	p := httputil.NewSingleHostReverseProxy(target)
 	p.ModifyResponse = func(res *http.Response) error {
-		if !strings.HasPrefix(res.Request.URL.Path, "/proof/") {
+		if res.Request.URL.Path != "/proof" {
 			return nil
 		}
 		body, err := io.ReadAll(res.Body)
@@ -191,6 +194,35 @@ func tamperingProxy(t *testing.T, base string) http.Handler {
 		return nil
 	}
 	return p
+}
+
+// allVerified waits until every proof box of the page loaded (at least want of them)
+// has its verdict, and fails unless all are verified.
+func allVerified(t *testing.T, browser context.Context, path string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		verdicts, err := chromedp.Run(browser, chromedp.Evaluate[[]string](
+			`Array.from(document.querySelectorAll("[data-bundle]")).map(e => e.dataset.verified || "")`))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		done, ok := len(verdicts) >= want, len(verdicts) >= want
+		for _, v := range verdicts {
+			done = done && v != ""
+			ok = ok && v == "true"
+		}
+		if done {
+			if !ok {
+				t.Errorf("%s: verdicts %v, want all verified", path, verdicts)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: verdicts %v after a minute", path, verdicts)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // chromium is the browser's path: TTLD_CHROMIUM, or Debian's chromium.

@@ -95,7 +95,7 @@ func TestWebViewInChromium(t *testing.T) {
 				time.Sleep(200 * time.Millisecond)
 			}
 		}
-		allVerified(t, browser, path, 0) // the screenshot with the proof checks' verdicts
+		allVerified(t, browser, path, 0)                                // the screenshot with the proof checks' verdicts
 		png, err := chromedp.Run(browser, chromedp.FullScreenshot(100)) // 100: a PNG (less is a JPEG)
 		if err != nil {
 			t.Fatalf("%s: screenshot: %v", path, err)

@@ -32,8 +32,9 @@ const (
 	EpochsPerPage = 10
 	// MaxQueryBytes bounds the query JSON /documents takes.
 	MaxQueryBytes = 4096
-	// MaxProofDataBytes bounds the request data /proof takes.
-	MaxProofDataBytes = 512
+	// MaxProofDataBytes bounds the request data /proof takes: a document query's,
+	// its JSON and the contract and type before it.
+	MaxProofDataBytes = MaxQueryBytes + 128
 )
 
 // validatorRow is one validator as a page shows it.
@@ -619,11 +620,15 @@ type docRow struct {
 }
 
 type documentsPage struct {
+	proofBox
 	Contract, Type string
 	Query          string
-	Documents      []docRow
-	Height         int64
-	BlockTime      time.Time
+	// Next is the query of the next page (startAfter the last document), "" when the
+	// page is not full.
+	Next      string
+	Documents []docRow
+	Height    int64
+	BlockTime time.Time
 }
 
 func (s *Server) documents(r *http.Request) (any, error) {
@@ -654,6 +659,23 @@ func (s *Server) documents(r *http.Request) (any, error) {
 		return nil, err
 	}
 	p := documentsPage{Contract: c.String(), Type: typeName, Query: q, Height: ans.Height, BlockTime: time.UnixMilli(int64(at)).UTC()}
+	// The answer's JSON at the same height: what the list was decoded from, which the
+	// browser checks (every document present, none of the ranges read left out).
+	data := proofs.DocumentsData(c, typeName, []byte(q))
+	raw, err := s.rpc.ABCIQueryWithOptions(r.Context(), proofs.PathDocuments, data, rpcclient.ABCIQueryOptions{Height: ans.Height})
+	if err != nil {
+		return nil, err
+	}
+	shown := ""
+	if len(ans.Documents) > 0 {
+		shown = hex.EncodeToString(raw.Response.Value)
+	}
+	if n := len(ans.Documents); n > 0 && ans.Query.Limit > 0 && n == int(ans.Query.Limit) {
+		p.Next = nextPage(q, ans.Documents[n-1].ID)
+	}
+	if p.proofBox, err = s.proofBox(r.Context(), proofs.PathDocuments, data, ans.Height, shown, "ttld query documents "+c.String()+" "+typeName+" --prove"); err != nil {
+		return nil, err
+	}
 	for _, d := range ans.Documents {
 		row := docRow{ID: d.ID.String(), Owner: d.Owner.String(), Revision: d.Revision, CreatedAt: time.UnixMilli(int64(d.CreatedAt)).UTC(),
 			Data: string(client.ReadableDocumentData(ans.Type, d))}
@@ -663,6 +685,19 @@ func (s *Server) documents(r *http.Request) (any, error) {
 		p.Documents = append(p.Documents, row)
 	}
 	return p, nil
+}
+
+// nextPage is query q to continue after document last: q with its startAfter set (and
+// startAt dropped).
+func nextPage(q string, last protocol.DocumentID) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(q), &m) != nil {
+		return ""
+	}
+	delete(m, "startAt")
+	m["startAfter"], _ = json.Marshal(last.String())
+	out, _ := json.Marshal(m)
+	return string(out)
 }
 
 // contractAndType reads the {contract} and {type} path values.
@@ -845,8 +880,8 @@ func (s *Server) proof(w http.ResponseWriter, r *http.Request) {
 	data, err := hex.DecodeString(q.Get("data"))
 	if err != nil || len(data) > MaxProofDataBytes {
 		err = errBadInput{"data", q.Get("data"), fmt.Sprintf("at most %d bytes in hex", MaxProofDataBytes)}
-	} else if _, terr := proofs.TargetOf(path, data); terr != nil {
-		err = errBadInput{"path", path, "a single-key or range query path and its data: " + terr.Error()}
+	} else if _, terr := proofs.TargetOf(path, data); terr != nil && path != proofs.PathDocuments {
+		err = errBadInput{"path", path, "a single-key or range query path and its data, or /documents: " + terr.Error()}
 	}
 	var height int64
 	if v := q.Get("height"); err == nil && v != "" {

@@ -106,6 +106,7 @@ func TestPages(t *testing.T) {
 		{"/contract/" + contract, []string{"Type note", `class="ttl">2m0s<`, "byText", "text asc"}},
 		{"/documents/" + contract + "/note", []string{doc[:8], "expires at"}},
 		{"/documents/" + contract + "/note?q=" + url.QueryEscape(`{"where":[["text","startsWith","<scr"]],"limit":5}`), []string{doc[:8]}},
+		{"/documents/" + contract + "/note?q=" + url.QueryEscape(`{"limit":1}`), []string{doc[:8], `id="next-page"`, "startAfter"}},
 		{"/document/" + contract + "/note/" + doc, []string{doc, "$createdAt", "Expires at", "lifetime:"}},
 		{"/epochs", []string{"The current epoch is 0", "/chart/storage.svg"}},
 	} {

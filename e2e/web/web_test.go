@@ -111,7 +111,7 @@ func TestWebViewInChromium(t *testing.T) {
 	page("block", "/block/"+strconv.FormatInt(docHeight, 10), map[string]string{"h1": "Block " + strconv.FormatInt(docHeight, 10), "#tx-count": "1", "main": "document_create"})
 	page("identity", "/identity/"+id.String(), map[string]string{"#balance": strconv.FormatUint(st.Balance%1000, 10), "#proof-status": "VERIFIED in this browser"})
 	page("contract", "/contract/"+c, map[string]string{"#type-note": "Type note", ".ttl": "2m0s", "#proof-status": "VERIFIED in this browser"})
-	page("documents", "/documents/"+c+"/note", map[string]string{"#documents": d[:8]})
+	page("documents", "/documents/"+c+"/note", map[string]string{"#documents": d[:8], "#proof-status": "VERIFIED in this browser: presence"})
 	page("document", "/document/"+c+"/note/"+d, map[string]string{"#expiry": "expires at", "#fields": "hello from the web view", "#proof": "signed by the validator set", "#proof-status": "VERIFIED in this browser"})
 	page("epochs", "/epochs", map[string]string{"#epochs": "0"})
 	allVerified(t, browser, "/epochs", 1)

@@ -63,6 +63,9 @@ func Check(b Bundle, trusted *cmttypes.ValidatorSet) (proofs.Result, error) {
 	if trusted == nil {
 		return proofs.Result{}, errors.New("no pinned validator set")
 	}
+	if b.Path == proofs.PathDocuments {
+		return checkDocuments(b, trusted)
+	}
 	target, err := proofs.TargetOf(b.Path, b.Data)
 	if err != nil {
 		return proofs.Result{}, err
@@ -110,4 +113,17 @@ func CheckShown(b Bundle, trusted *cmttypes.ValidatorSet, shown []byte) (proofs.
 		return r, ErrNotShown{Proven: r.Value, Shown: shown}
 	}
 	return r, nil
+}
+
+// checkDocuments verifies a /documents answer: every document returned present, every
+// document of the ranges it read accounted for, against the signed app hash
+// (proofs.VerifyDocumentsQuery). Its Result holds the answer's JSON as its Value,
+// present when it returned documents.
+func checkDocuments(b Bundle, trusted *cmttypes.ValidatorSet) (proofs.Result, error) {
+	v := &proofs.Verifier{Client: bundleClient{b.SignedHeader}, ChainID: b.ChainID, Trusted: trusted, Wait: time.Millisecond}
+	r, checked, err := v.VerifyDocumentsQuery(context.Background(), b.Response, b.Data)
+	if err != nil {
+		return proofs.Result{}, err
+	}
+	return proofs.Result{Height: checked.Height, Value: b.Response.Value, Present: len(r.Documents) > 0, AppHash: checked.AppHash, Time: checked.Time}, nil
 }

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/hex"
@@ -152,6 +153,14 @@ func TestPages(t *testing.T) {
 	b.Response.Value[len(b.Response.Value)-2] ^= 1
 	if _, err := check.Check(b, c.env.Trusted); err == nil {
 		t.Error("a bundle with a byte of the document changed checks")
+	}
+	// The validator set a browser pins is the genesis set.
+	status, _, vals := c.get(t, "/validators.json")
+	if status != http.StatusOK {
+		t.Fatalf("/validators.json: %d", status)
+	}
+	if set, err := check.DecodeValidators([]byte(vals)); err != nil || !bytes.Equal(set.Hash(), c.env.Trusted.Hash()) {
+		t.Errorf("/validators.json is not the genesis set: %v", err)
 	}
 	for _, chart := range []string{"/chart/backlog.svg", "/chart/blocks.svg", "/chart/rate.svg", "/chart/storage.svg"} {
 		status, hdr, body := c.get(t, chart)

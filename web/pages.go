@@ -829,41 +829,47 @@ func (s *Server) epochs(r *http.Request) (any, error) {
 	if !pools.Started {
 		return p, nil
 	}
+	// The starts come from the genesis parameters, read once; each epoch's figures
+	// from its keys, read raw and checked in the browser.
+	g, err := s.rawRead(ctx, proofs.PathKey, drive.GenesisKey(), pools.Height)
+	if err != nil {
+		return nil, err
+	}
+	params, err := drive.GetChainParams(client.EntriesKV([]proofs.KV{{Key: drive.GenesisKey(), Value: g.Value}}))
+	if err != nil {
+		return nil, err
+	}
+	p.LengthS = params.EpochLengthS
 	for i := 0; i < EpochsPerPage && i <= int(p.Current); i++ {
-		// The start and length come from the genesis parameters (client.Epoch); the
-		// figures from the epoch's keys, read raw and checked in the browser.
-		e, err := s.c.Epoch(ctx, p.Current-uint32(i), pools.Height, false)
-		if err != nil {
-			return nil, err
-		}
-		p.LengthS = e.LengthS
-		data := proofs.EpochData(e.Index)
+		index := p.Current - uint32(i)
+		data := proofs.EpochData(index)
 		a, err := s.rawRead(ctx, proofs.PathEpoch, data, pools.Height)
 		if err != nil {
 			return nil, err
 		}
 		kv := client.EntriesKV(a.Entries)
-		row := epochRow{Index: e.Index, Start: time.UnixMilli(int64(e.StartMs)).UTC()}
-		if row.Fees, err = drive.GetU64(kv, drive.EpochFeesKey(e.Index)); err != nil {
+		start := protocol.EpochStartMs(params.GenesisTimeMs, params.EpochLengthS, index)
+		row := epochRow{Index: index, Start: time.UnixMilli(int64(start)).UTC()}
+		if row.Fees, err = drive.GetU64(kv, drive.EpochFeesKey(index)); err != nil {
 			return nil, err
 		}
-		if row.StorageShare, err = drive.GetU64(kv, drive.EpochStorageKey(e.Index)); err != nil {
+		if row.StorageShare, err = drive.GetU64(kv, drive.EpochStorageKey(index)); err != nil {
 			return nil, err
 		}
-		if paid, _ := kv.Get(drive.EpochPaidKey(e.Index)); paid != nil {
+		if paid, _ := kv.Get(drive.EpochPaidKey(index)); paid != nil {
 			row.Paid = true
-			if row.PaidCredits, err = drive.GetU64(kv, drive.EpochPaidKey(e.Index)); err != nil {
+			if row.PaidCredits, err = drive.GetU64(kv, drive.EpochPaidKey(index)); err != nil {
 				return nil, err
 			}
 		}
-		proposers, err := drive.EpochProposers(kv, e.Index)
+		proposers, err := drive.EpochProposers(kv, index)
 		if err != nil {
 			return nil, err
 		}
 		for _, pr := range proposers {
 			row.Proposers = append(row.Proposers, proposerRow{strings.ToUpper(hex.EncodeToString(pr.Proposer)), pr.Blocks})
 		}
-		if row.proofBox, err = s.proofBox(ctx, proofs.PathEpoch, data, a.Height, a.shown(), fmt.Sprintf("ttld query epoch %d --prove", e.Index)); err != nil {
+		if row.proofBox, err = s.proofBox(ctx, proofs.PathEpoch, data, a.Height, a.shown(), fmt.Sprintf("ttld query epoch %d --prove", index)); err != nil {
 			return nil, err
 		}
 		p.Epochs = append(p.Epochs, row)

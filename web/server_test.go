@@ -3,7 +3,6 @@ package web_test
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"encoding/hex"
 	"io"
 	"net/http"
@@ -35,28 +34,11 @@ type chain struct {
 // markup is a document value the pages must show escaped.
 const markup = `<script>alert("x")</script>`
 
-// definition is the contract the tests register: a note lives two minutes.
-const definition = `{"documentSchemas":{"note":{"type":"object","ttl":120,` +
-	`"properties":{"text":{"type":"string","maxLength":63,"position":0}},"required":["$createdAt","text"],"additionalProperties":false,` +
-	`"indices":[{"name":"byText","properties":[{"text":"asc"}]}]}}}`
-
 func startChain(t *testing.T) chain {
 	t.Helper()
 	env := e2e.StartNodeShortTTL(t, 60)
-	send := func(tr protocol.Transition) int64 { return env.Commit(t, tr) }
-	c := chain{env: env}
-	create := &protocol.IdentityCreate{PubKey: env.Dev.Pub, Amount: 1_000_000_000, Keys: []ed25519.PublicKey{env.Dev.Pub}}
-	send(create)
-	c.identity = protocol.NewIdentityID(env.Dev.Address(), create.Nonce)
-	contract := &protocol.DataContractCreate{Identity: c.identity, Definition: []byte(definition)}
-	send(contract)
-	c.contract = contract.ContractID()
-	b := &protocol.DocumentsBatch{Identity: c.identity, Contract: c.contract, Actions: []protocol.DocumentAction{
-		{Kind: protocol.ActionCreate, Type: "note", Entropy: [32]byte{1}, Data: []byte(`{"text":"` + strings.ReplaceAll(markup, `"`, `\"`) + `"}`)},
-	}}
-	b.Actions[0].ID = b.CreateID(b.Actions[0])
-	c.document = b.Actions[0].ID
-	send(b)
+	n := env.SeedNote(t, markup)
+	c := chain{env: env, identity: n.Identity, contract: n.Contract, document: n.Document}
 	rpc, err := rpchttp.New(env.RPC, "/websocket")
 	if err != nil {
 		t.Fatal(err)

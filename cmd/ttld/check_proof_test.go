@@ -25,10 +25,7 @@ func TestCheckProof(t *testing.T) {
 	env := e2e.StartNode(t)
 	c := cli{t: t, env: env}
 	var tx txOutput
-	if err := c.json(&tx, "tx", "identity", "create", "--from", "dev", "--amount", "1000000000", "--commit"); err != nil || tx.Code != 0 {
-		t.Fatalf("identity create: %+v %v", tx, err)
-	}
-	id := tx.Identity
+	id := c.newIdentity()
 	if err := c.json(&tx, "tx", "contract", "create", "../../docs/examples/note.json", "--identity", id, "--from", "dev", "--commit"); err != nil || tx.Code != 0 {
 		t.Fatalf("contract create: %+v %v", tx, err)
 	}

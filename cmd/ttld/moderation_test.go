@@ -27,14 +27,7 @@ func TestModerationCommands(t *testing.T) {
 	env := e2e.StartNode(t)
 	c := cli{t: t, env: env}
 	var tx txOutput
-	newIdentity := func() string {
-		t.Helper()
-		if err := c.json(&tx, "tx", "identity", "create", "--from", node.DevKeyName, "--amount", "1000000000", "--commit"); err != nil || tx.Code != 0 {
-			t.Fatalf("identity create: %+v %v", tx, err)
-		}
-		return tx.Identity
-	}
-	owner, writer, moderator := newIdentity(), newIdentity(), newIdentity()
+	owner, writer, moderator := c.newIdentity(), c.newIdentity(), c.newIdentity()
 	signer := func(id string) []string { return []string{"--identity", id, "--from", node.DevKeyName, "--commit"} }
 	commit := func(args ...string) txOutput {
 		t.Helper()

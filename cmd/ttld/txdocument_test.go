@@ -110,14 +110,7 @@ func TestDocumentCommands(t *testing.T) {
 	c := cli{t: t, env: env}
 
 	var tx txOutput
-	newIdentity := func() string {
-		t.Helper()
-		if err := c.json(&tx, "tx", "identity", "create", "--from", node.DevKeyName, "--amount", "1000000000", "--commit"); err != nil || tx.Code != 0 {
-			t.Fatalf("identity create: %+v %v", tx, err)
-		}
-		return tx.Identity
-	}
-	seller, buyer := newIdentity(), newIdentity()
+	seller, buyer := c.newIdentity(), c.newIdentity()
 	if err := c.json(&tx, "tx", "contract", "create", "../../docs/examples/market.json", "--identity", seller, "--from", node.DevKeyName, "--commit"); err != nil || tx.Code != 0 {
 		t.Fatalf("contract create: %+v %v", tx, err)
 	}

@@ -34,6 +34,17 @@ func (c cli) run(args ...string) (string, error) {
 	return out.String(), err
 }
 
+// newIdentity creates an identity holding 1,000,000,000 credits from the dev key's
+// address and returns its id.
+func (c cli) newIdentity() string {
+	c.t.Helper()
+	var tx txOutput
+	if err := c.json(&tx, "tx", "identity", "create", "--from", node.DevKeyName, "--amount", "1000000000", "--commit"); err != nil || tx.Code != 0 {
+		c.t.Fatalf("identity create: %+v %v", tx, err)
+	}
+	return tx.Identity
+}
+
 // json runs args with -o json and decodes the printed object into v.
 func (c cli) json(v any, args ...string) error {
 	c.t.Helper()

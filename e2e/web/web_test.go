@@ -5,7 +5,6 @@ package web
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -21,13 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ttld-dev/ttld/e2e"
-	"github.com/ttld-dev/ttld/protocol"
 )
-
-// definition: a note lives two minutes, indexed by its text.
-const definition = `{"documentSchemas":{"note":{"type":"object","ttl":120,` +
-	`"properties":{"text":{"type":"string","maxLength":63,"position":0}},"required":["$createdAt","text"],"additionalProperties":false,` +
-	`"indices":[{"name":"byText","properties":[{"text":"asc"}]}]}}}`
 
 // TestWebViewInChromium: the overview, blocks, a block, an identity, a contract, its
 // documents, a document and the epochs, each loaded in headless Chromium, show what the
@@ -35,18 +28,8 @@ const definition = `{"documentSchemas":{"note":{"type":"object","ttl":120,` +
 func TestWebViewInChromium(t *testing.T) {
 	env := e2e.StartNodeShortTTL(t, 60)
 	ctx := context.Background()
-	send := func(tr protocol.Transition) int64 { return env.Commit(t, tr) }
-	create := &protocol.IdentityCreate{PubKey: env.Dev.Pub, Amount: 1_000_000_000, Keys: []ed25519.PublicKey{env.Dev.Pub}}
-	send(create)
-	id := protocol.NewIdentityID(env.Dev.Address(), create.Nonce)
-	contract := &protocol.DataContractCreate{Identity: id, Definition: []byte(definition)}
-	send(contract)
-	b := &protocol.DocumentsBatch{Identity: id, Contract: contract.ContractID(), Actions: []protocol.DocumentAction{
-		{Kind: protocol.ActionCreate, Type: "note", Entropy: [32]byte{7}, Data: []byte(`{"text":"hello from the web view"}`)},
-	}}
-	b.Actions[0].ID = b.CreateID(b.Actions[0])
-	docHeight := send(b)
-	doc := b.Actions[0].ID
+	note := env.SeedNote(t, "hello from the web view")
+	id, contract, doc, docHeight := note.Identity, note.Contract, note.Document, note.Height
 	st, err := env.Client.Identity(ctx, id, 0, false)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +87,7 @@ func TestWebViewInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, d := contract.ContractID().String(), doc.String()
+	c, d := contract.String(), doc.String()
 	page("overview", "/", map[string]string{"h1": "Chain " + e2e.ChainID, "#protocol-version": "14", "#backlog": "0 documents", "#credits": "(conserved)", "#validators": "10"})
 	allVerified(t, browser, "/", 7)
 	page("blocks", "/blocks", map[string]string{"#blocks": strconv.FormatInt(docHeight, 10)})

@@ -249,8 +249,18 @@ type ErrBadQuery struct{ Path, Reason string }
 func (e ErrBadQuery) Error() string { return fmt.Sprintf("query %s: %s", e.Path, e.Reason) }
 
 // TargetOf maps a query path and its data to the key or range it reads. Clients use it
-// too, to know what a proof must cover.
+// too, to know what a proof must cover. A range is never empty: data that would name
+// one (an expirations cursor past until) is refused as a bad request, since no proof
+// covers a range that ends before it starts.
 func TargetOf(path string, data []byte) (Target, error) {
+	t, err := targetOf(path, data)
+	if err == nil && t.Range() && bytes.Compare(t.Start, t.End) >= 0 {
+		return Target{}, ErrBadQuery{path, "the data names an empty range (a cursor at or past its end)"}
+	}
+	return t, err
+}
+
+func targetOf(path string, data []byte) (Target, error) {
 	switch path {
 	case PathKey:
 		if len(data) == 0 {
@@ -380,11 +390,17 @@ type documentsRequest struct {
 func parseDocumentsData(path string, data []byte) (documentsRequest, error) {
 	var r documentsRequest
 	name := func() (string, bool) {
-		if len(data) < 1 || len(data) < 1+int(data[0]) {
+		if len(data) < 1 {
 			return "", false
 		}
-		s := string(data[1 : 1+data[0]])
-		data = data[1+data[0]:]
+		// NB: the length is widened before the arithmetic: 1+data[0] in a byte wraps
+		// to 0 at a 255-byte name.
+		n := 1 + int(data[0])
+		if len(data) < n {
+			return "", false
+		}
+		s := string(data[1:n])
+		data = data[n:]
 		return s, true
 	}
 	if len(data) < protocol.ContractIDLen {

@@ -148,7 +148,10 @@ func (a *Application) Info(_ context.Context, _ *abcitypes.RequestInfo) (*abcity
 // InitChain writes the genesis app state into the working tree and returns its root.
 func (a *Application) InitChain(_ context.Context, req *abcitypes.RequestInitChain) (*abcitypes.ResponseInitChain, error) {
 	a.store.Rollback()
-	p := genesis.Params{ChainID: req.ChainId, GenesisTimeMs: uint64(req.Time.UnixMilli()), InitialHeight: uint64(req.InitialHeight)}
+	if err := genesis.CheckTime(req.Time); err != nil {
+		return nil, err
+	}
+	p := genesis.Params{ChainID: req.ChainId, GenesisTimeMs: protocol.BlockTimeMs(req.Time), InitialHeight: uint64(req.InitialHeight)}
 	for _, v := range req.Validators {
 		pub, err := cryptoenc.PubKeyFromProto(v.PubKey)
 		if err != nil {
@@ -208,7 +211,7 @@ func (a *Application) statelessErrors(txs [][]byte, at time.Time) (errs []error,
 	if a.check == nil {
 		return nil, errors.New("abci: a proposal before InitChain")
 	}
-	return app.CheckStateless(a.check, txs, uint64(at.UnixMilli()), a.signatures)
+	return app.CheckStateless(a.check, txs, protocol.BlockTimeMs(at), a.signatures)
 }
 
 // PrepareProposal takes the mempool's transactions in order while they fit, counted as
@@ -273,7 +276,7 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 		// A block staged and never committed (a consensus round replayed): drop it.
 		a.store.Rollback()
 	}
-	blk := app.Block{Height: uint64(req.Height), TimeMs: uint64(req.Time.UnixMilli()), Proposer: req.ProposerAddress, Txs: req.Txs, Verifier: a.signatures}
+	blk := app.Block{Height: uint64(req.Height), TimeMs: protocol.BlockTimeMs(req.Time), Proposer: req.ProposerAddress, Txs: req.Txs, Verifier: a.signatures}
 	if err := a.verifyUnchecked(blk); err != nil {
 		a.log.Error().Err(err).Int64("height", req.Height).Msg("reading the keys of a block's signers failed; halting")
 		return nil, err

@@ -13,7 +13,10 @@ import (
 // Block is what the pipeline needs of a block: its context and its transactions.
 type Block struct {
 	Height uint64
-	TimeMs uint64 // block time from the header, milliseconds since the Unix epoch
+	// TimeMs is the block time from the header, milliseconds since 1970
+	// (protocol.BlockTimeMs); a time past protocol.MaxBlockTimeMs, which no header
+	// carries, is read as MaxBlockTimeMs.
+	TimeMs uint64
 	// Proposer is the CometBFT address of the validator that proposed the block
 	// (RequestFinalizeBlock.ProposerAddress), whose blocks the epoch pays out.
 	Proposer []byte
@@ -189,6 +192,10 @@ func asFault(err error) error {
 }
 
 func executeBlock(kv drive.KV, b Block) (BlockResult, error) {
+	// NB: bounding the time bounds every sum over it: epochs stay at least 2,000 +
+	// lifetime below protocol.MaxEpoch (TestTimesLeaveRoomForTheSpread), expiries and
+	// windows far below 2^64.
+	b.TimeMs = min(b.TimeMs, protocol.MaxBlockTimeMs)
 	// Every write of the block goes through the ledger, which follows the credits it
 	// moves into the running total.
 	led := drive.NewLedger(kv)

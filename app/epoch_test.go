@@ -211,3 +211,19 @@ func TestSpreadLifetimePools(t *testing.T) {
 		t.Fatalf("pools left: %+v %v", left, err)
 	}
 }
+
+// TestTimesLeaveRoomForTheSpread: the latest block time (protocol.MaxBlockTimeMs, a
+// genesis at 1970 and the shortest epoch) is in an epoch far enough below
+// protocol.MaxEpoch that a perpetual storage fee paid in it (spread over the
+// PerpetualEpochs after it), a lifetime pool (over up to MaxLifetimeEpochs) and the
+// epoch after it are all epoch indexes: epochAt never refuses what a block time
+// reaches (docs/STATE.md, "Block time").
+func TestTimesLeaveRoomForTheSpread(t *testing.T) {
+	last := uint64(protocol.EpochIndex(0, protocol.MinEpochLengthS, protocol.MaxBlockTimeMs))
+	if need := last + 1 + feeschedule.PerpetualEpochs + feeschedule.MaxLifetimeEpochs; need > protocol.MaxEpoch {
+		t.Fatalf("the last block time is in epoch %d; its spreads reach %d, past the largest epoch index %d", last, need, uint64(protocol.MaxEpoch))
+	}
+	if last >= protocol.MaxEpoch {
+		t.Fatalf("the last block time's epoch %d is capped", last)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
@@ -223,6 +224,9 @@ func InitChain(kv drive.KV, p Params, raw []byte) error {
 	if len(p.ChainID) == 0 || len(p.ChainID) > 255 {
 		return invalid("chain id must be 1 to 255 bytes")
 	}
+	if p.GenesisTimeMs > protocol.MaxBlockTimeMs {
+		return invalid("genesis time %d ms is past %d ms, the last millisecond of 9999", p.GenesisTimeMs, uint64(protocol.MaxBlockTimeMs))
+	}
 	supply, err := s.supply()
 	if err != nil {
 		return err
@@ -323,4 +327,13 @@ func identitySet(ids []Identity) map[protocol.IdentityID]bool {
 		}
 	}
 	return out
+}
+
+// CheckTime refuses a genesis time whose blocks' times the application cannot count:
+// before 1970 or past protocol.MaxBlockTimeMs (docs/STATE.md, "Block time").
+func CheckTime(t time.Time) error {
+	if t.Before(time.Unix(0, 0)) || t.After(time.UnixMilli(protocol.MaxBlockTimeMs)) {
+		return invalid("genesis time %s is outside 1970-01-01T00:00:00Z..9999-12-31T23:59:59.999Z: block times are counted in milliseconds since 1970", t.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
 }

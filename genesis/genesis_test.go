@@ -135,6 +135,14 @@ func TestInitChain(t *testing.T) {
 	if err := InitChain(drive.NewCache(drive.Empty()), Params{ChainID: ""}, raw); !errors.As(err, new(ErrInvalid)) {
 		t.Fatalf("empty chain id: %v", err)
 	}
+	// A genesis time past the last millisecond a header carries (docs/STATE.md, "Block
+	// time"); the last one itself is a genesis time.
+	if err := InitChain(drive.NewCache(drive.Empty()), Params{ChainID: "c", GenesisTimeMs: protocol.MaxBlockTimeMs + 1, InitialHeight: 1}, raw); !errors.As(err, new(ErrInvalid)) {
+		t.Fatalf("genesis past 9999: %v", err)
+	}
+	if err := InitChain(drive.NewCache(drive.Empty()), Params{ChainID: "c", GenesisTimeMs: protocol.MaxBlockTimeMs, InitialHeight: 1}, raw); err != nil {
+		t.Fatalf("genesis at the last millisecond of 9999: %v", err)
+	}
 }
 
 // "Local-network limits override: genesis may lower min_document_ttl_seconds (and raise

@@ -310,6 +310,11 @@ func newGenesisDoc(chainID string, validators []cmttypes.GenesisValidator, state
 	if err := gen.ValidateAndComplete(); err != nil {
 		return nil, fmt.Errorf("genesis: %w", err)
 	}
+	// NB: the time is this machine's clock; one before 1970 would make a chain
+	// InitChain refuses.
+	if err := genesis.CheckTime(gen.GenesisTime); err != nil {
+		return nil, err
+	}
 	return gen, nil
 }
 

@@ -7,8 +7,9 @@ import "crypto/sha256"
 const (
 	MinEpochLengthS = 60
 	MaxEpochLengthS = 31_536_000 // a year
-	// MaxEpoch is the largest epoch index; a chain that would pass it stops advancing
-	// epochs (at the shortest length that is 8,000 years).
+	// MaxEpoch is the largest epoch index. No block time reaches near it: the last
+	// (MaxBlockTimeMs) is in epoch 4,223,371,679 at the shortest length, leaving more
+	// than the 2,000 epochs a storage fee is spread over (docs/STATE.md, "Block time").
 	MaxEpoch = 1<<32 - 1
 )
 

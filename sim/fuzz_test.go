@@ -287,8 +287,21 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 	for h := 1; h <= blocks && (h == 1 || !f.c.done()); h++ {
 		// A millisecond or a second on, the last millisecond before an hour-long
 		// document's expiry, the expiry itself and the one after, or up to 30 hours on
-		// (address records expire).
-		at += []uint64{1, 1000, 3_599_999, 3_600_000, 3_600_001, 36_000_000, 72_000_000, 108_000_000}[f.c.n(8)]
+		// (address records expire). Now and then a time no header carries: 1970 (before
+		// genesis: time run back), the last millisecond of 9999 or an hour before it,
+		// or past it, up to 2^64-1 (the block reads it as the last millisecond).
+		sent := at
+		switch f.c.n(64) {
+		case 0:
+			sent = 0
+		case 1:
+			sent = protocol.MaxBlockTimeMs - []uint64{0, 3_600_000}[f.c.n(2)]
+		case 2:
+			sent = math.MaxUint64 - f.c.u64()%(math.MaxUint64-protocol.MaxBlockTimeMs)
+		default:
+			sent += []uint64{1, 1000, 3_599_999, 3_600_000, 3_600_001, 36_000_000, 72_000_000, 108_000_000}[f.c.n(8)]
+		}
+		at = min(sent, protocol.MaxBlockTimeMs)
 		f.documents.nowMs = at
 		var txs [][]byte
 		var expiredChanges []bool
@@ -297,7 +310,7 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 			txs = append(txs, f.tx())
 			expiredChanges = append(expiredChanges, f.documents.expiredChange || f.documents.expiredUnique)
 		}
-		res, err := app.ExecuteBlock(f.kv, app.Block{Height: uint64(h), TimeMs: at, Proposer: proposers[f.c.n(len(proposers))], Txs: txs})
+		res, err := app.ExecuteBlock(f.kv, app.Block{Height: uint64(h), TimeMs: sent, Proposer: proposers[f.c.n(len(proposers))], Txs: txs})
 		if err != nil {
 			t.Fatalf("block %d: ExecuteBlock returned a Fault: %v", h, err)
 		}

@@ -254,7 +254,7 @@ func (g *Generator) nextTime() time.Time {
 // saved version), at most maxTxs of them.
 func (g *Generator) Block(kv drive.KV, maxTxs int) (time.Time, [][]byte, error) {
 	at := g.nextTime()
-	g.documents.nowMs = uint64(at.UnixMilli())
+	g.documents.nowMs = protocol.BlockTimeMs(at)
 	n := g.rng.Intn(maxTxs + 1)
 	used := map[string]uint64{} // nonces handed out in this block, by signer
 	var txs [][]byte

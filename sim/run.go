@@ -116,13 +116,13 @@ func Run(cfg Config) (Result, error) {
 			if g.ExpiredChanges[i] {
 				res.ExpiredChanges++
 				if tr.Code == 0 {
-					return fail(c.Height, fmt.Errorf("transaction %d changed a document expired at the block's time %d and succeeded", i, at.UnixMilli()))
+					return fail(c.Height, fmt.Errorf("transaction %d changed a document expired at the block's time %d and succeeded", i, protocol.BlockTimeMs(at)))
 				}
 			}
 			if g.ExpiredUniques[i] {
 				res.ExpiredUniques++
 				if tr.Code == 0 {
-					return fail(c.Height, fmt.Errorf("transaction %d created the unique values of a document expired at the block's time %d, not yet deleted, and succeeded", i, at.UnixMilli()))
+					return fail(c.Height, fmt.Errorf("transaction %d created the unique values of a document expired at the block's time %d, not yet deleted, and succeeded", i, protocol.BlockTimeMs(at)))
 				}
 			}
 		}
@@ -141,14 +141,14 @@ func Run(cfg Config) (Result, error) {
 		if err != nil {
 			return fail(c.Height, err)
 		}
-		pinned, err := CheckRemovals(before, saved, fb, uint64(at.UnixMilli()))
+		pinned, err := CheckRemovals(before, saved, fb, protocol.BlockTimeMs(at))
 		if err != nil {
 			return fail(c.Height, err)
 		}
 		res.RemovalsPinned += pinned
 		cl, err := CleanupOfEvents(fb.Events)
 		if err == nil {
-			err = CheckCleanup(saved, uint64(at.UnixMilli()), cl)
+			err = CheckCleanup(saved, protocol.BlockTimeMs(at), cl)
 		}
 		if err != nil {
 			return fail(c.Height, err)

@@ -324,7 +324,7 @@ func (s *Server) block(r *http.Request) (any, error) {
 	if h < st.SyncInfo.LatestBlockHeight {
 		p.Next = h + 1
 	}
-	ctxRules, err := protocol.ContextFor(protocol.Latest, uint64(b.Block.Time.UnixMilli()))
+	ctxRules, err := protocol.ContextFor(protocol.Latest, protocol.BlockTimeMs(b.Block.Time))
 	if err != nil {
 		return nil, err
 	}

@@ -121,6 +121,9 @@ func parseClause(t DocType, w []json.RawMessage) (Clause, error) {
 	if !ok {
 		return Clause{}, fmt.Errorf("no field %q", c.Field)
 	}
+	if k == KindIdentifierList {
+		return Clause{}, fmt.Errorf("%s is an identifier list, which no index holds", c.Field)
+	}
 	switch c.Op {
 	case "==", "<", "<=", ">", ">=":
 		if k == KindBoolean && c.Op != "==" {

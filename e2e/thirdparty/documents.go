@@ -51,6 +51,21 @@ type Index struct {
 	Properties []IndexProperty
 	Countable  bool
 	Summable   string
+	// TimeRange is the grid and ttl of a time-range index (docs/CONTRACTS.md); nil for
+	// an ordinary index. Ranked: its windows rank their groups by count.
+	TimeRange *TimeRange
+	Ranked    bool
+}
+
+// TimeRange is a time-range index's "timeRange": windows start every Step seconds,
+// Phase seconds past a multiple of it, each spans Range seconds of the field On; their
+// entries are queryable until TTL seconds past their start (0: always).
+type TimeRange struct {
+	On    string `json:"on"`
+	Range uint64 `json:"range"`
+	Step  uint64 `json:"step"`
+	Phase uint64 `json:"phase"`
+	TTL   uint64 `json:"ttl"`
 }
 
 // DocType is what the verifier needs of a document type: its properties by position
@@ -115,6 +130,8 @@ func DecodeContract(b []byte) (Contract, error) {
 				Properties []map[string]string `json:"properties"`
 				Countable  bool                `json:"countable"`
 				Summable   string              `json:"summable"`
+				Ranked     bool                `json:"ranked"`
+				TimeRange  *TimeRange          `json:"timeRange"`
 			} `json:"indices"`
 		} `json:"documentSchemas"`
 	}
@@ -151,7 +168,10 @@ func DecodeContract(b []byte) (Contract, error) {
 			}
 		}
 		for _, ix := range s.Indices {
-			out := Index{Name: ix.Name, Countable: ix.Countable, Summable: ix.Summable}
+			out := Index{Name: ix.Name, Countable: ix.Countable, Summable: ix.Summable, Ranked: ix.Ranked, TimeRange: ix.TimeRange}
+			if r := ix.TimeRange; r != nil && (gridField[r.On] == 0 || r.Step == 0) {
+				return Contract{}, fmt.Errorf("%s.%s: a time range on %q every %d s", name, ix.Name, r.On, r.Step)
+			}
 			for _, p := range ix.Properties {
 				if len(p) != 1 {
 					return Contract{}, fmt.Errorf("%s.%s: an index property names one field", name, ix.Name)

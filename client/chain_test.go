@@ -35,6 +35,7 @@ type memChain struct {
 	t      testing.TB
 	mu     sync.Mutex
 	app    *abci.Application
+	store  *drive.Store // the application's, for hooks that prove an answer of their own
 	height int64
 	time   time.Time
 	// queryHook, when set, rewrites every query answer.
@@ -63,7 +64,7 @@ func newMemChain(t testing.TB, state genesis.AppState) *memChain {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &memChain{t: t, app: app, time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := &memChain{t: t, app: app, store: store, time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	if _, err := app.InitChain(context.Background(), &abcitypes.RequestInitChain{
 		ChainId: testChainID, Time: c.time, InitialHeight: 1, AppStateBytes: state.Encode(),
 	}); err != nil {

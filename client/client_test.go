@@ -8,6 +8,7 @@ import (
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
+	"github.com/cosmos/iavl"
 
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/proofs"
@@ -259,6 +260,69 @@ func TestAnswersThatDoNotMatchTheQuestion(t *testing.T) {
 	var hu proofs.ErrHeaderUnavailable
 	if _, err := c.Address(ctx, alice, 0, true); !errors.As(err, &hu) {
 		t.Fatalf("proven read without headers: %v", err)
+	}
+}
+
+// TestRangeInfoMustMatchTheProof: a range answer's info says "more" exactly when the
+// range continues after its last entry (docs/PROOFS.md, "Range answers", step 4). An
+// answer whose entries and proof are honest but whose info says otherwise is refused,
+// both ways: "more" on a complete answer, and nothing on an identity's answer cut
+// after its first key (proven cut from the node's own saved state). The in-memory chain
+// signs no headers, so the refusal must come before the header is fetched.
+func TestRangeInfoMustMatchTheProof(t *testing.T) {
+	c, chain := newTestClient(t)
+	ctx := context.Background()
+	alice := seedKey("alice")
+	create := &protocol.IdentityCreate{PubKey: pubOf(alice), Amount: 50_000_000, Keys: []ed25519.PublicKey{pubOf(alice)}}
+	tx, err := c.Sign(ctx, create, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.Broadcast(ctx, tx, true); err != nil || res.Refused() {
+		t.Fatalf("create: %+v %v", res, err)
+	}
+	id := protocol.NewIdentityID(protocol.AddressOf(pubOf(alice)), create.Nonce)
+
+	chain.queryHook = func(path string, resp *abcitypes.ResponseQuery) {
+		if path == proofs.PathPools {
+			resp.Info = proofs.InfoMore
+		}
+	}
+	var mm proofs.ErrMoreMismatch
+	if _, err := c.Pools(ctx, 0, true); !errors.As(err, &mm) || !mm.More || mm.Proven {
+		t.Fatalf("a complete answer that says more: %v, want ErrMoreMismatch{More: true, Proven: false}", err)
+	}
+
+	chain.queryHook = func(path string, resp *abcitypes.ResponseQuery) {
+		if path != proofs.PathIdentity {
+			return
+		}
+		target, err := proofs.TargetOf(path, id[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = chain.store.View(resp.Height, func(tree *iavl.ImmutableTree) error {
+			entries, more, ops, err := proofs.ProveRange(tree, target.Start, target.End, 1)
+			if err == nil && !more {
+				err = errors.New("the identity holds one key only")
+			}
+			resp.Value, resp.ProofOps, resp.Info = proofs.EncodeEntries(entries), ops, ""
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	mm = proofs.ErrMoreMismatch{}
+	if _, err := c.Identity(ctx, id, 0, true); !errors.As(err, &mm) || mm.More || !mm.Proven {
+		t.Fatalf("a cut answer that does not say more: %v, want ErrMoreMismatch{More: false, Proven: true}", err)
+	}
+
+	// Honest answers pass the check and fail only for want of a signed header.
+	chain.queryHook = nil
+	var hu proofs.ErrHeaderUnavailable
+	if _, err := c.Identity(ctx, id, 0, true); !errors.As(err, &hu) {
+		t.Fatalf("an honest answer: %v, want ErrHeaderUnavailable", err)
 	}
 }
 

@@ -3,8 +3,11 @@ package drive
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -162,5 +165,63 @@ func TestStateDocExample(t *testing.T) {
 		if cat != hex.EncodeToString(w) {
 			t.Errorf("docs/STATE.md %s concatenates to\n%s\nthe code gives\n%s", name, cat, hex.EncodeToString(w))
 		}
+	}
+}
+
+// TestStateDocGenesisRecord checks the row of `104 | 'g'` in docs/STATE.md's key table
+// against EncodeChainParams: its value column, read field by field ("name `type`
+// (constant)", joined by " ++ "), must write exactly the bytes the encoder writes for
+// the same parameters.
+func TestStateDocGenesisRecord(t *testing.T) {
+	raw, err := os.ReadFile("../docs/STATE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var value string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "| `104 \\| 'g'` | "); ok {
+			value, _, _ = strings.Cut(rest, " | ")
+		}
+	}
+	value, ok := strings.CutPrefix(value, "chain parameters: ")
+	if !ok {
+		t.Fatalf("docs/STATE.md has no row `104 | 'g'` whose value starts with \"chain parameters: \"")
+	}
+	p := ChainParams{ChainID: "ttld-doc", GenesisTimeMs: 1_767_225_600_000, InitialHeight: 7, EpochLengthS: 3_600}
+	ints := map[string]uint64{
+		"chain id length": uint64(len(p.ChainID)),
+		"genesis time ms": p.GenesisTimeMs,
+		"initial height":  p.InitialHeight,
+		"epoch length s":  p.EpochLengthS,
+	}
+	field := regexp.MustCompile("^([a-z ]+?)(?: `(u8|u64)`)?(?: \\(([0-9]+)\\))?$")
+	var got []byte
+	for _, f := range strings.Split(value, " ++ ") {
+		m := field.FindStringSubmatch(f)
+		if m == nil {
+			t.Fatalf("docs/STATE.md `104 | 'g'`: field %q is not \"name `type` (constant)\"", f)
+		}
+		name, typ, constant := m[1], m[2], m[3]
+		n, known := ints[name]
+		if constant != "" {
+			c, err := strconv.ParseUint(constant, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, known = c, true
+		}
+		switch {
+		case typ == "" && name == "chain id":
+			got = append(got, p.ChainID...)
+		case typ == "u8" && known:
+			got = append(got, uint8(n))
+		case typ == "u64" && known:
+			got = binary.BigEndian.AppendUint64(got, n)
+		default:
+			t.Fatalf("docs/STATE.md `104 | 'g'`: field %q names no parameter the test knows", f)
+		}
+	}
+	if want := EncodeChainParams(p); !bytes.Equal(got, want) {
+		t.Fatalf("docs/STATE.md `104 | 'g'` (%s) writes\n%X\nEncodeChainParams writes\n%X", value, got, want)
 	}
 }

@@ -137,7 +137,10 @@ func (v *Verifier) VerifyQuery(ctx context.Context, resp abci.ResponseQuery) (Re
 
 // VerifyRangeQuery checks a range abci_query answer end to end: resp.Value is
 // EncodeEntries of the entries, resp.ProofOps the proof of ProveRange for the range
-// [start, end) the caller asked for, resp.Height the state height.
+// [start, end) the caller asked for, resp.Height the state height. The result's More
+// is what the proof shows; resp.Info must say the same (InfoMore exactly when the
+// range continues after the last entry: docs/PROOFS.md, "Range answers", step 4), or
+// the answer is refused with ErrMoreMismatch, as the page demands of every client.
 func (v *Verifier) VerifyRangeQuery(ctx context.Context, resp abci.ResponseQuery, start, end []byte) (RangeResult, error) {
 	if resp.Code != 0 {
 		return RangeResult{}, ErrQueryFailed{Code: resp.Code, Codespace: resp.Codespace, Log: resp.Log}
@@ -149,6 +152,9 @@ func (v *Verifier) VerifyRangeQuery(ctx context.Context, resp abci.ResponseQuery
 	r, err := rangeRoot(start, end, entries, resp.ProofOps)
 	if err != nil {
 		return RangeResult{}, err
+	}
+	if said := resp.Info == InfoMore; said != r.more {
+		return RangeResult{}, ErrMoreMismatch{More: said, Proven: r.more, Next: r.next}
 	}
 	header, err := v.checkedHeader(ctx, resp.Height, r.root)
 	if err != nil {

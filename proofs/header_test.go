@@ -496,11 +496,15 @@ func TestVerifyRangeQuery(t *testing.T) {
 	ctx := context.Background()
 	v := c.verifier()
 	rangeQuery := func(tt testTree, start, end []byte, limit int) abci.ResponseQuery {
-		entries, _, ops, err := ProveRange(tt.tree, start, end, limit)
+		entries, more, ops, err := ProveRange(tt.tree, start, end, limit)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return abci.ResponseQuery{Value: EncodeEntries(entries), ProofOps: ops, Height: tt.tree.Version()}
+		resp := abci.ResponseQuery{Value: EncodeEntries(entries), ProofOps: ops, Height: tt.tree.Version()}
+		if more { // as the node says a cut answer
+			resp.Info = InfoMore
+		}
+		return resp
 	}
 
 	for _, limit := range []int{0, 2} {
@@ -543,6 +547,20 @@ func TestVerifyRangeQuery(t *testing.T) {
 		t.Fatal("an answer for start c verifies as the answer for start a")
 	} else {
 		expectAs[ErrKeyMismatch](t, err)
+	}
+
+	// The node's info must say what the proof shows: "more" on a complete answer, or
+	// nothing on a cut one, is refused although the entries and proof are honest.
+	for _, tc := range []struct {
+		limit int
+		info  string
+	}{{0, InfoMore}, {2, ""}} {
+		resp := rangeQuery(c.v1, []byte("c"), nil, tc.limit)
+		resp.Info = tc.info
+		var mm ErrMoreMismatch
+		if _, err := v.VerifyRangeQuery(ctx, resp, []byte("c"), nil); !errors.As(err, &mm) || mm.More == mm.Proven || mm.More != (tc.info == InfoMore) {
+			t.Fatalf("limit %d with info %q: %v, want ErrMoreMismatch", tc.limit, tc.info, err)
+		}
 	}
 
 	stale := rangeQuery(c.v2, []byte("c"), nil, 0)

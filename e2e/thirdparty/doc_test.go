@@ -32,20 +32,33 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the worked examples of docs/P
 
 const docPath = "../../docs/PROOFS.md"
 
-// docChain is the fixed chain the examples are answered from: alice is funded at
-// genesis, creates an identity in block 1 and sends bob 1,000 credits in each of
-// blocks 2 to 66, so that blocks 1..64 are compacted into one record and blocks 65
-// and 66 keep theirs.
+// docChain is a fixed chain the examples are answered from: alice is funded at
+// genesis and creates an identity in block 1; what follows is its kind's.
 type docChain struct {
+	kind  chainKind
 	app   *abci.Application
 	alice ed25519.PrivateKey
 	bob   protocol.Address
 	id    protocol.IdentityID
 	// the market chain (newMarketChain)
-	market   bool
 	contract protocol.ContractID
 	listings map[string]protocol.DocumentID
+	// the forum chain (newForumChain): its two contracts, and its documents by name
+	forum, likes protocol.ContractID
+	docs         map[string]protocol.DocumentID
 }
+
+// chainKind names the fixed chains.
+type chainKind int
+
+const (
+	// transfersChain (newDocChain): alice sends bob 1,000 credits in each of blocks 2
+	// to 66, so that blocks 1..64 are compacted into one record and blocks 65 and 66
+	// keep theirs.
+	transfersChain chainKind = iota
+	marketChain              // newMarketChain
+	forumChain               // newForumChain
+)
 
 const docChainID = "ttld-doc"
 
@@ -56,12 +69,12 @@ func docKey(name string) ed25519.PrivateKey {
 
 func newDocChain(t *testing.T) *docChain {
 	t.Helper()
-	return newChain(t, false)
+	return newChain(t, transfersChain)
 }
 
-// newChain sets up genesis and block 1 (alice's identity), then the blocks of the
-// chain newDocChain describes, unless market.
-func newChain(t *testing.T, market bool) *docChain {
+// newChain sets up genesis and block 1 (alice's identity), then, for transfersChain,
+// the transfers; the other kinds' blocks are their constructors'.
+func newChain(t *testing.T, kind chainKind) *docChain {
 	t.Helper()
 	store, err := drive.NewStore(dbm.NewMemDB(), drive.Options{CacheSize: 10_000})
 	if err != nil {
@@ -74,20 +87,20 @@ func newChain(t *testing.T, market bool) *docChain {
 	alice := docKey("alice")
 	alicePub := alice.Public().(ed25519.PublicKey)
 	aliceAddr := protocol.AddressOf(alicePub)
-	c := &docChain{app: app, market: market, alice: alice, bob: protocol.AddressOf(docKey("bob").Public().(ed25519.PublicKey))}
+	c := &docChain{kind: kind, app: app, alice: alice, bob: protocol.AddressOf(docKey("bob").Public().(ed25519.PublicKey))}
 	ctx := context.Background()
 	state := genesis.AppState{EpochTimeLengthS: genesis.DefaultEpochLengthS, Addresses: []genesis.Address{{Address: aliceAddr.String(), Balance: 1_000_000_000_000}}}
 	if _, err := app.InitChain(ctx, &abcitypes.RequestInitChain{ChainId: docChainID, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), InitialHeight: 1, AppStateBytes: state.Encode()}); err != nil {
 		t.Fatal(err)
 	}
 	amount := uint64(50_000_000)
-	if market { // documents pay storage fees
+	if kind != transfersChain { // documents pay storage fees
 		amount = 500_000_000_000
 	}
 	create := &protocol.IdentityCreate{PubKey: alicePub, Nonce: 1, Amount: amount, Keys: []ed25519.PublicKey{docKey("identity").Public().(ed25519.PublicKey)}}
 	c.id = protocol.NewIdentityID(aliceAddr, 1)
 	c.block(t, 1, create, alice)
-	if c.market {
+	if kind != transfersChain {
 		return c
 	}
 	for h := int64(2); h <= 66; h++ {
@@ -118,7 +131,7 @@ func (c *docChain) block(t *testing.T, h int64, tr protocol.Transition, key ed25
 // and one more (block 4).
 func newMarketChain(t *testing.T) *docChain {
 	t.Helper()
-	c := newChain(t, true)
+	c := newChain(t, marketChain)
 	def, err := os.ReadFile("../../docs/examples/market.json")
 	if err != nil {
 		t.Fatal(err)
@@ -142,32 +155,100 @@ func newMarketChain(t *testing.T) *docChain {
 	return c
 }
 
-// example is one worked example: a query and how the node answered it.
+// forumModerator is the placeholder moderator of docs/examples/forum.json, which a user
+// replaces by the identity that moderates.
+const forumModerator = "6d6f64657261746f720000000000000000000000000000000000000000000000"
+
+// newForumChain is the fixed chain of the forum examples: alice's identity (block 1)
+// registers docs/examples/forum.json with itself as the moderator (block 2) and
+// docs/examples/likes.json (block 3); it creates the profiles ann and bo (block 4), the
+// thread hello that ann started (block 5), the posts first (mentioning ann and bo),
+// second and spam in it (block 6), deletes spam as a moderator (block 7), and likes
+// first twice and second once (block 8).
+func newForumChain(t *testing.T) *docChain {
+	t.Helper()
+	c := newChain(t, forumChain)
+	key := docKey("identity")
+	read := func(name string) []byte {
+		def, err := os.ReadFile("../../docs/examples/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return def
+	}
+	forum := bytes.ReplaceAll(read("forum.json"), []byte(forumModerator), []byte(c.id.String()))
+	c.block(t, 2, &protocol.DataContractCreate{Identity: c.id, Nonce: 1, Definition: forum}, key)
+	c.block(t, 3, &protocol.DataContractCreate{Identity: c.id, Nonce: 2, Definition: read("likes.json")}, key)
+	c.forum, c.likes = protocol.NewContractID(c.id, 1), protocol.NewContractID(c.id, 2)
+	c.docs = map[string]protocol.DocumentID{}
+	// batch is a documents batch of identity nonce on contract, creating each of
+	// type:name:data (entropy: sha256 of the name).
+	batch := func(nonce uint64, contract protocol.ContractID, creates ...[3]string) *protocol.DocumentsBatch {
+		b := &protocol.DocumentsBatch{Identity: c.id, Nonce: nonce, Contract: contract}
+		for _, cr := range creates {
+			a := protocol.DocumentAction{Kind: protocol.ActionCreate, Type: cr[0], Entropy: sha256.Sum256([]byte(cr[1])), Data: []byte(cr[2])}
+			c.docs[cr[1]] = b.CreateID(a)
+			b.Actions = append(b.Actions, a)
+		}
+		return b
+	}
+	c.block(t, 4, batch(3, c.forum, [3]string{"profile", "ann", `{"name":"ann"}`}, [3]string{"profile", "bo", `{"name":"bo"}`}), key)
+	c.block(t, 5, batch(4, c.forum, [3]string{"thread", "hello", `{"title":"hello","starter":"ann"}`}), key)
+	thread := `"thread":` + jsonBytes(c.docs["hello"])
+	mentions := `"mentions":[` + jsonBytes(c.docs["ann"]) + `,` + jsonBytes(c.docs["bo"]) + `]`
+	c.block(t, 6, batch(5, c.forum,
+		[3]string{"post", "first", `{` + thread + `,"text":"first",` + mentions + `}`},
+		[3]string{"post", "second", `{` + thread + `,"text":"second"}`},
+		[3]string{"post", "spam", `{` + thread + `,"text":"buy pills"}`}), key)
+	c.block(t, 7, &protocol.DocumentsBatch{Identity: c.id, Nonce: 6, Contract: c.forum, Actions: []protocol.DocumentAction{
+		{Kind: protocol.ActionModerateDelete, Type: "post", ID: c.docs["spam"], Reason: "spam"}}}, key)
+	c.block(t, 8, batch(7, c.likes,
+		[3]string{"like", "like-1", `{"post":"first"}`}, [3]string{"like", "like-2", `{"post":"first"}`},
+		[3]string{"like", "like-3", `{"post":"second"}`}), key)
+	return c
+}
+
+// jsonBytes writes id as a JSON array of integers, as a document's data holds an
+// identifier.
+func jsonBytes(id [32]byte) string {
+	items := make([]string, len(id))
+	for i, x := range id {
+		items[i] = strconv.Itoa(int(x))
+	}
+	return "[" + strings.Join(items, ",") + "]"
+}
+
+// example is one worked example: a query and how the node answered it. documents,
+// when set, checks the documents a /documents example verifies to.
 type example struct {
-	name string
-	path string
-	data []byte
+	name      string
+	path      string
+	data      []byte
+	documents func(t *testing.T, got VerifiedDocuments)
 }
 
 func (c *docChain) examples() []example {
-	if c.market {
+	switch c.kind {
+	case marketChain:
 		return c.marketExamples()
+	case forumChain:
+		return c.forumExamples()
 	}
 	aliceAddr := protocol.AddressOf(c.alice.Public().(ed25519.PublicKey))
 	nobody := protocol.AddressOf(docKey("nobody").Public().(ed25519.PublicKey))
 	noID := protocol.NewIdentityID(nobody, 1)
 	return []example{
-		{"key", "/key", []byte{104, 's'}},
-		{"address-present", "/address", aliceAddr[:]},
-		{"address-absent", "/address", nobody[:]},
-		{"identity-present", "/identity", c.id[:]},
-		{"identity-absent", "/identity", noID[:]},
-		{"address-changes-compacted", "/address-changes/compacted", binary.BigEndian.AppendUint64(nil, 0)},
-		{"address-changes-blocks", "/address-changes/blocks", binary.BigEndian.AppendUint64(nil, 66)},
-		{"epoch-present", "/epoch", binary.BigEndian.AppendUint32(nil, 0)},
-		{"pools-present", "/pools", nil},
-		{"pending-refunds", "/pending-refunds", nil},
-		{"total-credits", "/total-credits", nil},
+		{name: "key", path: "/key", data: []byte{104, 's'}},
+		{name: "address-present", path: "/address", data: aliceAddr[:]},
+		{name: "address-absent", path: "/address", data: nobody[:]},
+		{name: "identity-present", path: "/identity", data: c.id[:]},
+		{name: "identity-absent", path: "/identity", data: noID[:]},
+		{name: "address-changes-compacted", path: "/address-changes/compacted", data: binary.BigEndian.AppendUint64(nil, 0)},
+		{name: "address-changes-blocks", path: "/address-changes/blocks", data: binary.BigEndian.AppendUint64(nil, 66)},
+		{name: "epoch-present", path: "/epoch", data: binary.BigEndian.AppendUint32(nil, 0)},
+		{name: "pools-present", path: "/pools", data: nil},
+		{name: "pending-refunds", path: "/pending-refunds", data: nil},
+		{name: "total-credits", path: "/total-credits", data: nil},
 	}
 }
 
@@ -183,15 +264,47 @@ func (c *docChain) marketExamples() []example {
 	home := `{"where":[["category","==","home"]],"limit":2}`
 	page := `{"where":[["category","==","home"],["$createdAt","<=",1767225603000]],"orderBy":[["$createdAt","asc"]],"limit":1,"startAfter":"` + start + `"}`
 	return []example{
-		{"document-present", "/document", typeData(string(desk[:]))},
-		{"documents-forward", "/documents", typeData(home)},
-		{"documents-backward-page", "/documents", typeData(page)},
-		{"sum-present", "/sum", typeData("\x00" + `{"where":[["seller","==","` + strings.Repeat("07", 32) + `"]]}`)},
+		{name: "document-present", path: "/document", data: typeData(string(desk[:]))},
+		{name: "documents-forward", path: "/documents", data: typeData(home)},
+		{name: "documents-backward-page", path: "/documents", data: typeData(page)},
+		{name: "sum-present", path: "/sum", data: typeData("\x00" + `{"where":[["seller","==","` + strings.Repeat("07", 32) + `"]]}`)},
+	}
+}
+
+// forumExamples are the examples of the forum chain: posts with an identifier list,
+// and the range paths its ttl'd posts, removal record and likes fill.
+func (c *docChain) forumExamples() []example {
+	typeData := func(contract protocol.ContractID, typeName, rest string) []byte {
+		return append(append(append([]byte(nil), contract[:]...), byte(len(typeName))), typeName+rest...)
+	}
+	// the posts were created in block 6, at genesis time + 6 s, and live a week
+	const postsExpireMs = 1_767_225_600_000 + 6_000 + 604_800_000
+	mentions := func(t *testing.T, got VerifiedDocuments) {
+		t.Helper()
+		want := [][32]byte{c.docs["ann"], c.docs["bo"]}
+		for _, d := range got.Documents {
+			list, set := d.Lists["mentions"]
+			switch {
+			case d.ID == c.docs["first"] && (!set || len(list) != 2 || list[0] != want[0] || list[1] != want[1]):
+				t.Fatalf("first's mentions decode to %x, want ann's and bo's ids", list)
+			case d.ID == c.docs["second"] && set:
+				t.Fatalf("second's mentions decode to %x, want unset", list)
+			}
+		}
+	}
+	return []example{
+		{name: "documents-identifier-list", path: "/documents", data: typeData(c.forum, "post", `{"where":[["thread","==","`+c.docs["hello"].String()+`"]]}`), documents: mentions},
+		{name: "lifetime-pools-present", path: "/lifetime-pools"},
+		{name: "expirations-present", path: "/expirations", data: binary.BigEndian.AppendUint64(nil, postsExpireMs)},
+		{name: "removals-present", path: "/removals", data: typeData(c.forum, "post", "")},
+		{name: "ranked-present", path: "/ranked", data: typeData(c.likes, "like", `{"window":{"index":"trending","newest":true},"limit":1}`)},
 	}
 }
 
 // jsonValue: the paths whose value the examples show as text.
-func jsonValue(path string) bool { return path == "/documents" || path == "/count" || path == "/sum" }
+func jsonValue(path string) bool {
+	return path == "/documents" || path == "/count" || path == "/sum" || path == "/ranked"
+}
 
 // render writes an example's request, the node's answer and the app hash that proves
 // it, as the fenced text docs/PROOFS.md shows.
@@ -291,7 +404,7 @@ func TestProofsDocExamples(t *testing.T) {
 	}
 	doc := string(raw)
 	ctx := context.Background()
-	chains := []*docChain{newDocChain(t), newMarketChain(t)}
+	chains := []*docChain{newDocChain(t), newMarketChain(t), newForumChain(t)}
 	for _, c := range chains {
 		info, err := c.app.Info(ctx, &abcitypes.RequestInfo{})
 		if err != nil {
@@ -353,6 +466,9 @@ func checkExample(t *testing.T, ex example, text string) {
 		if err != nil || len(got.Documents) == 0 {
 			t.Fatalf("%s: %d documents, %v", ex.name, len(got.Documents), err)
 		}
+		if ex.documents != nil {
+			ex.documents(t, got)
+		}
 		var a DocumentsAnswer
 		if err := json.Unmarshal(value, &a); err != nil {
 			t.Fatal(err)
@@ -361,6 +477,22 @@ func checkExample(t *testing.T, ex example, text string) {
 		changed, _ := json.Marshal(a)
 		if _, err := VerifyDocuments(root, data, changed, ops[:len(ops)-1]); err == nil {
 			t.Fatalf("%s: the answer without a document verifies", ex.name)
+		}
+		return
+	case "/ranked":
+		value := []byte(p["value"])
+		got, err := VerifyRanked(root, data, value, ops)
+		if err != nil || len(got.Groups) == 0 {
+			t.Fatalf("%s: %+v %v", ex.name, got, err)
+		}
+		var a RankedAnswer
+		if err := json.Unmarshal(value, &a); err != nil {
+			t.Fatal(err)
+		}
+		a.Ranks.More = !a.Ranks.More
+		changed, _ := json.Marshal(a)
+		if _, err := VerifyRanked(root, data, changed, ops); err == nil {
+			t.Fatalf("%s: the page with more flipped verifies", ex.name)
 		}
 		return
 	case "/count", "/sum":

@@ -21,6 +21,9 @@ const (
 	KindBytes
 	KindIdentifier // identifier properties, $id, $ownerId
 	KindTimestamp  // $createdAt, $updatedAt, $transferredAt
+	// KindIdentifierList is an identifier list: {"type": "array", "items": <an
+	// identifier>, "maxItems": n}. It is never indexed, so it has no index key part.
+	KindIdentifierList
 )
 
 // systemFields are the fields of a document that are not properties.
@@ -31,6 +34,9 @@ type Property struct {
 	Name     string
 	Kind     Kind
 	Position int
+	// MaxItems bounds an identifier list (KindIdentifierList): at most that many
+	// identifiers.
+	MaxItems int
 }
 
 // IndexProperty is one property of an index and its direction.
@@ -45,6 +51,21 @@ type Index struct {
 	Properties []IndexProperty
 	Countable  bool
 	Summable   string
+	// TimeRange is the grid and ttl of a time-range index (docs/CONTRACTS.md); nil for
+	// an ordinary index. Ranked: its windows rank their groups by count.
+	TimeRange *TimeRange
+	Ranked    bool
+}
+
+// TimeRange is a time-range index's "timeRange": windows start every Step seconds,
+// Phase seconds past a multiple of it, each spans Range seconds of the field On; their
+// entries are queryable until TTL seconds past their start (0: always).
+type TimeRange struct {
+	On    string `json:"on"`
+	Range uint64 `json:"range"`
+	Step  uint64 `json:"step"`
+	Phase uint64 `json:"phase"`
+	TTL   uint64 `json:"ttl"`
 }
 
 // DocType is what the verifier needs of a document type: its properties by position
@@ -90,19 +111,27 @@ func DecodeContract(b []byte) (Contract, error) {
 	copy(c.ID[:], b[1:33])
 	copy(c.Owner[:], b[33:65])
 	c.Version = binary.BigEndian.Uint32(b[65:69])
+	type schema struct {
+		Type             string  `json:"type"`
+		Position         int     `json:"position"`
+		ByteArray        bool    `json:"byteArray"`
+		ContentMediaType string  `json:"contentMediaType"`
+		MaxItems         int     `json:"maxItems"`
+		Items            *schema `json:"items"`
+	}
+	identifier := func(s schema) bool {
+		return s.Type == "array" && s.ByteArray && s.ContentMediaType == "application/x.dash.dpp.identifier"
+	}
 	var doc struct {
 		DocumentSchemas map[string]struct {
-			Properties map[string]struct {
-				Type             string `json:"type"`
-				Position         int    `json:"position"`
-				ByteArray        bool   `json:"byteArray"`
-				ContentMediaType string `json:"contentMediaType"`
-			} `json:"properties"`
-			Indices []struct {
+			Properties map[string]schema `json:"properties"`
+			Indices    []struct {
 				Name       string              `json:"name"`
 				Properties []map[string]string `json:"properties"`
 				Countable  bool                `json:"countable"`
 				Summable   string              `json:"summable"`
+				Ranked     bool                `json:"ranked"`
+				TimeRange  *TimeRange          `json:"timeRange"`
 			} `json:"indices"`
 		} `json:"documentSchemas"`
 	}
@@ -121,14 +150,16 @@ func DecodeContract(b []byte) (Contract, error) {
 				k = KindInteger
 			case p.Type == "boolean":
 				k = KindBoolean
-			case p.Type == "array" && p.ByteArray && p.ContentMediaType == "application/x.dash.dpp.identifier":
+			case p.Type == "array" && p.Items != nil && identifier(*p.Items) && p.MaxItems > 0:
+				k = KindIdentifierList
+			case identifier(p):
 				k = KindIdentifier
 			case p.Type == "array" && p.ByteArray:
 				k = KindBytes
 			default:
 				return Contract{}, fmt.Errorf("%s.%s: unknown property type %q", name, pname, p.Type)
 			}
-			t.Properties = append(t.Properties, Property{Name: pname, Kind: k, Position: p.Position})
+			t.Properties = append(t.Properties, Property{Name: pname, Kind: k, Position: p.Position, MaxItems: p.MaxItems})
 		}
 		sort.Slice(t.Properties, func(i, j int) bool { return t.Properties[i].Position < t.Properties[j].Position })
 		for i, p := range t.Properties {
@@ -137,7 +168,10 @@ func DecodeContract(b []byte) (Contract, error) {
 			}
 		}
 		for _, ix := range s.Indices {
-			out := Index{Name: ix.Name, Countable: ix.Countable, Summable: ix.Summable}
+			out := Index{Name: ix.Name, Countable: ix.Countable, Summable: ix.Summable, Ranked: ix.Ranked, TimeRange: ix.TimeRange}
+			if r := ix.TimeRange; r != nil && (gridField[r.On] == 0 || r.Step == 0) {
+				return Contract{}, fmt.Errorf("%s.%s: a time range on %q every %d s", name, ix.Name, r.On, r.Step)
+			}
 			for _, p := range ix.Properties {
 				if len(p) != 1 {
 					return Contract{}, fmt.Errorf("%s.%s: an index property names one field", name, ix.Name)
@@ -180,11 +214,13 @@ func CountPrefix(contract [32]byte, typeName, index string) []byte {
 
 // Document is a decoded document row. Fields holds each field's value as its
 // ascending index key part (docs/STATE.md), which orders values as the index does:
-// the where clauses compare those.
+// the where clauses compare those. An identifier list has no index key part: Lists
+// holds each set list's identifiers, in order.
 type Document struct {
 	ID, Owner [32]byte
 	Revision  uint64
 	Fields    map[string][]byte
+	Lists     map[string][][32]byte
 }
 
 // DecodeRow reads a document row: storage flags, then the document encoding of
@@ -193,8 +229,10 @@ func DecodeRow(t DocType, row []byte) (Document, error) {
 	if len(row) < 2 {
 		return Document{}, errors.New("row without storage flags")
 	}
+	// n may be 0: the items of a document with a ttl carry no storage flags, an empty
+	// list (docs/STATE.md, "Time to live").
 	n := int(binary.BigEndian.Uint16(row))
-	if n == 0 || len(row) < 2+40*n {
+	if len(row) < 2+40*n {
 		return Document{}, errors.New("bad storage flags")
 	}
 	b := row[2+40*n:]
@@ -206,6 +244,7 @@ func DecodeRow(t DocType, row []byte) (Document, error) {
 	copy(d.ID[:], b[1:33])
 	copy(d.Owner[:], b[33:65])
 	d.Revision = binary.BigEndian.Uint64(b[65:73])
+	d.Lists = map[string][][32]byte{}
 	d.Fields = map[string][]byte{
 		"$id":            append([]byte{1}, d.ID[:]...),
 		"$ownerId":       append([]byte{1}, d.Owner[:]...),
@@ -219,7 +258,9 @@ func DecodeRow(t DocType, row []byte) (Document, error) {
 	}
 	b = b[header:]
 	for _, p := range t.Properties {
-		d.Fields[p.Name] = []byte{0}
+		if p.Kind != KindIdentifierList {
+			d.Fields[p.Name] = []byte{0}
+		}
 	}
 	for i := 0; i < count; i++ {
 		p := t.Properties[i]
@@ -252,9 +293,21 @@ func DecodeRow(t DocType, row []byte) (Document, error) {
 			}
 			l := int(binary.BigEndian.Uint32(b))
 			raw, b = b[4:4+l], b[4+l:]
-			if p.Kind == KindIdentifier && l != 32 {
+			switch {
+			case p.Kind == KindIdentifier && l != 32:
 				return Document{}, fmt.Errorf("%s: an identifier of %d bytes", p.Name, l)
+			case p.Kind == KindIdentifierList && (l%32 != 0 || l > 32*p.MaxItems):
+				return Document{}, fmt.Errorf("%s: an identifier list of %d bytes, not a multiple of 32 up to %d identifiers", p.Name, l, p.MaxItems)
 			}
+		}
+		if p.Kind == KindIdentifierList {
+			// the length counts bytes: 32 per identifier, one after the other
+			list := make([][32]byte, 0, len(raw)/32)
+			for ; len(raw) > 0; raw = raw[32:] {
+				list = append(list, [32]byte(raw[:32]))
+			}
+			d.Lists[p.Name] = list
+			continue
 		}
 		d.Fields[p.Name] = partOf(p.Kind, raw)
 	}

@@ -39,8 +39,9 @@ const MaxLimit = 100
 var ErrUnsupported = errors.New("outside the query subset this verifier checks")
 
 // ParseQuery reads the query JSON against type t and picks the index that serves it:
-// among those that do, the one with the fewest properties, then the first by name.
-// Subset: at most one clause per field; an `in` without repeated values.
+// among those that do, the one with the fewest properties, then the first by name; a
+// time-range index never serves a query without a window. Subset: no window, at most
+// one clause per field; an `in` without repeated values.
 func ParseQuery(t DocType, raw []byte) (Query, error) {
 	var q struct {
 		Where      [][]json.RawMessage `json:"where"`
@@ -87,6 +88,9 @@ func ParseQuery(t DocType, raw []byte) (Query, error) {
 	}
 	var best *Query
 	for _, ix := range t.Indexes {
+		if ix.TimeRange != nil { // read only by a query that names its window
+			continue
+		}
 		equal, backward, ok := serves(ix, out.Where, q.OrderBy)
 		if ok && (best == nil || len(ix.Properties) < len(best.Index.Properties)) {
 			cand := out
@@ -120,6 +124,9 @@ func parseClause(t DocType, w []json.RawMessage) (Clause, error) {
 	k, ok := t.Kind(c.Field)
 	if !ok {
 		return Clause{}, fmt.Errorf("no field %q", c.Field)
+	}
+	if k == KindIdentifierList {
+		return Clause{}, fmt.Errorf("%s is an identifier list, which no index holds", c.Field)
 	}
 	switch c.Op {
 	case "==", "<", "<=", ">", ">=":

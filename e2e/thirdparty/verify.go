@@ -67,6 +67,24 @@ func TargetOf(path string, data []byte) (Target, error) {
 			return Target{}, errors.New("/pending-refunds: want no data or two u32")
 		}
 		return Target{Start: append([]byte{48, 'r'}, data...), End: []byte{48, 's'}}, nil
+	case "/lifetime-pools":
+		if len(data) != 0 {
+			return Target{}, errors.New("/lifetime-pools: want no data")
+		}
+		return Target{Start: []byte{48, 'l'}, End: []byte{48, 'm'}}, nil
+	case "/expirations":
+		// until u64, optionally an entry's expires_at u64 and document id to read after
+		if len(data) != 8 && len(data) != 8+8+32 {
+			return Target{}, errors.New("/expirations: want until u64, optionally || expires_at u64 || document id (32)")
+		}
+		prefix := []byte{104, 'E'}
+		start := prefix
+		if len(data) > 8 {
+			start = append(append(bytes.Clone(prefix), data[8:]...), 0)
+		}
+		return Target{Start: start, End: prefixEnd(append(bytes.Clone(prefix), data[:8]...))}, nil
+	case "/removals":
+		return removalsTarget(data)
 	case "/contract":
 		if len(data) != 32 {
 			return Target{}, errors.New("/contract: want 32 bytes")
@@ -85,6 +103,38 @@ func TargetOf(path string, data []byte) (Target, error) {
 		return Target{Key: []byte{104, 't'}}, nil
 	}
 	return Target{}, fmt.Errorf("unknown path %q", path)
+}
+
+// removalsTarget reads the data of /removals: contract id (32) || type name length u8 ||
+// type name (length 0: every type), optionally || a record's type name length u8 ||
+// type name || document id (32) to read after that record, which must be of the type
+// asked when one is. The range is [P, P+1), P = 64 || contract || 'r' (|| name_len ||
+// name); after a record, it starts right after the record's key.
+func removalsTarget(data []byte) (Target, error) {
+	bad := errors.New("/removals: want contract (32) || type name length u8 || type name, optionally || type name length u8 || type name || document id (32)")
+	if len(data) < 33 || len(data) < 33+int(data[32]) {
+		return Target{}, bad
+	}
+	contract, asked := data[:32], data[33:33+int(data[32])]
+	records := append(append([]byte{64}, contract...), 'r')
+	p := bytes.Clone(records)
+	if len(asked) > 0 {
+		p = append(append(p, byte(len(asked))), asked...)
+	}
+	t := Target{Start: p, End: prefixEnd(p)}
+	rest := data[33+len(asked):]
+	if len(rest) == 0 {
+		return t, nil
+	}
+	if len(rest) != 1+int(rest[0])+32 {
+		return Target{}, bad
+	}
+	recordType := rest[1 : 1+int(rest[0])]
+	if len(asked) > 0 && !bytes.Equal(recordType, asked) {
+		return Target{}, errors.New("/removals: a record to read after of another type than the one asked")
+	}
+	t.Start = append(append(records, rest...), 0)
+	return t, nil
 }
 
 // prefixEnd is the first key after every key starting with p: p with its last byte

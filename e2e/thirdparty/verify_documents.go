@@ -209,7 +209,7 @@ type VerifiedCount struct {
 // the index is the one named, or among the countable or summable ones (for /sum: the
 // summable ones) whose leading properties the where equalities name, the one with the
 // fewest properties, then the first by name; the record key is derived from them and
-// proven present or absent (count 0, sum 0).
+// proven present or absent (count 0, sum 0). Subset: no window, so no time-range index.
 func VerifyCount(root, data, value []byte, sum bool, ops []cmtcrypto.ProofOp) (VerifiedCount, error) {
 	contract, typeName, rest, err := DocumentRequest(data)
 	if err != nil {
@@ -250,7 +250,7 @@ func VerifyCount(root, data, value []byte, sum bool, ops []cmtcrypto.ProofOp) (V
 	}
 	var ix *Index
 	for i, cand := range t.Indexes {
-		ok := (named == "" || cand.Name == named) && (cand.Summable != "" || !sum && cand.Countable) && fits(cand, where)
+		ok := (named == "" || cand.Name == named) && (cand.Summable != "" || !sum && cand.Countable) && cand.TimeRange == nil && fits(cand, where)
 		if ok && (ix == nil || len(cand.Properties) < len(ix.Properties)) {
 			ix = &t.Indexes[i]
 		}

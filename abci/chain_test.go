@@ -210,7 +210,8 @@ func TestPrepareProposalFits(t *testing.T) {
 
 // TestProposalStatelessChecks: a transaction that fails what its bytes decide alone
 // (decoding, size, format, structure, an address signer's signature, another chain's
-// signature) is left out by PrepareProposal and makes ProcessProposal reject the block;
+// signature) or repeats an earlier transaction of the block byte for byte is left out
+// by PrepareProposal and makes ProcessProposal reject the block;
 // what needs state (an identity's signature, a nonce, a balance) is accepted and
 // judged by FinalizeBlock.
 func TestProposalStatelessChecks(t *testing.T) {
@@ -235,6 +236,10 @@ func TestProposalStatelessChecks(t *testing.T) {
 		protocol.Sign(testChainID, transfer(1, 0), key("alice")),   // zero amount: structure
 		append([]byte{protocol.TxFormat1, 200}, good[2:]...),       // unknown type
 		append([]byte{9}, good[1:]...),                             // unknown format
+		// The same bytes twice in one block: the copy can only be refused (a nonce
+		// used, or the same forged identity signature), unpaid.
+		good,
+		stateful[3],
 	}
 	for i, tx := range stateless {
 		txs := append(append([][]byte(nil), stateful...), tx)

@@ -101,6 +101,17 @@ type Fault struct{ Err error }
 func (f Fault) Error() string { return "app: " + f.Err.Error() }
 func (f Fault) Unwrap() error { return f.Err }
 
+// ErrDuplicateTx: a proposal holds the same transaction bytes twice. Only a proposal is
+// refused for it; a block that holds a copy anyway (decided by others) runs it, and the
+// copy meets its nonce used (40204, 40220) or the first's refusal again, unpaid.
+type ErrDuplicateTx struct {
+	Index, First int // the copy's position in the block, and the first's
+}
+
+func (e ErrDuplicateTx) Error() string {
+	return fmt.Sprintf("transaction %d repeats transaction %d byte for byte", e.Index, e.First)
+}
+
 // rules are the versioned rules in force for one block (or one CheckTx).
 type rules struct {
 	chainID string

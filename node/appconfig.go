@@ -44,8 +44,16 @@ type AppConfig struct {
 
 // WebConfig is app.toml's [web] section.
 type WebConfig struct {
-	// Laddr is the host:port the web view listens on; "" turns it off.
+	// Laddr is the host:port the web view listens on; "" or WebOff turns it off.
 	Laddr string `mapstructure:"laddr"`
+}
+
+// Listen is the address the web view listens on, "" when Laddr turns it off.
+func (w WebConfig) Listen() string {
+	if w.Laddr == WebOff {
+		return ""
+	}
+	return w.Laddr
 }
 
 // DefaultAppConfig is what Init writes.
@@ -82,9 +90,9 @@ func (c AppConfig) Validate() error {
 	if _, err := ParseLogLevel(c.LogLevel); err != nil {
 		return err
 	}
-	if c.Web.Laddr != "" {
-		if _, _, err := net.SplitHostPort(c.Web.Laddr); err != nil {
-			return fmt.Errorf("[web] laddr must be host:port or empty, not %q: %v", c.Web.Laddr, err)
+	if l := c.Web.Listen(); l != "" {
+		if _, _, err := net.SplitHostPort(l); err != nil {
+			return fmt.Errorf("[web] laddr must be host:port, \"\" or %q, not %q: %v", WebOff, c.Web.Laddr, err)
 		}
 	}
 	return nil
@@ -149,7 +157,8 @@ log_format = "{{.LogFormat}}"
 log_level = "{{.LogLevel}}"
 
 # The node's web view: an explorer of this chain (blocks, contracts, documents and their
-# expiry, the cleanup backlog, epochs), read only. Keep it on loopback; "" turns it off.
+# expiry, the cleanup backlog, epochs), read only. Keep it on loopback; "" or "off" turns
+# it off.
 [web]
 laddr = "{{.Web.Laddr}}"
 `))

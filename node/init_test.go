@@ -215,6 +215,26 @@ func TestAppConfigRoundTripAndValidation(t *testing.T) {
 	if err := SaveAppConfig(home, AppConfig{LogFormat: "xml", LogLevel: "info"}); err == nil {
 		t.Fatal("SaveAppConfig wrote an invalid config")
 	}
+	// [web] laddr: host:port, or "" or "off" (the README's words) for no web view.
+	for body, want := range map[string]string{
+		"[web]\nladdr = \"off\"\n":            "",
+		"[web]\nladdr = \"\"\n":               "",
+		"[web]\nladdr = \"127.0.0.1:9999\"\n": "127.0.0.1:9999",
+	} {
+		if err := os.WriteFile(AppConfigFile(home), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := LoadAppConfig(home)
+		if err != nil || c.Web.Listen() != want {
+			t.Errorf("%q: listen %q (%v), want %q", body, c.Web.Listen(), err, want)
+		}
+	}
+	if err := os.WriteFile(AppConfigFile(home), []byte("[web]\nladdr = \"of\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := LoadAppConfig(home); err == nil {
+		t.Errorf("[web] laddr \"of\": loaded %+v without error", c)
+	}
 }
 
 func TestCometLoggerFields(t *testing.T) {

@@ -161,7 +161,7 @@ func Start(opts StartOptions) (*Node, error) {
 	if err != nil {
 		return nil, errors.Join(err, n.closeStorage())
 	}
-	laddr := appCfg.Web.Laddr
+	laddr := appCfg.Web.Listen()
 	switch opts.WebListen {
 	case "":
 	case WebOff:

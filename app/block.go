@@ -40,6 +40,9 @@ type Event struct {
 type TxResult struct {
 	Code protocol.Code
 	Log  string // readable; never consensus data
+	// Err is the refusal as its typed error (protocol's, carrying its fields), nil
+	// when accepted; Log is its text.
+	Err error
 	// Fee is what the transition cost, by part; zero when the refusal is unpaid.
 	Fee feeschedule.Result
 	// Charged is what the payer paid: Fee.Charged().

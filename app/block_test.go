@@ -4,6 +4,8 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"errors"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/ttld-dev/ttld/drive"
@@ -150,5 +152,69 @@ func TestEveryKindHasAHandler(t *testing.T) {
 	}
 	if len(handlers) != len(protocol.Kinds()) {
 		t.Errorf("%d handlers for %d kinds", len(handlers), len(protocol.Kinds()))
+	}
+}
+
+// TestInsufficientBalanceNamesTheFee: a payer that cannot pay a document create's or a
+// contract create's whole fee is refused (40210, paid at its authentication's
+// processing), and the refusal names every part of the fee its balance had to cover:
+// the storage and deletion prepay, not only the processing it is charged.
+func TestInsufficientBalanceNamesTheFee(t *testing.T) {
+	kv := genesisState(t, map[string]uint64{"olga": 1 << 40, "pat": 1 << 40})
+	if err := drive.SetProtocolVersion(kv, protocol.V14); err != nil {
+		t.Fatal(err)
+	}
+	if err := drive.InsertDocumentTTLTrees(kv, 1); err != nil {
+		t.Fatal(err)
+	}
+	def, err := os.ReadFile("../docs/examples/story-ttl.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pubOf := func(name string) ed25519.PublicKey { return testKey(name).Public().(ed25519.PublicKey) }
+	olga, pat := protocol.NewIdentityID(addrOf("olga"), 1), protocol.NewIdentityID(addrOf("pat"), 1)
+	const patBalance = 1_000_000
+	contract := protocol.NewContractID(olga, 1)
+	blocks := []struct {
+		signer string
+		tr     protocol.Transition
+	}{
+		{"olga", &protocol.IdentityCreate{PubKey: pubOf("olga"), Nonce: 1, Amount: 1 << 39, Keys: []ed25519.PublicKey{pubOf("olga-id")}}},
+		{"pat", &protocol.IdentityCreate{PubKey: pubOf("pat"), Nonce: 1, Amount: patBalance, Keys: []ed25519.PublicKey{pubOf("pat-id")}}},
+		{"olga-id", &protocol.DataContractCreate{Identity: olga, Nonce: 1, Definition: def}},
+		{"pat-id", &protocol.DocumentsBatch{Identity: pat, Nonce: 1, Contract: contract, Actions: []protocol.DocumentAction{
+			{Kind: protocol.ActionCreate, Type: "story", Entropy: sha256.Sum256([]byte("s")), Data: []byte(`{"caption":"` + strings.Repeat("c", 200) + `","mediaUrl":"` + strings.Repeat("u", 500) + `"}`)}}}},
+		{"pat-id", &protocol.DataContractCreate{Identity: pat, Nonce: 2, Definition: def}},
+	}
+	var results []TxResult
+	for i, b := range blocks {
+		res, err := ExecuteBlock(kv, Block{Height: uint64(i + 1), TimeMs: uint64(i+1) * 1000, Txs: [][]byte{protocol.Sign(chainID, b.tr, testKey(b.signer))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, res.TxResults[0])
+	}
+	for i, r := range results[:3] {
+		if r.Code != protocol.CodeOK {
+			t.Fatalf("block %d: %s %s", i+1, r.Code, r.Log)
+		}
+	}
+	for i, r := range results[3:] {
+		var e protocol.ErrIdentityInsufficientBalance
+		if !errors.As(r.Err, &e) || r.Code != protocol.CodeIdentityInsufficientBalance {
+			t.Fatalf("refusal %d: %s %v, want ErrIdentityInsufficientBalance", i, r.Code, r.Err)
+		}
+		if e.ID != pat || e.Balance != patBalance-results[3].Charged*uint64(i) || e.Charged != r.Charged || e.Fee.Processing <= e.Charged {
+			t.Fatalf("refusal %d: %+v, charged %d", i, e, r.Charged)
+		}
+		if e.Fee.Total() <= e.Balance {
+			t.Fatalf("refusal %d: the whole fee %d (%s) is within the balance %d", i, e.Fee.Total(), e.Fee, e.Balance)
+		}
+		if i == 0 && (e.Fee.LifetimeStorage == 0 || e.Fee.DeletionPrepay == 0 || e.Fee.PerpetualStorage != 0) {
+			t.Fatalf("a ttl document's fee %+v: want lifetime storage and deletion prepay, no perpetual storage", e.Fee)
+		}
+		if i == 1 && (e.Fee.PerpetualStorage == 0 || e.Fee.LifetimeStorage != 0) {
+			t.Fatalf("a contract's fee %+v: want perpetual storage", e.Fee)
+		}
 	}
 }

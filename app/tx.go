@@ -193,11 +193,12 @@ func (e *execution) run(collected uint64) (TxResult, error) {
 	}
 	if unaffordable {
 		// A paid refusal priced on the authentication alone, if the payer can pay
-		// that much.
+		// that much; it names the whole fee the payer could not pay.
 		e.discard()
 		e.margin = 0
+		whole := fee
 		fee = e.processing(authOps)
-		stateErr = e.insufficient(fee.Processing)
+		stateErr = e.insufficient(whole, fee.Processing)
 		e.spent = 0
 		if charged, err = fee.Charged(); err != nil {
 			return refused(protocol.ErrCreditOverflow{Account: "the fee", Amount: fee.Processing})
@@ -228,7 +229,7 @@ func (e *execution) run(collected uint64) (TxResult, error) {
 	res := TxResult{Fee: fee, Charged: charged, MaxCharged: maxCharged, Changes: e.changes, Events: append(e.events, e.transitionEvent(charged, stateErr))}
 	if stateErr != nil {
 		res.Code, _ = protocol.CodeOf(stateErr)
-		res.Log = stateErr.Error()
+		res.Log, res.Err = stateErr.Error(), stateErr
 	}
 	return res, nil
 }
@@ -276,7 +277,7 @@ func refused(err error) (TxResult, error) {
 	if !ok {
 		return TxResult{}, asFault(err)
 	}
-	return TxResult{Code: code, Log: err.Error()}, nil
+	return TxResult{Code: code, Log: err.Error(), Err: err}, nil
 }
 
 // processing prices ops plus the writes still to come: the payer's debit and nonce and
@@ -362,11 +363,17 @@ func (e *execution) verify(pub ed25519.PublicKey) error {
 	return nil
 }
 
-func (e *execution) insufficient(fee uint64) error {
-	if e.payer.address != nil {
-		return protocol.ErrAddressInsufficientBalance{Address: *e.payer.address, Balance: e.payer.balance, Amount: e.spent, Fee: fee}
+// insufficient is the refusal of a payer that cannot pay the amount and the whole fee,
+// charged charged instead.
+func (e *execution) insufficient(whole feeschedule.Result, charged uint64) error {
+	parts := protocol.FeeParts{Processing: whole.Processing, PerpetualStorage: whole.PerpetualStorage, DeletionPrepay: whole.DeletionPrepay}
+	for _, l := range whole.LifetimeStorage {
+		parts.LifetimeStorage += l.Credits // Charged summed them without overflow
 	}
-	return protocol.ErrIdentityInsufficientBalance{ID: *e.payer.identity, Balance: e.payer.balance, Amount: e.spent, Fee: fee}
+	if e.payer.address != nil {
+		return protocol.ErrAddressInsufficientBalance{Address: *e.payer.address, Balance: e.payer.balance, Amount: e.spent, Fee: parts, Charged: charged}
+	}
+	return protocol.ErrIdentityInsufficientBalance{ID: *e.payer.identity, Balance: e.payer.balance, Amount: e.spent, Fee: parts, Charged: charged}
 }
 
 // creditIdentity reads the recipient identity and queues its credit.

@@ -160,32 +160,71 @@ func (e ErrInvalidAddressNonce) Error() string {
 	return fmt.Sprintf("address %s nonce %d is %s (last used %d)", e.Address, e.Got, e.Reason, e.Last)
 }
 
-// ErrIdentityInsufficientBalance: the identity can pay the fee but not the amount as
-// well. Paid.
+// FeeParts is a transition's fee by the parts it is charged in (the charged parts of
+// feeschedule.Result), for a refusal to name what a balance had to cover.
+type FeeParts struct {
+	Processing       uint64
+	PerpetualStorage uint64
+	LifetimeStorage  uint64 // every lifetime pool's part summed
+	DeletionPrepay   uint64
+}
+
+// Total is the sum of the parts, capped at 2^64-1.
+func (p FeeParts) Total() uint64 {
+	var sum uint64
+	for _, n := range []uint64{p.Processing, p.PerpetualStorage, p.LifetimeStorage, p.DeletionPrepay} {
+		if sum+n < sum {
+			return ^uint64(0)
+		}
+		sum += n
+	}
+	return sum
+}
+
+// String names every part that is not zero, processing always.
+func (p FeeParts) String() string {
+	out := fmt.Sprintf("processing %d", p.Processing)
+	for _, part := range []struct {
+		name string
+		n    uint64
+	}{{"perpetual storage", p.PerpetualStorage}, {"lifetime storage", p.LifetimeStorage}, {"deletion prepay", p.DeletionPrepay}} {
+		if part.n > 0 {
+			out += fmt.Sprintf(", %s %d", part.name, part.n)
+		}
+	}
+	return out
+}
+
+// ErrIdentityInsufficientBalance: the identity can pay the processing of its
+// authentication but not the amount and the transition's whole fee as well. Paid: it is
+// charged Charged.
 type ErrIdentityInsufficientBalance struct {
 	ID      IdentityID
-	Balance uint64 // balance before the fee
-	Amount  uint64 // what the transition moves out
-	Fee     uint64 // the fee the transition would have paid with it
+	Balance uint64   // balance before the transition
+	Amount  uint64   // what the transition moves out
+	Fee     FeeParts // the transition's whole fee, which the balance had to cover with the amount
+	Charged uint64   // what the refusal is charged instead: its authentication's processing
 }
 
 func (e ErrIdentityInsufficientBalance) Code() Code { return CodeIdentityInsufficientBalance }
 func (e ErrIdentityInsufficientBalance) Error() string {
-	return fmt.Sprintf("identity %s balance %d cannot pay the amount %d plus the fee %d", e.ID, e.Balance, e.Amount, e.Fee)
+	return fmt.Sprintf("identity %s balance %d cannot pay the amount %d plus the fee %d (%s); the refusal is charged %d", e.ID, e.Balance, e.Amount, e.Fee.Total(), e.Fee, e.Charged)
 }
 
-// ErrAddressInsufficientBalance: the address can pay the fee but not the amount as well.
-// Paid.
+// ErrAddressInsufficientBalance: the address can pay the processing of its
+// authentication but not the amount and the transition's whole fee as well. Paid: it is
+// charged Charged.
 type ErrAddressInsufficientBalance struct {
 	Address Address
 	Balance uint64
 	Amount  uint64
-	Fee     uint64
+	Fee     FeeParts
+	Charged uint64
 }
 
 func (e ErrAddressInsufficientBalance) Code() Code { return CodeAddressInsufficientBalance }
 func (e ErrAddressInsufficientBalance) Error() string {
-	return fmt.Sprintf("address %s balance %d cannot pay the amount %d plus the fee %d", e.Address, e.Balance, e.Amount, e.Fee)
+	return fmt.Sprintf("address %s balance %d cannot pay the amount %d plus the fee %d (%s); the refusal is charged %d", e.Address, e.Balance, e.Amount, e.Fee.Total(), e.Fee, e.Charged)
 }
 
 // ErrRecipientIdentityNotFound: a top-up or transfer names an identity that does not

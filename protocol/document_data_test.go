@@ -2,11 +2,13 @@ package protocol
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -177,5 +179,43 @@ func BenchmarkParseDocumentData(b *testing.B) {
 		if _, err := ParseDocumentData(types[0], raw, lim); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestStringAtTheTransactionLimit pins the bound docs/CONTRACTS.md ("What fits in a
+// transaction") states: a string property may declare maxLength up to
+// MaxStringLength (16,384), but a document's data travels in a documents batch of at
+// most MaxTxBytes, which leaves a create's data JSON 16,208 bytes less the type name's,
+// a replace's 16,200: with type "t" and property "p", the longest string a create
+// carries is 16,199 ASCII bytes, and one byte more is TxTooLarge (10002).
+func TestStringAtTheTransactionLimit(t *testing.T) {
+	ctx, err := ContextFor(Latest, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize))
+	size := func(kind DocumentActionKind, n int) []byte {
+		data := []byte(`{"p":"` + strings.Repeat("a", n) + `"}`)
+		return Sign("c", &DocumentsBatch{Nonce: 1, Actions: []DocumentAction{{Kind: kind, Type: "t", Revision: 2, Data: data}}}, key)
+	}
+	if empty := Sign("c", &DocumentsBatch{Nonce: 1, Actions: []DocumentAction{{Kind: ActionCreate}}}, key); len(empty) != documentsBatchCreateOverhead {
+		t.Fatalf("an empty create is %d bytes, documentsBatchCreateOverhead says %d", len(empty), documentsBatchCreateOverhead)
+	}
+	for _, tc := range []struct {
+		kind    DocumentActionKind
+		longest int
+	}{{ActionCreate, 16_199}, {ActionReplace, 16_191}} {
+		if tx := size(tc.kind, tc.longest); len(tx) != ctx.Limits.MaxTxBytes {
+			t.Fatalf("%s of a %d-byte string: %d bytes, want %d", tc.kind, tc.longest, len(tx), ctx.Limits.MaxTxBytes)
+		} else if _, err := Decode(tx, ctx); err != nil {
+			t.Fatalf("%s at the limit: %v", tc.kind, err)
+		}
+		var tl ErrTxTooLarge
+		if _, err := Decode(size(tc.kind, tc.longest+1), ctx); !errors.As(err, &tl) {
+			t.Fatalf("%s one byte over: %v, want ErrTxTooLarge", tc.kind, err)
+		}
+	}
+	if ctx.Limits.MaxStringLength <= 16_199 {
+		t.Fatalf("MaxStringLength %d: the bound above no longer needs stating", ctx.Limits.MaxStringLength)
 	}
 }

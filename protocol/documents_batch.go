@@ -97,6 +97,11 @@ func (t *DocumentsBatch) CreateID(a DocumentAction) DocumentID {
 	return NewDocumentID(t.Contract, t.Identity, a.Type, a.Entropy)
 }
 
+// documentsBatchCreateOverhead is the size of a signed documents batch of one create
+// with an empty type name and no data: what MaxTxBytes leaves a create's data is
+// MaxTxBytes less it and the type name (docs/CONTRACTS.md, What fits in a transaction).
+const documentsBatchCreateOverhead = 176
+
 func (t *DocumentsBatch) encodeBody(e *encoder) {
 	e.bytes(t.Identity[:])
 	e.u8(t.KeyIndex)

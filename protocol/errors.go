@@ -40,7 +40,7 @@ type ErrTxTooLarge struct{ Size, Max int }
 
 func (e ErrTxTooLarge) Code() Code { return CodeTxTooLarge }
 func (e ErrTxTooLarge) Error() string {
-	return fmt.Sprintf("transition of %d bytes exceeds the limit of %d", e.Size, e.Max)
+	return fmt.Sprintf("transition of %d bytes exceeds the limit of %d, signature and every action's data included (a document's data JSON fits in about %d bytes less its type name: docs/CONTRACTS.md, What fits in a transaction)", e.Size, e.Max, e.Max-documentsBatchCreateOverhead)
 }
 
 // ErrUnsupportedTxFormat: the leading format byte names an encoding this version lacks.

@@ -103,19 +103,20 @@ func (c *Client) DocumentRevision(ctx context.Context, contract protocol.Contrac
 	return out, nil
 }
 
-// WithoutExpired returns the answer's documents that have not expired at blockTimeMs
-// (the proven time of the block whose state answered, Client.BlockTime): the read
-// option that hides documents past their expiry the cleanup has not reached yet. The
-// answer stays verified: the filter is the client's, on proven documents and time.
-func (a DocumentsAnswer) WithoutExpired(blockTimeMs uint64) []protocol.Document {
-	out := make([]protocol.Document, 0, len(a.Documents))
+// SplitExpired splits the answer's documents, in order, into those that have not
+// expired at blockTimeMs (a type without a ttl never does) and those at or past their
+// expiry that the cleanup has not deleted yet: what a reader that hides expired
+// documents keeps and leaves out.
+func (a DocumentsAnswer) SplitExpired(blockTimeMs uint64) (live, expired []protocol.Document) {
+	live = make([]protocol.Document, 0, len(a.Documents))
 	for _, d := range a.Documents {
 		if at, ok := a.Type.ExpiresAtMs(d); ok && blockTimeMs >= at {
+			expired = append(expired, d)
 			continue
 		}
-		out = append(out, d)
+		live = append(live, d)
 	}
-	return out
+	return live, expired
 }
 
 // BlockTime reads the time of the block whose state is height's, proven with prove.

@@ -67,14 +67,16 @@ left out, and each one shown is the document its index entry names.`,
 				if err != nil {
 					return nil, err
 				}
-				if flagBool(cmd, "exclude-expired") {
-					at, err := c.BlockTime(ctx, a.Height, prove)
-					if err != nil {
-						return nil, err
-					}
-					a.Documents = a.WithoutExpired(at)
+				if !flagBool(cmd, "exclude-expired") {
+					return documentsOutput(contract, a, nil, 0), nil
 				}
-				return documentsOutput(contract, a), nil
+				at, err := c.BlockTime(ctx, a.Height, prove)
+				if err != nil {
+					return nil, err
+				}
+				live, expired := a.SplitExpired(at)
+				a.Documents = live
+				return documentsOutput(contract, a, expired, at), nil
 			})
 		},
 	}
@@ -84,7 +86,7 @@ left out, and each one shown is the document its index entry names.`,
 	documents.Flags().String("start-after", "", "start right after this document id")
 	documents.Flags().String("start-at", "", "start at this document id")
 	documents.MarkFlagsMutuallyExclusive("start-after", "start-at")
-	documents.Flags().Bool("exclude-expired", false, "leave out documents past their expiry that the cleanup has not deleted yet, judged at the (proven) block time of the state read")
+	documents.Flags().Bool("exclude-expired", false, "leave out documents past their expiry that the cleanup has not deleted yet, judged at the (proven) block time of the state read; the output names each one left out, as proven present")
 
 	count := newQueryCountCmd("count", "How many documents have the where clauses' values, from a countable index's count record")
 	sum := newQueryCountCmd("sum", "How many documents have the where clauses' values and the sum of a summable index's property")
@@ -270,19 +272,39 @@ type documentsJSON struct {
 	Type      string         `json:"type"`
 	Index     string         `json:"index"`
 	Documents []documentJSON `json:"documents"`
-	Height    int64          `json:"height"`
+	// ExpiredLeftOut (with --exclude-expired) are the documents the answer proved
+	// present that were left out: at or past their expiry at BlockTime, the proven
+	// time of the state read, and not yet deleted by the cleanup.
+	ExpiredLeftOut []expiredJSON `json:"expired_left_out,omitempty"`
+	BlockTime      uint64        `json:"block_time,omitempty"`
+	Height         int64         `json:"height"`
 }
 
-func documentsOutput(contract protocol.ContractID, a client.DocumentsAnswer) documentsJSON {
-	out := documentsJSON{Contract: contract.String(), Type: a.Type.Name, Index: a.Query.Index.Name, Documents: []documentJSON{}, Height: a.Height}
+// expiredJSON is a document left out as expired.
+type expiredJSON struct {
+	ID        string `json:"id"`
+	ExpiresAt uint64 `json:"expires_at"`
+}
+
+// documentsOutput renders an answer; expired are the documents it proved present
+// that were left out as expired at blockTimeMs (with --exclude-expired; nil otherwise).
+func documentsOutput(contract protocol.ContractID, a client.DocumentsAnswer, expired []protocol.Document, blockTimeMs uint64) documentsJSON {
+	out := documentsJSON{Contract: contract.String(), Type: a.Type.Name, Index: a.Query.Index.Name, Documents: []documentJSON{}, BlockTime: blockTimeMs, Height: a.Height}
 	for _, d := range a.Documents {
 		out.Documents = append(out.Documents, documentFields(a.Type, d))
+	}
+	for _, d := range expired {
+		at, _ := a.Type.ExpiresAtMs(d)
+		out.ExpiredLeftOut = append(out.ExpiredLeftOut, expiredJSON{ID: d.ID.String(), ExpiresAt: at})
 	}
 	return out
 }
 
-// verdict: the query's documents are present (some) or proven absent.
-func (o documentsJSON) verdict() (bool, int64) { return len(o.Documents) > 0, o.Height }
+// verdict: the answer proved documents present (some, shown or left out as expired)
+// or the range empty.
+func (o documentsJSON) verdict() (bool, int64) {
+	return len(o.Documents)+len(o.ExpiredLeftOut) > 0, o.Height
+}
 
 func (o documentsJSON) text(w io.Writer) {
 	fmt.Fprintf(w, "contract: %s\n", o.Contract)
@@ -291,6 +313,12 @@ func (o documentsJSON) text(w io.Writer) {
 	fmt.Fprintf(w, "documents: %d\n", len(o.Documents))
 	for _, d := range o.Documents {
 		d.text(w)
+	}
+	if len(o.ExpiredLeftOut) > 0 {
+		fmt.Fprintf(w, "left out: %d present but expired at block time %d, not yet deleted by the cleanup\n", len(o.ExpiredLeftOut), o.BlockTime)
+		for _, e := range o.ExpiredLeftOut {
+			fmt.Fprintf(w, "  %s expired at %d\n", e.ID, e.ExpiresAt)
+		}
 	}
 }
 

@@ -163,3 +163,39 @@ func TestDocumentQueryCommands(t *testing.T) {
 		t.Fatalf("query sum --prove: %+v %v", count, err)
 	}
 }
+
+// TestExcludeExpiredSaysWhatWasProven: with --exclude-expired, a document the answer
+// proved present but expired at the proven block time is left out of the documents
+// and named as left out; the verdict stays presence (what the proof showed), never
+// absence, even when nothing else is shown.
+func TestExcludeExpiredSaysWhatWasProven(t *testing.T) {
+	types, err := protocol.ParseDocumentTypes([]byte(`{"documentSchemas":{"flash":{"type":"object","ttl":3600,"properties":{"text":{"type":"string","maxLength":63,"position":0}},"required":["$createdAt"],"additionalProperties":false}}}`), protocol.V14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := protocol.Document{ID: protocol.DocumentID{1}, CreatedAt: 1_000, UpdatedAt: 1_000, Revision: 1}
+	live := protocol.Document{ID: protocol.DocumentID{2}, CreatedAt: 1_000_000, UpdatedAt: 1_000_000, Revision: 1}
+	a := client.DocumentsAnswer{Type: types[0], Documents: []protocol.Document{gone, live}, Height: 9, Verified: true}
+	at := gone.CreatedAt + 3_600_000 // the first millisecond past its expiry
+	kept, expired := a.SplitExpired(at)
+	if len(kept) != 1 || kept[0].ID != live.ID || len(expired) != 1 || expired[0].ID != gone.ID {
+		t.Fatalf("split at %d: kept %v, expired %v", at, kept, expired)
+	}
+	a.Documents = expired[:0] // the range's only document expired
+	out := documentsOutput(protocol.ContractID{7}, a, expired, at)
+	if present, height := out.verdict(); !present || height != 9 {
+		t.Fatalf("verdict %v at %d, want presence at 9", present, height)
+	}
+	if len(out.ExpiredLeftOut) != 1 || out.ExpiredLeftOut[0].ID != gone.ID.String() || out.ExpiredLeftOut[0].ExpiresAt != at || out.BlockTime != at || len(out.Documents) != 0 {
+		t.Fatalf("output %+v", out)
+	}
+	var text bytes.Buffer
+	out.text(&text)
+	if !strings.Contains(text.String(), gone.ID.String()+" expired at") {
+		t.Fatalf("the text does not name the document left out:\n%s", text.String())
+	}
+	// Without the option nothing is left out and an empty range proves absence.
+	if present, _ := documentsOutput(protocol.ContractID{7}, client.DocumentsAnswer{Type: types[0], Height: 9}, nil, 0).verdict(); present {
+		t.Fatal("an empty answer proves presence")
+	}
+}

@@ -75,7 +75,7 @@ proven block time.`,
 				if err != nil {
 					return nil, err
 				}
-				return windowDocumentsJSON{documentsJSON: documentsOutput(contract, a), WindowStart: a.Query.Window.StartMs}, nil
+				return windowDocumentsJSON{documentsJSON: documentsOutput(contract, a, nil, 0), WindowStart: a.Query.Window.StartMs}, nil
 			})
 		},
 	}

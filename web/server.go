@@ -144,13 +144,15 @@ func (e errNotFound) Error() string { return e.What + " not found" }
 func (s *Server) page(name string, load func(r *http.Request) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		data, err := load(r)
-		status := http.StatusOK
+		// NB: the template of this answer, never name itself: name is shared by
+		// every request of the route, and an error page must not become the route's.
+		status, tmpl := http.StatusOK, name
 		if err != nil {
-			status, name, data = s.failure(r, err)
+			status, tmpl, data = s.failure(r, err)
 		}
 		var buf bytes.Buffer
-		if err := s.pages[name].Execute(&buf, data); err != nil {
-			s.opts.Logger.Error().Err(err).Str("page", name).Msg("web: template")
+		if err := s.pages[tmpl].Execute(&buf, data); err != nil {
+			s.opts.Logger.Error().Err(err).Str("page", tmpl).Msg("web: template")
 			http.Error(w, "the page could not be drawn", http.StatusInternalServerError)
 			return
 		}

@@ -197,6 +197,28 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s /: %d", m, res.StatusCode)
 		}
 	}
+	// An error page leaves its kind of page as it was: a good page, a bad one, the
+	// good one again answer 200, 4xx, 200, for every page kind that reads input; and
+	// a search for a transaction's hash (which lands on a contract page that does not
+	// exist) leaves the contract pages working.
+	addr := c.env.Dev.Address().String()
+	for _, seq := range [][2]string{
+		{"/blocks", "/blocks?before=-3"},
+		{"/block/2", "/block/0"},
+		{"/identity/" + c.identity.String(), "/identity/zz"},
+		{"/address/" + addr, "/address/" + contract},
+		{"/contract/" + contract, "/contract/" + strings.Repeat("ab", 32)},
+		{"/contract/" + contract, "/search?q=" + strings.Repeat("cd", 32)},
+		{"/documents/" + contract + "/note", "/documents/" + contract + "/nothing"},
+		{"/document/" + contract + "/note/" + c.document.String(), "/document/" + contract + "/note/12"},
+	} {
+		for i, path := range []string{seq[0], seq[1], seq[0]} {
+			status, _, body := c.get(t, path)
+			if good := i != 1; good != (status == http.StatusOK) {
+				t.Errorf("GET %s after %s: %d\n%.300s", path, seq[1], status, body)
+			}
+		}
+	}
 	// A search by height or id lands on its page.
 	res, err := http.Get(c.srv.URL + "/search?q=" + c.identity.String())
 	if err != nil {

@@ -285,6 +285,24 @@ func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, e
 	if flagBool(cmd, "dry-run") {
 		return dryRun(ctx, cmd, c, tx, t, extra)
 	}
+	out, err := broadcastTx(ctx, cmd, c, tx, t.GetNonce())
+	if out.Status == "" {
+		return err
+	}
+	if extra != nil {
+		extra(&out)
+	}
+	if perr := printResult(cmd, out.text, out); perr != nil {
+		return perr
+	}
+	return err
+}
+
+// broadcastTx sends tx, signed with nonce, with --commit or not, and says what became
+// of it. A zero Status means the send failed and nothing is known of tx: err is the
+// RPC's. Otherwise out is to be printed, and err, when not nil, is what the command
+// returns after it: errRefused, client.ErrCommitTimeout or client.ErrTxInCache.
+func broadcastTx(ctx context.Context, cmd *cobra.Command, c *client.Client, tx []byte, nonce uint64) (txOutput, error) {
 	res, err := c.Broadcast(ctx, tx, flagBool(cmd, "commit"))
 	out := txOutput{
 		Code:        uint32(res.Code),
@@ -293,7 +311,7 @@ func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, e
 		Height:      res.Height,
 		FeeEstimate: res.FeeEstimate,
 		TxHash:      strings.ToUpper(hex.EncodeToString(res.Hash)),
-		Nonce:       t.GetNonce(),
+		Nonce:       nonce,
 	}
 	var timeout client.ErrCommitTimeout
 	var inCache client.ErrTxInCache
@@ -303,7 +321,7 @@ func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, e
 	case errors.As(err, &inCache):
 		out.Status = txInCache
 	case err != nil:
-		return err
+		return txOutput{}, err
 	case res.Committed:
 		out.Status = txCommitted
 		fee := res.Fee
@@ -313,19 +331,10 @@ func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, e
 	default:
 		out.Status = txAccepted
 	}
-	if extra != nil {
-		extra(&out)
+	if err == nil && res.Refused() {
+		err = errRefused{Code: res.Code, Log: res.Log}
 	}
-	if perr := printResult(cmd, out.text, out); perr != nil {
-		return perr
-	}
-	if err != nil {
-		return err
-	}
-	if res.Refused() {
-		return errRefused{Code: res.Code, Log: res.Log}
-	}
-	return nil
+	return out, err
 }
 
 // dryRunOutput is what `tx ... --dry-run` prints (-o json: this object).
@@ -369,12 +378,10 @@ func (o dryRunOutput) text(w io.Writer) {
 
 // dryRun asks the node what tx would do and prints it; a refusal exits non-zero.
 func dryRun(ctx context.Context, cmd *cobra.Command, c *client.Client, tx []byte, t protocol.Transition, extra func(*txOutput)) error {
-	res, err := c.DryRun(ctx, tx)
+	out, err := dryRunTx(ctx, c, tx, t.GetNonce())
 	if err != nil {
 		return err
 	}
-	out := dryRunOutput{Status: "dry_run", Code: uint32(res.Code), Log: res.Log, Fee: res.Fee, MaxFee: res.MaxFee,
-		TxHash: strings.ToUpper(hex.EncodeToString(cmttypes.Tx(tx).Hash())), Nonce: t.GetNonce()}
 	if extra != nil {
 		var o txOutput
 		extra(&o)
@@ -383,8 +390,24 @@ func dryRun(ctx context.Context, cmd *cobra.Command, c *client.Client, tx []byte
 	if err := printResult(cmd, out.text, out); err != nil {
 		return err
 	}
-	if res.Code != protocol.CodeOK {
-		return errRefused{Code: res.Code, Log: res.Log}
+	return out.refusal()
+}
+
+// dryRunTx asks the node what tx, signed with nonce, would do (client.DryRun).
+func dryRunTx(ctx context.Context, c *client.Client, tx []byte, nonce uint64) (dryRunOutput, error) {
+	res, err := c.DryRun(ctx, tx)
+	if err != nil {
+		return dryRunOutput{}, err
+	}
+	return dryRunOutput{Status: "dry_run", Code: uint32(res.Code), Log: res.Log, Fee: res.Fee, MaxFee: res.MaxFee,
+		TxHash: strings.ToUpper(hex.EncodeToString(cmttypes.Tx(tx).Hash())), Nonce: nonce}, nil
+}
+
+// refusal is the error a dry-run command returns after printing o: errRefused when
+// the transaction would be refused.
+func (o dryRunOutput) refusal() error {
+	if o.Code != uint32(protocol.CodeOK) {
+		return errRefused{Code: protocol.Code(o.Code), Log: o.Log}
 	}
 	return nil
 }

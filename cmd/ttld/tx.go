@@ -139,14 +139,19 @@ type txCommand struct {
 	// Describe adds to the output what only the signed transition tells (the id of a
 	// created identity); may be nil.
 	Describe func(t protocol.Transition, in *txInput, o *txOutput)
+	// Run, when set, replaces Build and Describe: the command signs and sends by
+	// itself, for a command that sends several transitions (`tx document batch`).
+	Run func(cmd *cobra.Command, args []string) error
 }
 
 // txGroups are the subcommands of `ttld tx`, in the order help lists them.
-var txGroups = []struct{ Name, Short string }{
-	{"identity", "Identity transitions"},
-	{"address", "Address transitions"},
-	{"contract", "Data contract transitions"},
-	{"document", "Document transitions (documents_batch)"},
+var txGroups = []struct{ Name, Short, Long string }{
+	{"identity", "Identity transitions", ""},
+	{"address", "Address transitions", ""},
+	{"contract", "Data contract transitions", ""},
+	{"document", "Document transitions (documents_batch)",
+		"Document transitions (documents_batch). Each command but batch sends a batch of one action; `batch FILE`\n" +
+			"sends the actions of a file, as many to a transaction (and nonce) as the protocol version's limits allow."},
 }
 
 // txCommands are written only by registerTx, from init functions.
@@ -188,7 +193,7 @@ func newTxCmd() *cobra.Command {
 	f.Uint64("nonce", 0, "signer nonce to use (0: the signer's last nonce plus one)")
 	f.String("chain-id", "", "chain id to sign for (empty: the node's)")
 	for _, g := range txGroups {
-		group := &cobra.Command{Use: g.Name, Short: g.Short}
+		group := &cobra.Command{Use: g.Name, Short: g.Short, Long: g.Long}
 		for _, c := range txCommands {
 			if c.Group == g.Name {
 				group.AddCommand(c.command())
@@ -206,7 +211,10 @@ func (c txCommand) command() *cobra.Command {
 		Short: c.Short,
 		Long:  c.Long,
 		Args:  c.Args,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE:  c.Run,
+	}
+	if c.Run == nil {
+		cmd.RunE = func(cmd *cobra.Command, args []string) error {
 			in := &txInput{cmd: cmd, args: args}
 			t, err := c.Build(in)
 			if err != nil {
@@ -221,7 +229,7 @@ func (c txCommand) command() *cobra.Command {
 				describe = func(o *txOutput) { c.Describe(t, in, o) }
 			}
 			return runTx(cmd, t, key.Priv, describe)
-		},
+		}
 	}
 	if c.Flags != nil {
 		c.Flags(cmd)
@@ -267,9 +275,7 @@ func parsePubKeys(in []string, def ed25519.PublicKey) ([]ed25519.PublicKey, erro
 // runTx signs t (with --nonce, or the signer's next nonce), broadcasts it and prints
 // the result; extra adds to the output once the nonce is known.
 func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, extra func(*txOutput)) error {
-	if n := flagUint64(cmd, "nonce"); n != 0 {
-		t.SetNonce(n)
-	}
+	applyNonceFlag(cmd, t)
 	c, err := dialNode(cmd, client.Options{ChainID: flagString(cmd, "chain-id")})
 	if err != nil {
 		return err
@@ -296,6 +302,14 @@ func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, e
 		return perr
 	}
 	return err
+}
+
+// applyNonceFlag sets t's nonce to --nonce when it is given; otherwise client.Sign
+// fills in the signer's next.
+func applyNonceFlag(cmd *cobra.Command, t protocol.Transition) {
+	if n := flagUint64(cmd, "nonce"); n != 0 {
+		t.SetNonce(n)
+	}
 }
 
 // broadcastTx sends tx, signed with nonce, with --commit or not, and says what became

@@ -14,7 +14,8 @@ import (
 )
 
 // The commands of `ttld tx document`: each sends a documents_batch of one action, built
-// by the action's kind (document_action.go) from the command line.
+// by the action's kind (document_action.go) from the command line; `batch` sends the
+// actions of a file (tx_documents_batch_file.go).
 
 // dataHelp says how DATA is given, for every command that takes it.
 const dataHelp = `DATA is the document's properties as a JSON object, given inline or as @FILE (a file holding it).

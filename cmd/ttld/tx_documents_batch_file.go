@@ -73,7 +73,8 @@ each, signs them with consecutive nonces (from --nonce, or the signer's next), s
 in turn (with --commit, each after the block of the one before) and stops at the first
 refusal, printing what was sent and what was not. --dry-run asks the node about the first
 batch only: its dry run keeps nothing, so it would judge later batches without the
-earlier ones. The output names every action's document (a create's, the id it creates).`,
+earlier ones. The output names every action's document (a create's, the id it creates).
+docs/TX.md, "Batches from a file", has the details.`,
 		protocol.Latest, lim.MaxDocumentActions, lim.MaxTxBytes)
 }
 

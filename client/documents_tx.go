@@ -16,9 +16,10 @@ import (
 )
 
 // What a writer of documents reads before it signs a documents batch: the type of the
-// documents (to convert their data) and the stored document an action names (its
-// revision, its price). Both are read unproven from the latest saved state: a wrong or
-// stale answer only makes the batch refused.
+// documents (to convert their data), the stored document an action names (its
+// revision, its price) and the limits of the protocol version in force (how many
+// actions and bytes a batch may carry). All are read unproven from the latest saved
+// state: a wrong or stale answer only makes the batch refused.
 
 // TxDocumentType reads document type typeName of contract id from the latest saved
 // state, unproven. A missing contract is protocol.ErrDataContractNotFound, a missing
@@ -55,6 +56,28 @@ func (c *Client) TxStoredDocument(ctx context.Context, t drive.DocumentType, id 
 		return drive.StoredDocument{}, false, ErrInconsistentAnswer{Path: proofs.PathKey, Reason: "the stored document names another id"}
 	}
 	return d, true, nil
+}
+
+// TxLimits reads the protocol version in force in the latest saved state, unproven, and
+// returns it with its limits (protocol.LimitsFor): what a writer checks a transaction
+// against before it signs, such as MaxTxBytes and MaxDocumentActions. A wrong or stale
+// answer (an upgrade scheduled at a later height) only makes the transaction refused. A
+// version this build does not implement is an error.
+func (c *Client) TxLimits(ctx context.Context) (protocol.Version, protocol.Limits, error) {
+	key := drive.ProtocolVersionKey()
+	v, _, err := c.single(ctx, proofs.PathKey, key, 0, false)
+	if err != nil {
+		return 0, protocol.Limits{}, err
+	}
+	version, err := drive.GetProtocolVersion(one(key, v))
+	if err != nil {
+		return 0, protocol.Limits{}, corrupt(err)
+	}
+	lim, err := protocol.LimitsFor(version)
+	if err != nil {
+		return 0, protocol.Limits{}, err
+	}
+	return version, lim, nil
 }
 
 // ErrDocumentData: the data given for a document is not a JSON object, or a byte array

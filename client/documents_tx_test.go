@@ -2,12 +2,14 @@ package client
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
@@ -164,5 +166,22 @@ func TestIdentifierListData(t *testing.T) {
 	}
 	if _, err := WireDocumentData(post, []byte(`{"mentions":["0xzz"]}`)); err == nil {
 		t.Error("a list item that is no hex was converted")
+	}
+}
+
+// TestTxLimits: the limits a writer checks a batch against are those of the protocol
+// version in force, which is the genesis's until an upgrade's height.
+func TestTxLimits(t *testing.T) {
+	ctx := context.Background()
+	chain := newMemChain(t, genesis.AppState{ProtocolVersion: protocol.V13, Upgrade: &genesis.Upgrade{Version: protocol.V14, Height: 3}})
+	c := New(chain, Options{})
+	for _, want := range []protocol.Version{protocol.V13, protocol.V14} {
+		v, lim, err := c.TxLimits(ctx)
+		wantLim, _ := protocol.LimitsFor(want)
+		if err != nil || v != want || lim != wantLim {
+			t.Fatalf("at height %d: version %d, limits %+v, %v; want version %d", chain.height, v, lim, err, want)
+		}
+		chain.block(nil)
+		chain.block(nil)
 	}
 }

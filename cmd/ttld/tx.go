@@ -139,14 +139,19 @@ type txCommand struct {
 	// Describe adds to the output what only the signed transition tells (the id of a
 	// created identity); may be nil.
 	Describe func(t protocol.Transition, in *txInput, o *txOutput)
+	// Run, when set, replaces Build and Describe: the command signs and sends by
+	// itself, for a command that sends several transitions (`tx document batch`).
+	Run func(cmd *cobra.Command, args []string) error
 }
 
 // txGroups are the subcommands of `ttld tx`, in the order help lists them.
-var txGroups = []struct{ Name, Short string }{
-	{"identity", "Identity transitions"},
-	{"address", "Address transitions"},
-	{"contract", "Data contract transitions"},
-	{"document", "Document transitions (documents_batch)"},
+var txGroups = []struct{ Name, Short, Long string }{
+	{"identity", "Identity transitions", ""},
+	{"address", "Address transitions", ""},
+	{"contract", "Data contract transitions", ""},
+	{"document", "Document transitions (documents_batch)",
+		"Document transitions (documents_batch). Each command but batch sends a batch of one action; `batch FILE`\n" +
+			"sends the actions of a file, as many to a transaction (and nonce) as the protocol version's limits allow."},
 }
 
 // txCommands are written only by registerTx, from init functions.
@@ -188,7 +193,7 @@ func newTxCmd() *cobra.Command {
 	f.Uint64("nonce", 0, "signer nonce to use (0: the signer's last nonce plus one)")
 	f.String("chain-id", "", "chain id to sign for (empty: the node's)")
 	for _, g := range txGroups {
-		group := &cobra.Command{Use: g.Name, Short: g.Short}
+		group := &cobra.Command{Use: g.Name, Short: g.Short, Long: g.Long}
 		for _, c := range txCommands {
 			if c.Group == g.Name {
 				group.AddCommand(c.command())
@@ -206,7 +211,10 @@ func (c txCommand) command() *cobra.Command {
 		Short: c.Short,
 		Long:  c.Long,
 		Args:  c.Args,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE:  c.Run,
+	}
+	if c.Run == nil {
+		cmd.RunE = func(cmd *cobra.Command, args []string) error {
 			in := &txInput{cmd: cmd, args: args}
 			t, err := c.Build(in)
 			if err != nil {
@@ -221,7 +229,7 @@ func (c txCommand) command() *cobra.Command {
 				describe = func(o *txOutput) { c.Describe(t, in, o) }
 			}
 			return runTx(cmd, t, key.Priv, describe)
-		},
+		}
 	}
 	if c.Flags != nil {
 		c.Flags(cmd)
@@ -267,9 +275,7 @@ func parsePubKeys(in []string, def ed25519.PublicKey) ([]ed25519.PublicKey, erro
 // runTx signs t (with --nonce, or the signer's next nonce), broadcasts it and prints
 // the result; extra adds to the output once the nonce is known.
 func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, extra func(*txOutput)) error {
-	if n := flagUint64(cmd, "nonce"); n != 0 {
-		t.SetNonce(n)
-	}
+	applyNonceFlag(cmd, t)
 	c, err := dialNode(cmd, client.Options{ChainID: flagString(cmd, "chain-id")})
 	if err != nil {
 		return err
@@ -285,6 +291,32 @@ func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, e
 	if flagBool(cmd, "dry-run") {
 		return dryRun(ctx, cmd, c, tx, t, extra)
 	}
+	out, err := broadcastTx(ctx, cmd, c, tx, t.GetNonce())
+	if out.Status == "" {
+		return err
+	}
+	if extra != nil {
+		extra(&out)
+	}
+	if perr := printResult(cmd, out.text, out); perr != nil {
+		return perr
+	}
+	return err
+}
+
+// applyNonceFlag sets t's nonce to --nonce when it is given; otherwise client.Sign
+// fills in the signer's next.
+func applyNonceFlag(cmd *cobra.Command, t protocol.Transition) {
+	if n := flagUint64(cmd, "nonce"); n != 0 {
+		t.SetNonce(n)
+	}
+}
+
+// broadcastTx sends tx, signed with nonce, with --commit or not, and says what became
+// of it. A zero Status means the send failed and nothing is known of tx: err is the
+// RPC's. Otherwise out is to be printed, and err, when not nil, is what the command
+// returns after it: errRefused, client.ErrCommitTimeout or client.ErrTxInCache.
+func broadcastTx(ctx context.Context, cmd *cobra.Command, c *client.Client, tx []byte, nonce uint64) (txOutput, error) {
 	res, err := c.Broadcast(ctx, tx, flagBool(cmd, "commit"))
 	out := txOutput{
 		Code:        uint32(res.Code),
@@ -293,7 +325,7 @@ func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, e
 		Height:      res.Height,
 		FeeEstimate: res.FeeEstimate,
 		TxHash:      strings.ToUpper(hex.EncodeToString(res.Hash)),
-		Nonce:       t.GetNonce(),
+		Nonce:       nonce,
 	}
 	var timeout client.ErrCommitTimeout
 	var inCache client.ErrTxInCache
@@ -303,7 +335,7 @@ func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, e
 	case errors.As(err, &inCache):
 		out.Status = txInCache
 	case err != nil:
-		return err
+		return txOutput{}, err
 	case res.Committed:
 		out.Status = txCommitted
 		fee := res.Fee
@@ -313,19 +345,10 @@ func runTx(cmd *cobra.Command, t protocol.Transition, priv ed25519.PrivateKey, e
 	default:
 		out.Status = txAccepted
 	}
-	if extra != nil {
-		extra(&out)
+	if err == nil && res.Refused() {
+		err = errRefused{Code: res.Code, Log: res.Log}
 	}
-	if perr := printResult(cmd, out.text, out); perr != nil {
-		return perr
-	}
-	if err != nil {
-		return err
-	}
-	if res.Refused() {
-		return errRefused{Code: res.Code, Log: res.Log}
-	}
-	return nil
+	return out, err
 }
 
 // dryRunOutput is what `tx ... --dry-run` prints (-o json: this object).
@@ -369,12 +392,10 @@ func (o dryRunOutput) text(w io.Writer) {
 
 // dryRun asks the node what tx would do and prints it; a refusal exits non-zero.
 func dryRun(ctx context.Context, cmd *cobra.Command, c *client.Client, tx []byte, t protocol.Transition, extra func(*txOutput)) error {
-	res, err := c.DryRun(ctx, tx)
+	out, err := dryRunTx(ctx, c, tx, t.GetNonce())
 	if err != nil {
 		return err
 	}
-	out := dryRunOutput{Status: "dry_run", Code: uint32(res.Code), Log: res.Log, Fee: res.Fee, MaxFee: res.MaxFee,
-		TxHash: strings.ToUpper(hex.EncodeToString(cmttypes.Tx(tx).Hash())), Nonce: t.GetNonce()}
 	if extra != nil {
 		var o txOutput
 		extra(&o)
@@ -383,8 +404,24 @@ func dryRun(ctx context.Context, cmd *cobra.Command, c *client.Client, tx []byte
 	if err := printResult(cmd, out.text, out); err != nil {
 		return err
 	}
-	if res.Code != protocol.CodeOK {
-		return errRefused{Code: res.Code, Log: res.Log}
+	return out.refusal()
+}
+
+// dryRunTx asks the node what tx, signed with nonce, would do (client.DryRun).
+func dryRunTx(ctx context.Context, c *client.Client, tx []byte, nonce uint64) (dryRunOutput, error) {
+	res, err := c.DryRun(ctx, tx)
+	if err != nil {
+		return dryRunOutput{}, err
+	}
+	return dryRunOutput{Status: "dry_run", Code: uint32(res.Code), Log: res.Log, Fee: res.Fee, MaxFee: res.MaxFee,
+		TxHash: strings.ToUpper(hex.EncodeToString(cmttypes.Tx(tx).Hash())), Nonce: nonce}, nil
+}
+
+// refusal is the error a dry-run command returns after printing o: errRefused when
+// the transaction would be refused.
+func (o dryRunOutput) refusal() error {
+	if o.Code != uint32(protocol.CodeOK) {
+		return errRefused{Code: protocol.Code(o.Code), Log: o.Log}
 	}
 	return nil
 }

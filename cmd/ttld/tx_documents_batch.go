@@ -2,20 +2,20 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
-	"fmt"
+	"errors"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ttld-dev/ttld/client"
-	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// The commands of `ttld tx document`: each sends a documents_batch of one action.
+// The commands of `ttld tx document`: each sends a documents_batch of one action, built
+// by the action's kind (document_action.go) from the command line; `batch` sends the
+// actions of a file (tx_documents_batch_file.go).
 
 // dataHelp says how DATA is given, for every command that takes it.
 const dataHelp = `DATA is the document's properties as a JSON object, given inline or as @FILE (a file holding it).
@@ -39,61 +39,28 @@ func init() {
 			documentSignerFlags(cmd)
 			cmd.Flags().String("entropy", "", "the 32 bytes the document id derives from, 64 hex digits (empty: random)")
 		},
-		Build: func(in *txInput) (protocol.Transition, error) {
-			b, err := documentBatch(in, protocol.ActionCreate)
-			if err != nil {
-				return nil, err
-			}
-			a := &b.Actions[0]
-			if a.Entropy, err = entropyFlag(in.cmd); err != nil {
-				return nil, err
-			}
-			dt, err := documentType(in.cmd, b.Contract, a.Type)
-			if err != nil {
-				return nil, err
-			}
-			if a.Data, err = documentData(dt, in.args[2]); err != nil {
-				return nil, err
-			}
-			a.ID = b.CreateID(*a)
-			return b, nil
-		},
+		Build:    documentBuild("create"),
 		Describe: describeDocument,
 	})
 	registerTx(txCommand{
-		Kind:  protocol.TypeDocumentsBatch,
-		Group: "document",
-		Use:   "replace CONTRACT TYPE ID DATA --identity ID --from KEY [--revision N] [--key-index 0]",
-		Short: "Replace the properties of a document the identity owns",
-		Long:  "Replace every property of document ID (type TYPE of contract CONTRACT) by those of DATA.\n\n" + dataHelp,
-		Args:  cobra.ExactArgs(4),
-		Flags: revisionFlags,
-		Build: func(in *txInput) (protocol.Transition, error) {
-			b, err := documentBatch(in, protocol.ActionReplace)
-			if err != nil {
-				return nil, err
-			}
-			dt, err := documentType(in.cmd, b.Contract, b.Actions[0].Type)
-			if err != nil {
-				return nil, err
-			}
-			if b.Actions[0].Data, err = documentData(dt, in.args[3]); err != nil {
-				return nil, err
-			}
-			return b, nextRevision(in.cmd, dt, &b.Actions[0])
-		},
+		Kind:     protocol.TypeDocumentsBatch,
+		Group:    "document",
+		Use:      "replace CONTRACT TYPE ID DATA --identity ID --from KEY [--revision N] [--key-index 0]",
+		Short:    "Replace the properties of a document the identity owns",
+		Long:     "Replace every property of document ID (type TYPE of contract CONTRACT) by those of DATA.\n\n" + dataHelp,
+		Args:     cobra.ExactArgs(4),
+		Flags:    revisionFlags,
+		Build:    documentBuild("replace"),
 		Describe: describeDocument,
 	})
 	registerTx(txCommand{
-		Kind:  protocol.TypeDocumentsBatch,
-		Group: "document",
-		Use:   "delete CONTRACT TYPE ID --identity ID --from KEY [--key-index 0]",
-		Short: "Delete a document the identity owns (its storage fee is refunded as far as it has not paid out)",
-		Args:  cobra.ExactArgs(3),
-		Flags: documentSignerFlags,
-		Build: func(in *txInput) (protocol.Transition, error) {
-			return documentBatch(in, protocol.ActionDelete)
-		},
+		Kind:     protocol.TypeDocumentsBatch,
+		Group:    "document",
+		Use:      "delete CONTRACT TYPE ID --identity ID --from KEY [--key-index 0]",
+		Short:    "Delete a document the identity owns (its storage fee is refunded as far as it has not paid out)",
+		Args:     cobra.ExactArgs(3),
+		Flags:    documentSignerFlags,
+		Build:    documentBuild("delete"),
 		Describe: describeDocument,
 	})
 	registerTx(txCommand{
@@ -106,20 +73,7 @@ func init() {
 			revisionFlags(cmd)
 			cmd.Flags().String("to", "", "the identity that receives the document")
 		},
-		Build: func(in *txInput) (protocol.Transition, error) {
-			b, err := documentBatch(in, protocol.ActionTransfer)
-			if err != nil {
-				return nil, err
-			}
-			if b.Actions[0].Recipient, err = identityArg(in.cmd, "to"); err != nil {
-				return nil, err
-			}
-			dt, err := documentType(in.cmd, b.Contract, b.Actions[0].Type)
-			if err != nil {
-				return nil, err
-			}
-			return b, nextRevision(in.cmd, dt, &b.Actions[0])
-		},
+		Build:    documentBuild("transfer"),
 		Describe: describeDocument,
 	})
 	registerTx(txCommand{
@@ -132,35 +86,7 @@ func init() {
 			revisionFlags(cmd)
 			cmd.Flags().Uint64("price", 0, "the price offered, which must be the document's (0: the document's price, read from the node)")
 		},
-		Build: func(in *txInput) (protocol.Transition, error) {
-			b, err := documentBatch(in, protocol.ActionPurchase)
-			if err != nil {
-				return nil, err
-			}
-			a := &b.Actions[0]
-			a.Price = flagUint64(in.cmd, "price")
-			if a.Price != 0 && a.Revision != 0 {
-				return b, nil
-			}
-			dt, err := documentType(in.cmd, b.Contract, a.Type)
-			if err != nil {
-				return nil, err
-			}
-			d, err := storedDocument(in.cmd, dt, a.ID)
-			if err != nil {
-				return nil, err
-			}
-			if a.Revision == 0 {
-				a.Revision = d.Revision + 1
-			}
-			if a.Price == 0 {
-				if d.Price == 0 {
-					return nil, protocol.ErrDocumentNotForSale{ID: a.ID}
-				}
-				a.Price = d.Price
-			}
-			return b, nil
-		},
+		Build:    documentBuild("purchase"),
 		Describe: describeDocument,
 	})
 	registerTx(txCommand{
@@ -173,149 +99,9 @@ func init() {
 			revisionFlags(cmd)
 			cmd.Flags().Uint64("price", 0, "the price a buyer pays, in credits (0: not for sale)")
 		},
-		Build: func(in *txInput) (protocol.Transition, error) {
-			if !in.cmd.Flags().Changed("price") {
-				return nil, errMissingFlag{"price"}
-			}
-			b, err := documentBatch(in, protocol.ActionUpdatePrice)
-			if err != nil {
-				return nil, err
-			}
-			b.Actions[0].Price = flagUint64(in.cmd, "price")
-			dt, err := documentType(in.cmd, b.Contract, b.Actions[0].Type)
-			if err != nil {
-				return nil, err
-			}
-			return b, nextRevision(in.cmd, dt, &b.Actions[0])
-		},
+		Build:    documentBuild("set-price"),
 		Describe: describeDocument,
 	})
-}
-
-// documentSignerFlags are the flags of every document command: the signing identity
-// and the index of its key.
-func documentSignerFlags(cmd *cobra.Command) {
-	cmd.Flags().String("identity", "", "signing identity id")
-	cmd.Flags().Uint8("key-index", 0, "index of the identity key --from holds")
-}
-
-// revisionFlags are the flags of the commands on a stored document that carry its
-// next revision.
-func revisionFlags(cmd *cobra.Command) {
-	documentSignerFlags(cmd)
-	cmd.Flags().Uint64("revision", 0, revisionHelp)
-}
-
-// documentBatch reads what every document command has, before any node is asked: the
-// contract, the type, the document id (all but a create), the signing identity and,
-// for the commands that take it, --revision. It returns a batch of one action of kind.
-func documentBatch(in *txInput, kind protocol.DocumentActionKind) (*protocol.DocumentsBatch, error) {
-	c, err := protocol.ParseContractID(in.args[0])
-	if err != nil {
-		return nil, errBadArg{Name: "CONTRACT", Value: in.args[0], Want: fmt.Sprintf("a contract id of %d hex digits", 2*protocol.ContractIDLen)}
-	}
-	a := protocol.DocumentAction{Kind: kind, Type: in.args[1]}
-	if reason := protocol.ValidName(a.Type); reason != "" {
-		return nil, errBadArg{Name: "TYPE", Value: a.Type, Want: "a document type name: " + reason}
-	}
-	if kind != protocol.ActionCreate {
-		if a.ID, err = protocol.ParseDocumentID(in.args[2]); err != nil {
-			return nil, errBadArg{Name: "ID", Value: in.args[2], Want: fmt.Sprintf("a document id of %d hex digits", 2*protocol.DocumentIDLen)}
-		}
-	}
-	if in.cmd.Flags().Lookup("revision") != nil {
-		a.Revision = flagUint64(in.cmd, "revision")
-	}
-	owner, err := identityArg(in.cmd, "identity")
-	if err != nil {
-		return nil, err
-	}
-	return &protocol.DocumentsBatch{Identity: owner, KeyIndex: flagUint8(in.cmd, "key-index"), Contract: c, Actions: []protocol.DocumentAction{a}}, nil
-}
-
-// entropyFlag reads --entropy, or draws 32 random bytes when it is not given.
-func entropyFlag(cmd *cobra.Command) ([32]byte, error) {
-	var e [32]byte
-	s := flagString(cmd, "entropy")
-	if s == "" {
-		_, err := rand.Read(e[:])
-		return e, err
-	}
-	b, err := hex.DecodeString(s)
-	if err != nil || len(b) != len(e) {
-		return e, errUsage{Flag: "entropy", Value: s, Want: fmt.Sprintf("%d hex digits", 2*len(e))}
-	}
-	copy(e[:], b)
-	return e, nil
-}
-
-// documentData reads DATA (inline JSON, or @FILE) and converts it to the wire form
-// under type dt (client.WireDocumentData).
-func documentData(dt drive.DocumentType, arg string) ([]byte, error) {
-	data := []byte(arg)
-	if name, ok := strings.CutPrefix(arg, "@"); ok {
-		var err error
-		if data, err = os.ReadFile(name); err != nil {
-			return nil, err
-		}
-	}
-	return client.WireDocumentData(dt.DocumentType, data)
-}
-
-// documentType reads type typeName of contract c from the node (unproven).
-func documentType(cmd *cobra.Command, c protocol.ContractID, typeName string) (drive.DocumentType, error) {
-	cl, err := dialNode(cmd, client.Options{ChainID: flagString(cmd, "chain-id")})
-	if err != nil {
-		return drive.DocumentType{}, err
-	}
-	return cl.TxDocumentType(cmdContext(cmd), c, typeName)
-}
-
-// storedDocument reads document id of type dt from the node (unproven: a wrong answer
-// only makes the batch refused).
-func storedDocument(cmd *cobra.Command, dt drive.DocumentType, id protocol.DocumentID) (drive.StoredDocument, error) {
-	cl, err := dialNode(cmd, client.Options{ChainID: flagString(cmd, "chain-id")})
-	if err != nil {
-		return drive.StoredDocument{}, err
-	}
-	d, found, err := cl.TxStoredDocument(cmdContext(cmd), dt, id)
-	if err != nil {
-		return drive.StoredDocument{}, err
-	}
-	if !found {
-		return drive.StoredDocument{}, protocol.ErrDocumentNotFound{ID: id}
-	}
-	return d, nil
-}
-
-// nextRevision fills in a's revision, when --revision did not give it, with the stored
-// document's plus one.
-func nextRevision(cmd *cobra.Command, dt drive.DocumentType, a *protocol.DocumentAction) error {
-	if a.Revision != 0 {
-		return nil
-	}
-	d, err := storedDocument(cmd, dt, a.ID)
-	if err != nil {
-		return err
-	}
-	a.Revision = d.Revision + 1
-	return nil
-}
-
-func cmdContext(cmd *cobra.Command) context.Context {
-	if ctx := cmd.Context(); ctx != nil {
-		return ctx
-	}
-	return context.Background()
-}
-
-// describeDocument names the contract, type and document of a one-action batch.
-func describeDocument(t protocol.Transition, _ *txInput, o *txOutput) {
-	b := t.(*protocol.DocumentsBatch)
-	o.Contract, o.DocumentType, o.Document = b.Contract.String(), b.Actions[0].Type, b.Actions[0].ID.String()
-}
-
-func init() {
 	registerTx(txCommand{
 		Kind:  protocol.TypeDocumentsBatch,
 		Group: "document",
@@ -332,27 +118,16 @@ func init() {
 			cmd.Flags().String("save", "", "write the document's encoding (hex) to this file before sending")
 		},
 		Build: func(in *txInput) (protocol.Transition, error) {
-			b, err := documentBatch(in, protocol.ActionModerateDelete)
+			t, err := buildDocument(in, "moderate-delete")
 			if err != nil {
 				return nil, err
 			}
-			a := &b.Actions[0]
-			a.Reason = flagString(in.cmd, "reason")
-			dt, err := documentType(in.cmd, b.Contract, a.Type)
-			if err != nil {
-				return nil, err
-			}
-			d, err := storedDocument(in.cmd, dt, a.ID)
-			if err != nil {
-				return nil, err
-			}
-			in.document = d.Encode(dt.DocumentType)
 			if name := flagString(in.cmd, "save"); name != "" {
 				if err := os.WriteFile(name, []byte(hex.EncodeToString(in.document)+"\n"), 0o600); err != nil {
 					return nil, err
 				}
 			}
-			return b, nil
+			return t, nil
 		},
 		Describe: func(t protocol.Transition, in *txInput, o *txOutput) {
 			describeDocument(t, in, o)
@@ -373,26 +148,135 @@ func init() {
 			documentSignerFlags(cmd)
 			cmd.Flags().String("document", "", "the document's encoding: hex digits, or @FILE holding them")
 		},
-		Build: func(in *txInput) (protocol.Transition, error) {
-			b, err := documentBatch(in, protocol.ActionRestore)
-			if err != nil {
-				return nil, err
-			}
-			arg := flagString(in.cmd, "document")
-			if arg == "" {
-				return nil, errMissingFlag{"document"}
-			}
-			text := []byte(arg)
-			if name, ok := strings.CutPrefix(arg, "@"); ok {
-				if text, err = os.ReadFile(name); err != nil {
-					return nil, err
-				}
-			}
-			if b.Actions[0].Document, err = hex.DecodeString(strings.TrimSpace(string(text))); err != nil {
-				return nil, errUsage{Flag: "document", Value: arg, Want: "the document's encoding in hex, or @FILE holding it"}
-			}
-			return b, nil
-		},
+		Build:    documentBuild("restore"),
 		Describe: describeDocument,
 	})
+}
+
+// documentSignerFlags are the flags of every document command: the signing identity
+// and the index of its key.
+func documentSignerFlags(cmd *cobra.Command) {
+	cmd.Flags().String("identity", "", "signing identity id")
+	cmd.Flags().Uint8("key-index", 0, "index of the identity key --from holds")
+}
+
+// revisionFlags are the flags of the commands on a stored document that carry its
+// next revision.
+func revisionFlags(cmd *cobra.Command) {
+	documentSignerFlags(cmd)
+	cmd.Flags().Uint64("revision", 0, revisionHelp)
+}
+
+// documentBuild is the Build of `ttld tx document NAME`: buildDocument.
+func documentBuild(name string) func(in *txInput) (protocol.Transition, error) {
+	return func(in *txInput) (protocol.Transition, error) { return buildDocument(in, name) }
+}
+
+// buildDocument reads the command line of `ttld tx document NAME` as the fields of one
+// action (commandFields), builds it as a batch file's action is built, refusing a
+// missing or malformed field before any node is asked, and returns the batch of that
+// one action. A moderator's deletion leaves the document's encoding in in.document.
+func buildDocument(in *txInput, name string) (protocol.Transition, error) {
+	k, err := documentKindNamed(name)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := identityArg(in.cmd, "identity")
+	if err != nil {
+		return nil, err
+	}
+	f, err := commandFields(k, in)
+	if err != nil {
+		return nil, err
+	}
+	a, err := parseAction(k, f, signer)
+	if err != nil {
+		return nil, commandError(err)
+	}
+	if err := completeAction(newActionReads(in.cmd), k, f, &a); err != nil {
+		return nil, err
+	}
+	in.document = a.Restore
+	return &protocol.DocumentsBatch{Identity: signer, KeyIndex: flagUint8(in.cmd, "key-index"), Contract: a.Contract, Actions: []protocol.DocumentAction{a.DocumentAction}}, nil
+}
+
+// commandFields reads the command line of kind k's command as the fields of its
+// action: the arguments CONTRACT TYPE, then ID for the kinds that take an id and DATA
+// (inline, or @FILE) for those that take data; then the flags of the fields k takes,
+// --document as hex or @FILE. A flag not given is a field not given.
+func commandFields(k documentKind, in *txInput) (actionFields, error) {
+	f := actionFields{Action: k.Name, Contract: in.args[0], Type: in.args[1]}
+	rest := in.args[2:]
+	if slices.Contains(k.Takes, "id") {
+		f.ID, rest = rest[0], rest[1:]
+	}
+	flags := in.cmd.Flags()
+	for _, key := range k.Takes {
+		switch key {
+		case "data":
+			data, err := argOrFile(rest[0])
+			if err != nil {
+				return f, err
+			}
+			f.Data = data
+		case "entropy":
+			f.Entropy = flagString(in.cmd, key)
+		case "revision":
+			f.Revision = flagUint64(in.cmd, key)
+		case "price":
+			if flags.Changed(key) {
+				p := flagUint64(in.cmd, key)
+				f.Price = &p
+			}
+		case "to":
+			f.To = flagString(in.cmd, key)
+		case "reason":
+			f.Reason = flagString(in.cmd, key)
+		case "document":
+			text, err := argOrFile(flagString(in.cmd, key))
+			if err != nil {
+				return f, err
+			}
+			f.Document = string(text)
+		}
+	}
+	return f, nil
+}
+
+// argOrFile reads an argument given inline or as @FILE.
+func argOrFile(arg string) ([]byte, error) {
+	if name, ok := strings.CutPrefix(arg, "@"); ok {
+		return os.ReadFile(name)
+	}
+	return []byte(arg), nil
+}
+
+// commandError reports an errField as the command line gives the field: an argument's
+// (CONTRACT, TYPE, ID, DATA) as errBadArg, a flag's as errMissingFlag or errUsage.
+func commandError(err error) error {
+	var fe errField
+	if !errors.As(err, &fe) {
+		return err
+	}
+	switch fe.Field {
+	case "contract", "type", "id", "data":
+		return errBadArg{Name: strings.ToUpper(fe.Field), Value: fe.Value, Want: fe.Want}
+	}
+	if fe.Missing {
+		return errMissingFlag{fe.Field}
+	}
+	return errUsage{Flag: fe.Field, Value: clip(fe.Value), Want: fe.Want}
+}
+
+func cmdContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
+// describeDocument names the contract, type and document of a one-action batch.
+func describeDocument(t protocol.Transition, _ *txInput, o *txOutput) {
+	b := t.(*protocol.DocumentsBatch)
+	o.Contract, o.DocumentType, o.Document = b.Contract.String(), b.Actions[0].Type, b.Actions[0].ID.String()
 }

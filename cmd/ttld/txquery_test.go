@@ -20,6 +20,8 @@ import (
 type cli struct {
 	t   *testing.T
 	env *e2e.Env
+	// stdin, when not empty, is the commands' standard input.
+	stdin string
 }
 
 // run executes the root command with args and returns its standard output and error.
@@ -29,6 +31,9 @@ func (c cli) run(args ...string) (string, error) {
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
+	if c.stdin != "" {
+		root.SetIn(strings.NewReader(c.stdin))
+	}
 	root.SetArgs(append(args, "--home", c.env.Home, "--node", c.env.RPC))
 	err := root.ExecuteContext(context.Background())
 	return out.String(), err

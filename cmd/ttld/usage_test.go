@@ -230,7 +230,8 @@ func TestSendsWithoutCommitAndFutureHeights(t *testing.T) {
 // TestEveryKindHasATxCommand: each registered transition kind has at least one
 // command under `ttld tx`, in a known group, and no two commands share a name there. A
 // kind has one command, or, when its transition carries several actions, a group of
-// commands of its own: documents_batch has one per action.
+// commands of its own: documents_batch has one per action kind, and batch, which sends
+// a file of them.
 func TestEveryKindHasATxCommand(t *testing.T) {
 	count := map[protocol.TransitionType]int{}
 	groups := map[string]bool{}
@@ -249,7 +250,7 @@ func TestEveryKindHasATxCommand(t *testing.T) {
 		}
 		names[name] = true
 	}
-	want := map[protocol.TransitionType]int{protocol.TypeDocumentsBatch: 8} // one per action kind
+	want := map[protocol.TransitionType]int{protocol.TypeDocumentsBatch: 8 + 1} // one per action kind, and batch
 	for _, k := range protocol.Kinds() {
 		n, ok := want[k.Type]
 		if !ok {

@@ -292,7 +292,7 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 	}
 	a.staged, a.swept = req.Height, 0
 	for _, e := range res.Events {
-		if e.Type == "time_range_sweep" {
+		if e.Type == protocol.EventTimeRangeSweep {
 			a.swept = blk.TimeMs
 		}
 	}
@@ -334,7 +334,7 @@ func (a *Application) verifyUnchecked(blk app.Block) error {
 	return nil
 }
 
-func events(in []app.Event) []abcitypes.Event {
+func events(in []protocol.Event) []abcitypes.Event {
 	out := make([]abcitypes.Event, len(in))
 	for i, e := range in {
 		out[i].Type = e.Type

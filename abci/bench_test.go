@@ -323,11 +323,11 @@ func BenchmarkEpochChange(b *testing.B) {
 		payouts, distributed := 0, ""
 		for _, ev := range res.Events {
 			switch ev.Type {
-			case "epoch_payout":
+			case protocol.EventEpochPayout:
 				payouts++
-			case "epoch_change":
+			case protocol.EventEpochChange:
 				for _, a := range ev.Attributes {
-					if a.Key == "storage_distributed" {
+					if a.Key == protocol.AttrStorageDistributed {
 						distributed = a.Value
 					}
 				}

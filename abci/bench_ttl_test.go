@@ -150,12 +150,12 @@ func timedBlock(h *harness, at time.Time, txs [][]byte) (*abcitypes.ResponseFina
 // expiredIn counts the block's document_expired events of type name, and all of them.
 func expiredIn(res *abcitypes.ResponseFinalizeBlock, name string) (ofType, all int) {
 	for _, ev := range res.Events {
-		if ev.Type != "document_expired" {
+		if ev.Type != protocol.EventDocumentExpired {
 			continue
 		}
 		all++
 		for _, a := range ev.Attributes {
-			if a.Key == "type" && a.Value == name {
+			if a.Key == protocol.AttrType && a.Value == name {
 				ofType++
 			}
 		}
@@ -404,15 +404,15 @@ func benchFlood(b *testing.B, rate int, table benchTable) {
 		removed, _ := expiredIn(res, t.Name)
 		backlog, overdue = 0, 0
 		for _, ev := range res.Events {
-			if ev.Type != "documents_cleanup" {
+			if ev.Type != protocol.EventDocumentsCleanup {
 				continue
 			}
 			for _, a := range ev.Attributes {
 				n, _ := strconv.Atoi(a.Value)
 				switch a.Key {
-				case "backlog":
+				case protocol.AttrBacklog:
 					backlog = n
-				case "oldest_overdue_ms":
+				case protocol.AttrOldestOverdueMs:
 					overdue = time.Duration(n) * time.Millisecond
 				}
 			}

@@ -89,9 +89,9 @@ func TestAddressBalanceLifecycle(t *testing.T) {
 			t.Fatalf("transfer %d refused: %d %s", nonce, res.TxResults[0].Code, res.TxResults[0].Log)
 		}
 		for _, e := range res.Events {
-			if e.Type == "address_balances_compacted" {
+			if e.Type == protocol.EventAddressBalancesCompacted {
 				compactions++
-				if got := attr(e, "end_height"); got != strconv.FormatInt(h.height, 10) {
+				if got := attr(e, protocol.AttrEndHeight); got != strconv.FormatInt(h.height, 10) {
 					t.Fatalf("compaction at %d ends at %s", h.height, got)
 				}
 			}
@@ -133,8 +133,8 @@ func attr(e abcitypes.Event, k string) string {
 
 func cleanupRemoved(res *abcitypes.ResponseFinalizeBlock) int {
 	for _, e := range res.Events {
-		if e.Type == "address_balances_cleanup" {
-			n, _ := strconv.Atoi(attr(e, "removed"))
+		if e.Type == protocol.EventAddressBalancesCleanup {
+			n, _ := strconv.Atoi(attr(e, protocol.AttrRemoved))
 			return n
 		}
 	}

@@ -357,9 +357,9 @@ func TestEpochSweepAndBacklogMetric(t *testing.T) {
 
 func sweptKeys(evs []abcitypes.Event) int {
 	for _, e := range evs {
-		if e.Type == "time_range_sweep" {
+		if e.Type == protocol.EventTimeRangeSweep {
 			for _, a := range e.Attributes {
-				if a.Key == "removed" {
+				if a.Key == protocol.AttrRemoved {
 					n, _ := strconv.Atoi(a.Value)
 					return n
 				}

@@ -27,15 +27,6 @@ type Block struct {
 	Verifier protocol.Verifier
 }
 
-// Attr is one attribute of an event.
-type Attr struct{ Key, Value string }
-
-// Event is something a block did, reported in its results.
-type Event struct {
-	Type  string
-	Attrs []Attr
-}
-
 // TxResult is the outcome of one transaction.
 type TxResult struct {
 	Code protocol.Code
@@ -53,7 +44,7 @@ type TxResult struct {
 	MaxCharged uint64
 	// Changes are the address balances the transaction set.
 	Changes []drive.BalanceChange
-	Events  []Event
+	Events  []protocol.Event
 }
 
 // Cleanup is what one budgeted cleanup did in a block.
@@ -69,7 +60,7 @@ type Cleanup struct {
 // BlockResult is the outcome of a block.
 type BlockResult struct {
 	TxResults []TxResult
-	Events    []Event
+	Events    []protocol.Event
 	// Fees is the sum of the block's transaction fees, by part.
 	Fees     feeschedule.Result
 	Cleanups []Cleanup
@@ -91,7 +82,7 @@ type Credits struct {
 // (--check-invariants), and tests always check.
 func (c Credits) Conserved() error {
 	if c.Total != c.Supply {
-		return drive.ErrCreditsNotConserved{Height: c.Height, What: "running total", Total: u64(c.Total), Want: u64(c.Supply) + " (the supply)"}
+		return drive.ErrCreditsNotConserved{Height: c.Height, What: "running total", Total: strconv.FormatUint(c.Total, 10), Want: strconv.FormatUint(c.Supply, 10) + " (the supply)"}
 	}
 	return nil
 }
@@ -128,7 +119,7 @@ type rules struct {
 // upgradeStep carries out the protocol upgrade genesis scheduled for this height,
 // before anything else of the block: the block runs under the new version's rules, and
 // the first block of 14 writes what 14 starts with (drive.InsertDocumentTTLTrees).
-func upgradeStep(kv drive.KV, height uint64) ([]Event, error) {
+func upgradeStep(kv drive.KV, height uint64) ([]protocol.Event, error) {
 	u, ok, err := drive.GetProtocolUpgrade(kv)
 	if err != nil || !ok || u.Height != height {
 		return nil, err
@@ -151,7 +142,7 @@ func upgradeStep(kv drive.KV, height uint64) ([]Event, error) {
 	if err := kv.Delete(drive.ProtocolUpgradeKey()); err != nil {
 		return nil, err
 	}
-	return []Event{{Type: "protocol_upgrade", Attrs: []Attr{{"from", u64(uint64(from))}, {"to", u64(uint64(u.Version))}}}}, nil
+	return []protocol.Event{protocol.NewProtocolUpgradeEvent(from, u.Version)}, nil
 }
 
 // epoch is the index of the epoch of the block the rules judge.
@@ -231,7 +222,7 @@ func executeBlock(kv drive.KV, b Block) (BlockResult, error) {
 		return res, err
 	}
 	res.Events = append(res.Events, upgraded...)
-	var events []Event
+	var events []protocol.Event
 	if res.Epoch, events, err = epochStep(kv, r.params, r.ctx.Limits, b); err != nil {
 		return res, err
 	}
@@ -302,8 +293,8 @@ func executeBlock(kv drive.KV, b Block) (BlockResult, error) {
 // records once AddressBalanceCompactAfterBlocks records or
 // AddressBalanceCompactAfterAddresses entries have gathered, and removes expired
 // compacted records within the block's budget.
-func addressBalanceStep(kv drive.KV, l protocol.Limits, b Block, changed map[protocol.Address]uint64) ([]Event, Cleanup, error) {
-	var events []Event
+func addressBalanceStep(kv drive.KV, l protocol.Limits, b Block, changed map[protocol.Address]uint64) ([]protocol.Event, Cleanup, error) {
+	var events []protocol.Event
 	cleanup := Cleanup{Name: "address_balances"}
 	if len(changed) > 0 {
 		changes := make([]drive.BalanceChange, 0, len(changed))
@@ -328,23 +319,14 @@ func addressBalanceStep(kv drive.KV, l protocol.Limits, b Block, changed map[pro
 		if err := drive.CompactBlockChanges(kv, pending, expires); err != nil {
 			return nil, cleanup, err
 		}
-		events = append(events, Event{Type: "address_balances_compacted", Attrs: []Attr{
-			{"start_height", u64(pending[0].Height)},
-			{"end_height", u64(pending[len(pending)-1].Height)},
-			{"entries", strconv.Itoa(entries)},
-			{"expires_at_ms", u64(expires)},
-		}})
+		events = append(events, protocol.NewAddressBalancesCompactedEvent(pending[0].Height, pending[len(pending)-1].Height, entries, expires))
 	}
 	budget := drive.Budget{MaxCount: l.MaxAddressBalanceCleanupsPerBlock, MaxWeight: uint64(l.MaxAddressBalanceCleanupsPerBlock)}
 	if cleanup.Stats, err = drive.Drain(kv, drive.AddressBalanceCleanup, b.TimeMs, budget); err != nil {
 		return nil, cleanup, err
 	}
 	if st := cleanup.Stats; st.Removed > 0 {
-		events = append(events, Event{Type: "address_balances_cleanup", Attrs: []Attr{
-			{"removed", strconv.Itoa(st.Removed)},
-			{"backlog", strconv.Itoa(st.Backlog)},
-			{"oldest_overdue_ms", u64(st.OldestOverdueMs)},
-		}})
+		events = append(events, protocol.NewAddressBalancesCleanupEvent(st.Removed, st.Backlog, st.OldestOverdueMs))
 	}
 	return events, cleanup, nil
 }

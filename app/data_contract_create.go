@@ -39,9 +39,7 @@ func applyDataContractCreate(e *execution, t *protocol.DataContractCreate) error
 		}
 		e.storage(uint64(n))
 	}
-	e.events = append(e.events, Event{Type: "data_contract_created", Attrs: []Attr{
-		{"contract", c.ID.String()}, {"owner", c.Owner.String()}, {"version", "1"},
-	}})
+	e.events = append(e.events, protocol.NewDataContractEvent(protocol.EventDataContractCreated, c.ID, c.Owner, 1))
 	return nil
 }
 

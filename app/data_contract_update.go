@@ -1,8 +1,6 @@
 package app
 
 import (
-	"strconv"
-
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
 )
@@ -59,9 +57,7 @@ func applyDataContractUpdate(e *execution, t *protocol.DataContractUpdate) error
 		}
 		e.storage(uint64(n))
 	}
-	e.events = append(e.events, Event{Type: "data_contract_updated", Attrs: []Attr{
-		{"contract", next.ID.String()}, {"owner", next.Owner.String()}, {"version", strconv.FormatUint(uint64(next.Version), 10)},
-	}})
+	e.events = append(e.events, protocol.NewDataContractEvent(protocol.EventDataContractUpdated, next.ID, next.Owner, next.Version))
 	return nil
 }
 

@@ -1,9 +1,7 @@
 package app
 
 import (
-	"encoding/hex"
 	"slices"
-	"strconv"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
@@ -180,23 +178,18 @@ func (e *execution) drainWindows(c protocol.Contract, plans []protocol.ActionPla
 }
 
 // documentEvent names what an action did: document_create, document_replace, ...
-func documentEvent(c protocol.ContractID, signer protocol.IdentityID, p protocol.ActionPlan) Event {
+func documentEvent(c protocol.ContractID, signer protocol.IdentityID, p protocol.ActionPlan) protocol.Event {
 	d := p.After
 	if d == nil {
 		d = p.Before
 	}
-	ev := Event{Type: "document_" + p.Action.Kind.String(), Attrs: []Attr{
-		{"contract", c.String()}, {"type", p.Type.Name}, {"id", d.ID.String()},
-		{"owner", d.Owner.String()}, {"revision", u64(d.Revision)},
-	}}
+	ev := protocol.DocumentActionEvent{Kind: p.Action.Kind, Contract: c, Type: p.Type.Name, ID: d.ID, Owner: d.Owner, Revision: d.Revision}
 	if k := p.Action.Kind; k == protocol.ActionModerateDelete || k == protocol.ActionRestore {
-		ev.Attrs = append(ev.Attrs, Attr{"moderator", signer.String()})
-		if k == protocol.ActionModerateDelete {
-			ev.Attrs = append(ev.Attrs, Attr{"reason", p.Action.Reason}, Attr{"record", strconv.FormatBool(p.Removal != nil)})
-		}
+		ev.Moderator = &signer
+		ev.Reason, ev.Record = p.Action.Reason, p.Removal != nil
 	}
 	if r := p.Removal; r != nil {
-		ev.Attrs = append(ev.Attrs, Attr{"document_hash", hex.EncodeToString(r.DocumentHash[:])})
+		ev.DocumentHash = &r.DocumentHash
 	}
-	return ev
+	return ev.Event()
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"math/bits"
 
 	"github.com/ttld-dev/ttld/drive"
@@ -18,7 +17,7 @@ import (
 // were credited to, the new epoch is recorded, and the expired windows of ttl'd
 // time-range grids are swept (drive.SweepWindows, at most lim's budget, nobody billed).
 // It returns the block's epoch.
-func epochStep(kv drive.KV, p drive.ChainParams, lim protocol.Limits, b Block) (uint32, []Event, error) {
+func epochStep(kv drive.KV, p drive.ChainParams, lim protocol.Limits, b Block) (uint32, []protocol.Event, error) {
 	idx := protocol.EpochIndex(p.GenesisTimeMs, p.EpochLengthS, b.TimeMs)
 	cur, ok, err := drive.GetCurrentEpoch(kv)
 	if err != nil {
@@ -44,26 +43,19 @@ func epochStep(kv drive.KV, p drive.ChainParams, lim protocol.Limits, b Block) (
 	if err := drive.SetCurrentEpoch(kv, drive.CurrentEpoch{Index: idx, FirstHeight: b.Height, FirstTimeMs: b.TimeMs}); err != nil {
 		return 0, nil, err
 	}
-	ev := Event{Type: "epoch_change", Attrs: []Attr{
-		{"epoch", u64(uint64(idx))},
-		{"start_ms", u64(protocol.EpochStartMs(p.GenesisTimeMs, p.EpochLengthS, idx))},
-		{"storage_distributed", u64(distributed)},
-		{"refunds_taken_back", u64(taken)},
-	}}
-	if lifetime > 0 {
-		ev.Attrs = append(ev.Attrs, Attr{"lifetime_storage_spread", u64(lifetime)})
-	}
+	change := protocol.EpochChangeEvent{Epoch: idx, StartMs: protocol.EpochStartMs(p.GenesisTimeMs, p.EpochLengthS, idx),
+		StorageDistributed: distributed, RefundsTakenBack: taken, LifetimeStorageSpread: lifetime}
 	if ok {
-		ev.Attrs = append(ev.Attrs, Attr{"previous_epoch", u64(uint64(cur.Index))})
+		change.PreviousEpoch = &cur.Index
 	}
-	events := []Event{ev}
+	events := []protocol.Event{change.Event()}
 	if lim.MaxTimeRangeSweepDropsPerEpoch > 0 {
 		removed, visited, err := drive.SweepWindows(kv, b.TimeMs, lim.MaxTimeRangeSweepDropsPerEpoch, lim.MaxTimeRangeSweepGridsPerEpoch)
 		if err != nil {
 			return 0, nil, err
 		}
 		if visited > 0 {
-			events = append(events, Event{Type: "time_range_sweep", Attrs: []Attr{{"removed", u64(uint64(removed))}, {"grids", u64(uint64(visited))}}})
+			events = append(events, protocol.NewTimeRangeSweepEvent(uint64(removed), uint64(visited)))
 		}
 	}
 	return idx, events, nil
@@ -306,8 +298,8 @@ func creditIdentity(kv drive.KV, id protocol.IdentityID, n uint64) error {
 // payoutStep is step 6 of the pipeline, every block: the finished epochs not yet paid
 // (below the current one) are paid out, oldest first and at most
 // MaxEpochsPaidPerBlock of them (epochs a halt skipped are paid over the next blocks).
-func payoutStep(kv drive.KV, current uint32, l protocol.Limits) ([]Event, error) {
-	var events []Event
+func payoutStep(kv drive.KV, current uint32, l protocol.Limits) ([]protocol.Event, error) {
+	var events []protocol.Event
 	for i := 0; i < l.MaxEpochsPaidPerBlock; i++ {
 		p, err := drive.GetNextUnpaidEpoch(kv)
 		if err != nil || p >= current {
@@ -328,7 +320,7 @@ func payoutStep(kv drive.KV, current uint32, l protocol.Limits) ([]Event, error)
 // address among equals). The share of a proposer with no payout identity, or the whole
 // pool of an epoch nobody proposed in (epochs a halted chain skipped), goes to the next
 // epoch's storage share.
-func payEpoch(kv drive.KV, p uint32) ([]Event, error) {
+func payEpoch(kv drive.KV, p uint32) ([]protocol.Event, error) {
 	fees, err := drive.GetU64(kv, drive.EpochFeesKey(p))
 	if err != nil {
 		return nil, err
@@ -390,23 +382,12 @@ func payEpoch(kv drive.KV, p uint32) ([]Event, error) {
 		payees[top].credits += due - paid
 		paid = due
 	}
-	events := []Event{{Type: "epoch_paid", Attrs: []Attr{
-		{"epoch", u64(uint64(p))},
-		{"pool", u64(total)},
-		{"paid", u64(paid)},
-		{"rolled_over", u64(total - paid)},
-	}}}
+	events := []protocol.Event{protocol.NewEpochPaidEvent(p, total, paid)}
 	for _, pe := range payees {
 		if err := creditIdentity(kv, pe.identity, pe.credits); err != nil {
 			return nil, err
 		}
-		events = append(events, Event{Type: "epoch_payout", Attrs: []Attr{
-			{"epoch", u64(uint64(p))},
-			{"proposer", hexString(pe.Proposer)},
-			{"identity", pe.identity.String()},
-			{"blocks", u64(pe.Blocks)},
-			{"credits", u64(pe.credits)},
-		}})
+		events = append(events, protocol.NewEpochPayoutEvent(p, pe.Proposer, pe.identity, pe.Blocks, pe.credits))
 	}
 	if total > paid {
 		next, err := epochAt(p, 1)
@@ -430,5 +411,3 @@ func payEpoch(kv drive.KV, p uint32) ([]Event, error) {
 }
 
 func u64Bytes(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
-
-func hexString(b []byte) string { return hex.EncodeToString(b) }

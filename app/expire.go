@@ -1,8 +1,6 @@
 package app
 
 import (
-	"strconv"
-
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
 )
@@ -18,13 +16,13 @@ import (
 // guard, which takes the entry with it. An entry without such a document is only
 // removed, and reported. All of it goes into the block's working tree in order, each
 // removal seeing those before it, and nobody is billed.
-func expireDocumentsStep(kv drive.KV, r rules, b Block) ([]Event, Cleanup, error) {
+func expireDocumentsStep(kv drive.KV, r rules, b Block) ([]protocol.Event, Cleanup, error) {
 	cleanup := Cleanup{Name: "documents"}
 	l := r.ctx.Limits
 	if !l.TTL() {
 		return nil, cleanup, nil
 	}
-	var events []Event
+	var events []protocol.Event
 	contracts := map[protocol.ContractID]*protocol.Contract{} // each read once in the block
 	idx := drive.ExpiryIndex{
 		Prefix: drive.ExpirationsPrefix(),
@@ -43,9 +41,7 @@ func expireDocumentsStep(kv drive.KV, r rules, b Block) ([]Event, Cleanup, error
 			at, id, _ := drive.ParseExpirationKey(key)
 			if !ok {
 				cleanup.Orphans++
-				events = append(events, Event{Type: "document_expiration_orphan", Attrs: []Attr{
-					{"document", id.String()}, {"expires_at", u64(at)},
-				}})
+				events = append(events, protocol.NewDocumentExpirationOrphanEvent(id, at))
 				return kv.Delete(key)
 			}
 			s := &drive.Storage{Epoch: r.epoch(), PerByte: r.fees.StoragePerByte, AtMs: r.ctx.BlockTimeMs}
@@ -55,10 +51,7 @@ func expireDocumentsStep(kv drive.KV, r rules, b Block) ([]Event, Cleanup, error
 			if len(s.Refunds) > 0 || s.Added > 0 {
 				return faultf("the expiry of document %s moved credits: its items carried storage flags", id)
 			}
-			events = append(events, Event{Type: "document_expired", Attrs: []Attr{
-				{"contract", t.Contract.String()}, {"type", t.Name}, {"id", id.String()},
-				{"owner", d.Owner.String()}, {"expires_at", u64(at)},
-			}})
+			events = append(events, protocol.NewDocumentExpiredEvent(t.Contract, t.Name, id, d.Owner, at))
 			return nil
 		},
 	}
@@ -68,13 +61,7 @@ func expireDocumentsStep(kv drive.KV, r rules, b Block) ([]Event, Cleanup, error
 		return nil, cleanup, err
 	}
 	if st := cleanup.Stats; st.Removed > 0 {
-		events = append(events, Event{Type: "documents_cleanup", Attrs: []Attr{
-			{"removed", strconv.Itoa(st.Removed)},
-			{"orphans", strconv.Itoa(cleanup.Orphans)},
-			{"weight", u64(st.WeightUsed)},
-			{"backlog", strconv.Itoa(st.Backlog)},
-			{"oldest_overdue_ms", u64(st.OldestOverdueMs)},
-		}})
+		events = append(events, protocol.NewDocumentsCleanupEvent(st.Removed, cleanup.Orphans, st.WeightUsed, st.Backlog, st.OldestOverdueMs))
 	}
 	return events, cleanup, nil
 }

@@ -67,7 +67,7 @@ func TestExpireDocumentsOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cleanup.Stats.Removed != 1 || cleanup.Orphans != 0 || cleanup.Stats.WeightUsed != 2 || events[0].Type != "document_expired" {
+	if cleanup.Stats.Removed != 1 || cleanup.Orphans != 0 || cleanup.Stats.WeightUsed != 2 || events[0].Type != protocol.EventDocumentExpired {
 		t.Fatalf("cleanup %+v, events %+v", cleanup, events)
 	}
 	if err := drive.CheckDocuments(kv); err != nil {

@@ -17,8 +17,6 @@ func applyIdentityCreate(e *execution, t *protocol.IdentityCreate) error {
 	if err := drive.InsertIdentity(e.cache, drive.Identity{ID: id, Balance: t.Amount, Keys: t.Keys}); err != nil {
 		return err
 	}
-	e.events = append(e.events, Event{Type: "identity_created", Attrs: []Attr{
-		{"identity", id.String()}, {"funder", e.payer.address.String()}, {"amount", u64(t.Amount)},
-	}})
+	e.events = append(e.events, protocol.NewIdentityCreatedEvent(id, *e.payer.address, t.Amount))
 	return nil
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"crypto/ed25519"
 	"errors"
-	"strconv"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/feeschedule"
@@ -39,7 +38,7 @@ type execution struct {
 	credits []credit
 	// changes are the address balances the transaction set, in the order it set them.
 	changes []drive.BalanceChange
-	events  []Event
+	events  []protocol.Event
 	sigs    uint64 // signatures verified
 	// stored counts the bytes (keys and values) the transition adds to the state for
 	// ever; run prices them into the fee's PerpetualStorage part.
@@ -425,9 +424,7 @@ func (e *execution) writeCredit(c credit) error {
 }
 
 func (e *execution) transferEvent(to string, amount uint64) {
-	e.events = append(e.events, Event{Type: "transfer", Attrs: []Attr{
-		{"from", e.payerName()}, {"to", to}, {"amount", u64(amount)},
-	}})
+	e.events = append(e.events, protocol.NewTransferEvent(e.payerName(), to, amount))
 }
 
 // writePayer stages the payer's new balance and consumed nonce. No credit of the
@@ -452,18 +449,10 @@ func (e *execution) payerName() string {
 	return e.payer.identity.String()
 }
 
-func (e *execution) transitionEvent(charged uint64, err error) Event {
+func (e *execution) transitionEvent(charged uint64, err error) protocol.Event {
 	code, _ := protocol.CodeOf(err)
-	return Event{Type: "transition", Attrs: []Attr{
-		{"type", e.signed.Type().String()},
-		{"signer", e.payerName()},
-		{"nonce", u64(e.signed.GetNonce())},
-		{"fee", u64(charged)},
-		{"code", strconv.FormatUint(uint64(code), 10)},
-	}}
+	return protocol.NewTransitionEvent(e.signed.Type(), e.payerName(), e.signed.GetNonce(), charged, code)
 }
-
-func u64(n uint64) string { return strconv.FormatUint(n, 10) }
 
 // DryRun runs tx against kv as the next block would at the earliest, 1 ms after the
 // last block's time lastMs, and changes nothing: the fee estimate of a transaction

@@ -50,16 +50,16 @@ func CleanupOfEvents(evs []abcitypes.Event) (BlockCleanup, error) {
 		for _, a := range e.Attributes {
 			attrs[a.Key] = a.Value
 		}
-		if e.Type == "documents_cleanup" {
+		if e.Type == protocol.EventDocumentsCleanup {
 			var err error
 			num := func(k string) uint64 {
 				n, perr := strconv.ParseUint(attrs[k], 10, 64)
 				if perr != nil && err == nil {
-					err = fmt.Errorf("documents_cleanup %s=%q: %v", k, attrs[k], perr)
+					err = fmt.Errorf("%s %s=%q: %v", protocol.EventDocumentsCleanup, k, attrs[k], perr)
 				}
 				return n
 			}
-			out.Stats = drive.DrainStats{Removed: int(num("removed")), WeightUsed: num("weight"), Backlog: int(num("backlog")), OldestOverdueMs: num("oldest_overdue_ms")}
+			out.Stats = drive.DrainStats{Removed: int(num(protocol.AttrRemoved)), WeightUsed: num(protocol.AttrWeight), Backlog: int(num(protocol.AttrBacklog)), OldestOverdueMs: num(protocol.AttrOldestOverdueMs)}
 			if err != nil {
 				return out, err
 			}
@@ -72,16 +72,16 @@ func CleanupOfEvents(evs []abcitypes.Event) (BlockCleanup, error) {
 }
 
 func (c *BlockCleanup) removal(typ string, attrs map[string]string) error {
-	if typ != "document_expired" && typ != "document_expiration_orphan" {
+	if typ != protocol.EventDocumentExpired && typ != protocol.EventDocumentExpirationOrphan {
 		return nil
 	}
-	at, err := strconv.ParseUint(attrs["expires_at"], 10, 64)
+	at, err := strconv.ParseUint(attrs[protocol.AttrExpiresAt], 10, 64)
 	if err != nil {
-		return fmt.Errorf("%s expires_at=%q: %v", typ, attrs["expires_at"], err)
+		return fmt.Errorf("%s %s=%q: %v", typ, protocol.AttrExpiresAt, attrs[protocol.AttrExpiresAt], err)
 	}
-	key := "id"
-	if typ == "document_expiration_orphan" {
-		key = "document"
+	key := protocol.AttrID
+	if typ == protocol.EventDocumentExpirationOrphan {
+		key = protocol.AttrDocument
 	}
 	id, err := protocol.ParseDocumentID(attrs[key])
 	if err != nil {

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 
@@ -36,16 +37,16 @@ func CheckRemovals(before, after drive.KV, fb *abcitypes.ResponseFinalizeBlock, 
 			for _, a := range e.Attributes {
 				attrs[a.Key] = a.Value
 			}
-			d := doc{attrs["contract"], attrs["id"]}
+			d := doc{attrs[protocol.AttrContract], attrs[protocol.AttrID]}
 			switch e.Type {
-			case "document_moderate_delete":
-				if attrs["record"] == "true" {
-					deletions = append(deletions, deletion{doc: d, typ: attrs["type"], hash: attrs["document_hash"], tx: i})
+			case protocol.EventDocumentAction(protocol.ActionModerateDelete):
+				if attrs[protocol.AttrRecord] == "true" {
+					deletions = append(deletions, deletion{doc: d, typ: attrs[protocol.AttrType], hash: attrs[protocol.AttrDocumentHash], tx: i})
 				}
-			case "document_restore":
+			case protocol.EventDocumentAction(protocol.ActionRestore):
 				restoredAfter[d] = i
 			}
-			if len(e.Type) > len("document_") && e.Type[:len("document_")] == "document_" {
+			if strings.HasPrefix(e.Type, protocol.EventDocumentPrefix) {
 				touched[d]++
 			}
 		}

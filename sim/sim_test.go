@@ -59,7 +59,7 @@ func TestDeterminism(t *testing.T) {
 	// Block times jump hours and days: epochs change, some several at once, and the
 	// finished ones are paid to the proposers (or rolled on, for a proposer without a
 	// payout identity and the epochs a jump skipped).
-	for _, ev := range []string{"epoch_change", "epoch_paid", "epoch_payout", "address_balances_cleanup"} {
+	for _, ev := range []string{protocol.EventEpochChange, protocol.EventEpochPaid, protocol.EventEpochPayout, protocol.EventAddressBalancesCleanup} {
 		if a.Events[ev] == 0 {
 			t.Errorf("the simulation never produced a %s event: %v", ev, a.Events)
 		}
@@ -71,7 +71,7 @@ func TestDeterminism(t *testing.T) {
 	// transferred, bought or repriced ... each is refused, paid, with
 	// DocumentExpiredError (40140), whether or not the cleanup has reached the
 	// document" (seed 000).
-	for _, ev := range []string{"protocol_upgrade", "document_expired", "documents_cleanup"} {
+	for _, ev := range []string{protocol.EventProtocolUpgrade, protocol.EventDocumentExpired, protocol.EventDocumentsCleanup} {
 		if a.Events[ev] == 0 {
 			t.Errorf("the simulation never produced a %s event: %v", ev, a.Events)
 		}
@@ -87,7 +87,7 @@ func TestDeterminism(t *testing.T) {
 	// document removed (CheckRemovals); references are checked at write time, and a
 	// reference to a document that is not stored is refused.
 	if !testing.Short() {
-		for _, ev := range []string{"document_moderate_delete", "document_restore"} {
+		for _, ev := range []string{protocol.EventDocumentAction(protocol.ActionModerateDelete), protocol.EventDocumentAction(protocol.ActionRestore)} {
 			if a.TxEvents[ev] == 0 {
 				t.Errorf("the simulation never accepted a %s: %v", ev, a.TxEvents)
 			}
@@ -102,7 +102,7 @@ func TestDeterminism(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d: %d blocks, results by code %v, events %v, %d changes of expired documents, %d creates of their unique values, %d moderators' deletions and %d restores accepted, %d removal records pinned",
-		cfg.Seed, blocks, a.Codes, a.Events, a.ExpiredChanges, a.ExpiredUniques, a.TxEvents["document_moderate_delete"], a.TxEvents["document_restore"], a.RemovalsPinned)
+		cfg.Seed, blocks, a.Codes, a.Events, a.ExpiredChanges, a.ExpiredUniques, a.TxEvents[protocol.EventDocumentAction(protocol.ActionModerateDelete)], a.TxEvents[protocol.EventDocumentAction(protocol.ActionRestore)], a.RemovalsPinned)
 
 	other, err := Run(Config{Seed: cfg.Seed + 1, Blocks: 5})
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // Chart sizes and the span of heights and epochs they draw.
@@ -46,7 +48,7 @@ func (s *Server) backlogChart(r *http.Request) ([]byte, error) {
 		backlog = append(backlog, plotter.XY{X: float64(h)})
 		removed = append(removed, plotter.XY{X: float64(h)})
 		for _, e := range res.FinalizeBlockEvents {
-			if e.Type != "documents_cleanup" {
+			if e.Type != protocol.EventDocumentsCleanup {
 				continue
 			}
 			for _, a := range e.Attributes {
@@ -55,9 +57,9 @@ func (s *Server) backlogChart(r *http.Request) ([]byte, error) {
 					continue
 				}
 				switch a.Key {
-				case "backlog":
+				case protocol.AttrBacklog:
 					backlog[len(backlog)-1].Y = n
-				case "removed":
+				case protocol.AttrRemoved:
 					removed[len(removed)-1].Y = n
 				}
 			}

@@ -349,7 +349,7 @@ func (s *Server) block(r *http.Request) (any, error) {
 	}
 	p.Events = eventRows(res.FinalizeBlockEvents)
 	for _, e := range p.Events {
-		if e.Type == "document_expired" {
+		if e.Type == protocol.EventDocumentExpired {
 			p.Expired++
 		}
 	}

@@ -1,0 +1,249 @@
+package protocol
+
+import (
+	"encoding/hex"
+	"strconv"
+)
+
+// Event is something a block did, reported in its results: a transaction's events in
+// its result, the block's own (epochs, cleanups, upgrades) in FinalizeBlock's. The
+// node hands them to CometBFT as ABCI events; every reader (the node's metrics, the web
+// view, the simulation) matches the types and keys declared here, never a literal.
+// docs/TX.md, "Events", lists them.
+type Event struct {
+	Type  string
+	Attrs []Attr
+}
+
+// Attr is one attribute of an event.
+type Attr struct{ Key, Value string }
+
+// The event types.
+const (
+	// A transaction's events.
+	EventTransition          = "transition"
+	EventTransfer            = "transfer"
+	EventIdentityCreated     = "identity_created"
+	EventDataContractCreated = "data_contract_created"
+	EventDataContractUpdated = "data_contract_updated"
+	// EventDocumentPrefix begins the type of a documents batch action's event, followed
+	// by the action's kind (EventDocumentAction): document_create, document_replace, ...
+	EventDocumentPrefix = "document_"
+
+	// A block's own events.
+	EventProtocolUpgrade          = "protocol_upgrade"
+	EventEpochChange              = "epoch_change"
+	EventTimeRangeSweep           = "time_range_sweep"
+	EventEpochPaid                = "epoch_paid"
+	EventEpochPayout              = "epoch_payout"
+	EventAddressBalancesCompacted = "address_balances_compacted"
+	EventAddressBalancesCleanup   = "address_balances_cleanup"
+	EventDocumentExpired          = "document_expired"
+	EventDocumentExpirationOrphan = "document_expiration_orphan"
+	EventDocumentsCleanup         = "documents_cleanup"
+)
+
+// EventDocumentAction is the event type of a documents batch action of kind k.
+func EventDocumentAction(k DocumentActionKind) string { return EventDocumentPrefix + k.String() }
+
+// The attribute keys.
+const (
+	AttrAmount                = "amount"
+	AttrBacklog               = "backlog"
+	AttrBlocks                = "blocks"
+	AttrCode                  = "code"
+	AttrContract              = "contract"
+	AttrCredits               = "credits"
+	AttrDocument              = "document"
+	AttrDocumentHash          = "document_hash"
+	AttrEndHeight             = "end_height"
+	AttrEntries               = "entries"
+	AttrEpoch                 = "epoch"
+	AttrExpiresAt             = "expires_at"
+	AttrExpiresAtMs           = "expires_at_ms"
+	AttrFee                   = "fee"
+	AttrFrom                  = "from"
+	AttrFunder                = "funder"
+	AttrGrids                 = "grids"
+	AttrID                    = "id"
+	AttrIdentity              = "identity"
+	AttrLifetimeStorageSpread = "lifetime_storage_spread"
+	AttrModerator             = "moderator"
+	AttrNonce                 = "nonce"
+	AttrOldestOverdueMs       = "oldest_overdue_ms"
+	AttrOrphans               = "orphans"
+	AttrOwner                 = "owner"
+	AttrPaid                  = "paid"
+	AttrPool                  = "pool"
+	AttrPreviousEpoch         = "previous_epoch"
+	AttrProposer              = "proposer"
+	AttrReason                = "reason"
+	AttrRecord                = "record"
+	AttrRefundsTakenBack      = "refunds_taken_back"
+	AttrRemoved               = "removed"
+	AttrRevision              = "revision"
+	AttrRolledOver            = "rolled_over"
+	AttrSigner                = "signer"
+	AttrStartHeight           = "start_height"
+	AttrStartMs               = "start_ms"
+	AttrStorageDistributed    = "storage_distributed"
+	AttrTo                    = "to"
+	AttrType                  = "type"
+	AttrVersion               = "version"
+	AttrWeight                = "weight"
+)
+
+func u64(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// NewTransitionEvent: every executed transaction's, accepted or refused: its type,
+// signer (address or identity), nonce, the fee charged and the result code.
+func NewTransitionEvent(t TransitionType, signer string, nonce, fee uint64, code Code) Event {
+	return Event{EventTransition, []Attr{
+		{AttrType, t.String()}, {AttrSigner, signer}, {AttrNonce, u64(nonce)}, {AttrFee, u64(fee)}, {AttrCode, u64(uint64(code))},
+	}}
+}
+
+// NewTransferEvent: credits moved from the payer (address or identity) to an account.
+func NewTransferEvent(from, to string, amount uint64) Event {
+	return Event{EventTransfer, []Attr{{AttrFrom, from}, {AttrTo, to}, {AttrAmount, u64(amount)}}}
+}
+
+// NewIdentityCreatedEvent: an identity created, funded by an address.
+func NewIdentityCreatedEvent(id IdentityID, funder Address, amount uint64) Event {
+	return Event{EventIdentityCreated, []Attr{{AttrIdentity, id.String()}, {AttrFunder, funder.String()}, {AttrAmount, u64(amount)}}}
+}
+
+// NewDataContractEvent: a contract registered (EventDataContractCreated) or updated
+// (EventDataContractUpdated) to version.
+func NewDataContractEvent(typ string, id ContractID, owner IdentityID, version uint32) Event {
+	return Event{typ, []Attr{{AttrContract, id.String()}, {AttrOwner, owner.String()}, {AttrVersion, u64(uint64(version))}}}
+}
+
+// DocumentActionEvent is what a documents batch action's event reports.
+type DocumentActionEvent struct {
+	Kind     DocumentActionKind
+	Contract ContractID
+	Type     string
+	ID       DocumentID
+	Owner    IdentityID
+	Revision uint64
+	// Moderator signed a moderator's deletion or a restore; nil for the other kinds.
+	Moderator *IdentityID
+	// Reason and Record (a removal record was kept): a moderator's deletion only.
+	Reason string
+	Record bool
+	// DocumentHash is the removal record's hash of the document, when one is written
+	// or restored from.
+	DocumentHash *[32]byte
+}
+
+// Event is the action's event: its kind as the type (EventDocumentAction).
+func (a DocumentActionEvent) Event() Event {
+	ev := Event{EventDocumentAction(a.Kind), []Attr{
+		{AttrContract, a.Contract.String()}, {AttrType, a.Type}, {AttrID, a.ID.String()},
+		{AttrOwner, a.Owner.String()}, {AttrRevision, u64(a.Revision)},
+	}}
+	if a.Moderator != nil {
+		ev.Attrs = append(ev.Attrs, Attr{AttrModerator, a.Moderator.String()})
+		if a.Kind == ActionModerateDelete {
+			ev.Attrs = append(ev.Attrs, Attr{AttrReason, a.Reason}, Attr{AttrRecord, strconv.FormatBool(a.Record)})
+		}
+	}
+	if a.DocumentHash != nil {
+		ev.Attrs = append(ev.Attrs, Attr{AttrDocumentHash, hex.EncodeToString(a.DocumentHash[:])})
+	}
+	return ev
+}
+
+// NewProtocolUpgradeEvent: the block that switched the protocol version.
+func NewProtocolUpgradeEvent(from, to Version) Event {
+	return Event{EventProtocolUpgrade, []Attr{{AttrFrom, u64(uint64(from))}, {AttrTo, u64(uint64(to))}}}
+}
+
+// EpochChangeEvent is what the first block of an epoch reports.
+type EpochChangeEvent struct {
+	Epoch                 uint32
+	StartMs               uint64
+	StorageDistributed    uint64
+	RefundsTakenBack      uint64
+	LifetimeStorageSpread uint64  // reported when not zero
+	PreviousEpoch         *uint32 // nil: the chain's first epoch change
+}
+
+// Event is the epoch change's event.
+func (c EpochChangeEvent) Event() Event {
+	ev := Event{EventEpochChange, []Attr{
+		{AttrEpoch, u64(uint64(c.Epoch))}, {AttrStartMs, u64(c.StartMs)},
+		{AttrStorageDistributed, u64(c.StorageDistributed)}, {AttrRefundsTakenBack, u64(c.RefundsTakenBack)},
+	}}
+	if c.LifetimeStorageSpread > 0 {
+		ev.Attrs = append(ev.Attrs, Attr{AttrLifetimeStorageSpread, u64(c.LifetimeStorageSpread)})
+	}
+	if c.PreviousEpoch != nil {
+		ev.Attrs = append(ev.Attrs, Attr{AttrPreviousEpoch, u64(uint64(*c.PreviousEpoch))})
+	}
+	return ev
+}
+
+// NewTimeRangeSweepEvent: an epoch change's sweep of expired time-range windows.
+func NewTimeRangeSweepEvent(removed, grids uint64) Event {
+	return Event{EventTimeRangeSweep, []Attr{{AttrRemoved, u64(removed)}, {AttrGrids, u64(grids)}}}
+}
+
+// NewEpochPaidEvent: a finished epoch's pool paid out, what was paid and what rolled
+// over to the next epoch.
+func NewEpochPaidEvent(epoch uint32, pool, paid uint64) Event {
+	return Event{EventEpochPaid, []Attr{
+		{AttrEpoch, u64(uint64(epoch))}, {AttrPool, u64(pool)}, {AttrPaid, u64(paid)}, {AttrRolledOver, u64(pool - paid)},
+	}}
+}
+
+// NewEpochPayoutEvent: one proposer's share of a finished epoch, paid to its payout
+// identity.
+func NewEpochPayoutEvent(epoch uint32, proposer []byte, id IdentityID, blocks, credits uint64) Event {
+	return Event{EventEpochPayout, []Attr{
+		{AttrEpoch, u64(uint64(epoch))}, {AttrProposer, hex.EncodeToString(proposer)}, {AttrIdentity, id.String()},
+		{AttrBlocks, u64(blocks)}, {AttrCredits, u64(credits)},
+	}}
+}
+
+// NewAddressBalancesCompactedEvent: per-block address balance records compacted into
+// one, which expires at expiresAtMs.
+func NewAddressBalancesCompactedEvent(startHeight, endHeight uint64, entries int, expiresAtMs uint64) Event {
+	return Event{EventAddressBalancesCompacted, []Attr{
+		{AttrStartHeight, u64(startHeight)}, {AttrEndHeight, u64(endHeight)},
+		{AttrEntries, strconv.Itoa(entries)}, {AttrExpiresAtMs, u64(expiresAtMs)},
+	}}
+}
+
+// NewAddressBalancesCleanupEvent: the block's cleanup of expired address balance
+// records.
+func NewAddressBalancesCleanupEvent(removed, backlog int, oldestOverdueMs uint64) Event {
+	return Event{EventAddressBalancesCleanup, []Attr{
+		{AttrRemoved, strconv.Itoa(removed)}, {AttrBacklog, strconv.Itoa(backlog)}, {AttrOldestOverdueMs, u64(oldestOverdueMs)},
+	}}
+}
+
+// NewDocumentExpiredEvent: expire_documents deleted a document at its expiry.
+func NewDocumentExpiredEvent(contract ContractID, typeName string, id DocumentID, owner IdentityID, expiresAt uint64) Event {
+	return Event{EventDocumentExpired, []Attr{
+		{AttrContract, contract.String()}, {AttrType, typeName}, {AttrID, id.String()},
+		{AttrOwner, owner.String()}, {AttrExpiresAt, u64(expiresAt)},
+	}}
+}
+
+// NewDocumentExpirationOrphanEvent: expire_documents removed an expirations entry
+// whose document was gone.
+func NewDocumentExpirationOrphanEvent(id DocumentID, expiresAt uint64) Event {
+	return Event{EventDocumentExpirationOrphan, []Attr{{AttrDocument, id.String()}, {AttrExpiresAt, u64(expiresAt)}}}
+}
+
+// NewDocumentsCleanupEvent: the block's expire_documents, when it removed anything:
+// entries removed (orphans among them), the weight used, the entries still due and
+// how long the oldest of them is overdue.
+func NewDocumentsCleanupEvent(removed, orphans int, weight uint64, backlog int, oldestOverdueMs uint64) Event {
+	return Event{EventDocumentsCleanup, []Attr{
+		{AttrRemoved, strconv.Itoa(removed)}, {AttrOrphans, strconv.Itoa(orphans)}, {AttrWeight, u64(weight)},
+		{AttrBacklog, strconv.Itoa(backlog)}, {AttrOldestOverdueMs, u64(oldestOverdueMs)},
+	}}
+}

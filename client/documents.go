@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 
 	"github.com/ttld-dev/ttld/drive"
@@ -207,10 +206,10 @@ var (
 // answerType decodes the version and contract an unproven document answer carries
 // and returns the type typeName.
 func answerType(contract protocol.ContractID, typeName string, version, stored []byte) (protocol.DocumentType, protocol.Version, error) {
-	if len(version) != 4 {
+	v, err := drive.DecodeProtocolVersion(version)
+	if err != nil {
 		return protocol.DocumentType{}, 0, ErrCorruptValue{Key: drive.ProtocolVersionKey(), Err: errNotVersion}
 	}
-	v := protocol.Version(binary.BigEndian.Uint32(version))
 	ct, err := protocol.DecodeContract(stored, v)
 	if err != nil {
 		return protocol.DocumentType{}, 0, ErrCorruptValue{Key: drive.ContractKey(contract), Err: err}

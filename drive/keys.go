@@ -19,48 +19,65 @@ const (
 	RootMisc                  byte = 104
 )
 
-// Sub-keys under the roots.
+// Sub-keys: the byte after a root or a prefix of one, every one of them in this block
+// (docs/STATE.md's table gives each key whole, with its value). No other file of the
+// repository names a key byte; builders and parsers below and in windows.go and
+// removals.go use these.
 const (
+	// 32 | id | ...: one identity.
 	identityBalance byte = 'b'
-	identityKey     byte = 'k'
+	identityKey     byte = 'k' // | index u8
 	identityNonce   byte = 'n'
 
+	// 48 | ...: the pools.
 	poolCurrentEpoch byte = 'c'
 	poolStorage      byte = 'd'
-	poolEpoch        byte = 'e'
-	poolLifetime     byte = 'l'
-	poolRefunds      byte = 'r'
+	poolEpoch        byte = 'e' // | epoch u32 | one of epoch*
+	poolLifetime     byte = 'l' // | epoch u32 | lifetime u16
+	poolRefunds      byte = 'r' // | paid in u32 | from u32
 	poolNextUnpaid   byte = 'u'
 
+	// 48 | 'e' | epoch u32 | ...: one epoch's pool.
 	epochFees      byte = 'f'
 	epochStorage   byte = 's'
-	epochProposers byte = 'p'
+	epochProposers byte = 'p' // | proposer
 	epochPaid      byte = 'x'
 
-	changesBlock     byte = 'b'
-	changesCompacted byte = 'c'
-	changesExpiry    byte = 'e'
+	// 58 | ...: the address-balance recent storage.
+	changesBlock     byte = 'b' // | height u64
+	changesCompacted byte = 'c' // | end u64 | start u64
+	changesExpiry    byte = 'e' // | expires at u64 | end u64 | start u64
 
+	// 64 | contract id | ...: one data contract.
 	contractDefinition byte = 'c'
-	contractDocuments  byte = 'd'
+	contractDocuments  byte = 'd' // | type name length u8 | type name | one of document*
+	contractRemovals   byte = 'r' // | type name length u8 | type name | id (removals.go)
 
-	documentPrimary byte = 'p'
-	documentHistory byte = 'h'
-	documentIndex   byte = 'i'
-	documentCount   byte = 'n'
+	// 64 | contract id | 'd' | type | ...: one document type.
+	documentPrimary byte = 'p' // | id
+	documentHistory byte = 'h' // | id | revision u64
+	documentIndex   byte = 'i' // | index | parts | id
+	documentCount   byte = 'n' // | index | leading parts
+	documentWindows byte = 'w' // | grid | start u64 | one of window* (windows.go)
 
-	miscExpirations byte = 'E'
+	// ... | 'w' | grid | start u64 | ...: one window of a time-range grid.
+	windowEntry byte = 'i' // | index | parts | id
+	windowCount byte = 'n' // | index | leading parts
+	windowRank  byte = 'r' // | index | ^count u64 | parts
+
+	// 104 | ...: the platform's Misc tree.
+	miscExpirations byte = 'E' // | expires at u64 | document id
 	miscGenesis     byte = 'g'
 	miscLastBlock   byte = 'l'
-	miscPayout      byte = 'p'
+	miscPayout      byte = 'p' // | validator
 	miscSupply      byte = 's'
 	miscTotal       byte = 't'
 	miscProtocol    byte = 'v'
 	miscUpgrade     byte = 'U'
 	miscLocal       byte = 'o'
-	miscActivated   byte = 'A'
+	miscActivated   byte = 'A' // | version u32
 	// The ttl'd time-range grids and the epoch sweep's place among them (windows.go).
-	miscTimeRanges     byte = 'W'
+	miscTimeRanges     byte = 'W' // | contract id | type name length u8 | type name | grid
 	miscTimeRangeSweep byte = 'w'
 )
 

@@ -8,92 +8,138 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// TestKeysRoundTrip: every key builder has its parser, and the parser reads back what
-// the builder wrote and refuses what another builder wrote.
-func TestKeysRoundTrip(t *testing.T) {
-	id := protocol.IdentityID{7, 7, 7}
-	a := protocol.Address{9, 9}
-	all := [][]byte{
-		IdentityBalanceKey(id), IdentityNonceKey(id), IdentityKeyKey(id, 3), AddressKey(a),
-		BlockChangesKey(42), CompactedChangesKey(40, 45), ChangesExpiryKey(1234, 40, 45),
-		StoragePoolKey(), GenesisKey(), LastBlockKey(), SupplyKey(), ProtocolVersionKey(),
-		ContractKey(protocol.ContractID{5, 5}),
-	}
-	for i, k := range all {
-		gotID, entry, index, ok := ParseIdentityKey(k)
-		switch i {
-		case 0:
-			if !ok || gotID != id || entry != IdentityEntryBalance {
-				t.Errorf("balance key parsed as %v %v %v", gotID, entry, ok)
-			}
-		case 1:
-			if !ok || gotID != id || entry != IdentityEntryNonce {
-				t.Errorf("nonce key parsed as %v %v %v", gotID, entry, ok)
-			}
-		case 2:
-			if !ok || gotID != id || entry != IdentityEntryKey || index != 3 {
-				t.Errorf("public key key parsed as %v %v %d %v", gotID, entry, index, ok)
-			}
-		default:
-			if ok {
-				t.Errorf("key %x parsed as an identity key", k)
-			}
-		}
-		if got, ok := ParseAddressKey(k); ok != (i == 3) || (ok && got != a) {
-			t.Errorf("key %x: ParseAddressKey = %v, %v", k, got, ok)
-		}
-		if h, ok := ParseBlockChangesKey(k); ok != (i == 4) || (ok && h != 42) {
-			t.Errorf("key %x: ParseBlockChangesKey = %d, %v", k, h, ok)
-		}
-		if s, e, ok := ParseCompactedChangesKey(k); ok != (i == 5) || (ok && (s != 40 || e != 45)) {
-			t.Errorf("key %x: ParseCompactedChangesKey = %d %d, %v", k, s, e, ok)
-		}
-		if c, ok := ParseContractKey(k); ok != (i == len(all)-1) || (ok && c != (protocol.ContractID{5, 5})) {
-			t.Errorf("key %x: ParseContractKey = %v, %v", k, c, ok)
-		}
-		if x, s, e, ok := ParseChangesExpiryKey(k); ok != (i == 6) || (ok && (x != 1234 || s != 40 || e != 45)) {
-			t.Errorf("key %x: ParseChangesExpiryKey = %d %d %d, %v", k, x, s, e, ok)
-		}
-	}
-	for _, k := range all {
-		if _, _, _, ok := ParseEpochKey(k); ok {
-			t.Errorf("key %x parsed as an epoch key", k)
-		}
-		if _, _, ok := ParsePendingRefundKey(k); ok {
-			t.Errorf("key %x parsed as a pending refund", k)
-		}
-	}
+// keyParsers are the parsers of drive's key kinds, by name: each reports whether it
+// reads the key.
+var keyParsers = map[string]func(k []byte) bool{
+	"identity":        func(k []byte) bool { _, _, _, ok := ParseIdentityKey(k); return ok },
+	"address":         func(k []byte) bool { _, ok := ParseAddressKey(k); return ok },
+	"block changes":   func(k []byte) bool { _, ok := ParseBlockChangesKey(k); return ok },
+	"compacted":       func(k []byte) bool { _, _, ok := ParseCompactedChangesKey(k); return ok },
+	"changes expiry":  func(k []byte) bool { _, _, _, ok := ParseChangesExpiryKey(k); return ok },
+	"epoch":           func(k []byte) bool { _, _, _, ok := ParseEpochKey(k); return ok },
+	"lifetime pool":   func(k []byte) bool { _, _, ok := ParseLifetimePoolKey(k); return ok },
+	"pending refund":  func(k []byte) bool { _, _, ok := ParsePendingRefundKey(k); return ok },
+	"contract":        func(k []byte) bool { _, ok := ParseContractKey(k); return ok },
+	"document type":   func(k []byte) bool { _, ok := ParseDocumentKey(k); return ok },
+	"removal":         func(k []byte) bool { _, _, _, ok := ParseRemovalKey(k); return ok },
+	"expiration":      func(k []byte) bool { _, _, ok := ParseExpirationKey(k); return ok },
+	"time-range grid": func(k []byte) bool { _, _, _, ok := ParseTimeRangeKey(k); return ok },
+}
+
+// TestEveryKeyKind: every kind of key, named, built by its builder, is read back by its
+// kind's parser to what built it and refused by every other parser; the kinds without a
+// parser of their own (single records) are refused by all of them.
+func TestEveryKeyKind(t *testing.T) {
+	id, a, c, doc := protocol.IdentityID{7, 7, 7}, protocol.Address{9, 9}, protocol.ContractID{5, 5}, protocol.DocumentID{4, 2}
+	g := protocol.Grid{On: "$createdAt", Range: 7200, Step: 3600}
 	proposer := []byte{1, 2, 3, 4}
-	for _, c := range []struct {
-		key      []byte
-		entry    EpochEntry
-		proposer []byte
+	for _, kind := range []struct {
+		name   string
+		key    []byte
+		parser string // "" for a record no parser reads
+		check  func(k []byte) bool
 	}{
-		{EpochFeesKey(70000), EpochEntryFees, nil},
-		{EpochStorageKey(70000), EpochEntryStorage, nil},
-		{EpochPaidKey(70000), EpochEntryPaid, nil},
-		{EpochProposerKey(70000, proposer), EpochEntryProposer, proposer},
+		{"identity balance", IdentityBalanceKey(id), "identity", func(k []byte) bool {
+			got, e, _, _ := ParseIdentityKey(k)
+			return got == id && e == IdentityEntryBalance
+		}},
+		{"identity nonce", IdentityNonceKey(id), "identity", func(k []byte) bool {
+			got, e, _, _ := ParseIdentityKey(k)
+			return got == id && e == IdentityEntryNonce
+		}},
+		{"identity public key", IdentityKeyKey(id, 3), "identity", func(k []byte) bool {
+			got, e, i, _ := ParseIdentityKey(k)
+			return got == id && e == IdentityEntryKey && i == 3
+		}},
+		{"address", AddressKey(a), "address", func(k []byte) bool { got, _ := ParseAddressKey(k); return got == a }},
+		{"block changes", BlockChangesKey(42), "block changes", func(k []byte) bool { h, _ := ParseBlockChangesKey(k); return h == 42 }},
+		{"compacted changes", CompactedChangesKey(40, 45), "compacted", func(k []byte) bool {
+			s, e, _ := ParseCompactedChangesKey(k)
+			return s == 40 && e == 45
+		}},
+		{"changes expiry", ChangesExpiryKey(1234, 40, 45), "changes expiry", func(k []byte) bool {
+			x, s, e, _ := ParseChangesExpiryKey(k)
+			return x == 1234 && s == 40 && e == 45
+		}},
+		{"current epoch", CurrentEpochKey(), "", nil},
+		{"storage pool", StoragePoolKey(), "", nil},
+		{"next unpaid epoch", NextUnpaidEpochKey(), "", nil},
+		{"epoch fees", EpochFeesKey(70000), "epoch", func(k []byte) bool { e, x, _, _ := ParseEpochKey(k); return e == 70000 && x == EpochEntryFees }},
+		{"epoch storage", EpochStorageKey(70000), "epoch", func(k []byte) bool { e, x, _, _ := ParseEpochKey(k); return e == 70000 && x == EpochEntryStorage }},
+		{"epoch paid", EpochPaidKey(70000), "epoch", func(k []byte) bool { e, x, _, _ := ParseEpochKey(k); return e == 70000 && x == EpochEntryPaid }},
+		{"epoch proposer", EpochProposerKey(70000, proposer), "epoch", func(k []byte) bool {
+			e, x, p, _ := ParseEpochKey(k)
+			return e == 70000 && x == EpochEntryProposer && bytes.Equal(p, proposer)
+		}},
+		{"lifetime pool", LifetimePoolKey(70000, 40), "lifetime pool", func(k []byte) bool { e, l, _ := ParseLifetimePoolKey(k); return e == 70000 && l == 40 }},
+		{"pending refund", PendingRefundKey(3, 9), "pending refund", func(k []byte) bool { p, f, _ := ParsePendingRefundKey(k); return p == 3 && f == 9 }},
+		{"contract", ContractKey(c), "contract", func(k []byte) bool { got, _ := ParseContractKey(k); return got == c }},
+		{"document", DocumentKey(c, "note", doc), "document type", func(k []byte) bool {
+			p, _ := ParseDocumentKey(k)
+			return p.Contract == c && p.Type == "note" && p.Entry == DocumentEntryDocument && p.ID == doc
+		}},
+		{"document history", DocumentHistoryKey(c, "note", doc, 7), "document type", func(k []byte) bool {
+			p, _ := ParseDocumentKey(k)
+			return p.Entry == DocumentEntryHistory && p.ID == doc && p.Revision == 7
+		}},
+		{"index entry", IndexEntryKey(c, "note", "byText", []byte{1, 'a'}, doc), "document type", func(k []byte) bool {
+			p, _ := ParseDocumentKey(k)
+			return p.Entry == DocumentEntryIndex && p.Index == "byText" && bytes.Equal(p.Values, []byte{1, 'a'}) && p.ID == doc
+		}},
+		{"index count", IndexCountKey(c, "note", "byText", []byte{1, 'a'}), "document type", func(k []byte) bool {
+			p, _ := ParseDocumentKey(k)
+			return p.Entry == DocumentEntryCount && p.Index == "byText" && bytes.Equal(p.Values, []byte{1, 'a'})
+		}},
+		{"window entry", WindowEntryKey(c, "like", g, 3_600_000, "trending", []byte{1, 'a'}, doc), "document type", func(k []byte) bool {
+			p, _ := ParseDocumentKey(k)
+			return p.Entry == DocumentEntryWindow && p.Window.Part == windowEntry && p.Window.StartMs == 3_600_000 && p.ID == doc
+		}},
+		{"removal", RemovalKey(c, "post", doc), "removal", func(k []byte) bool {
+			gc, typ, gid, _ := ParseRemovalKey(k)
+			return gc == c && typ == "post" && gid == doc
+		}},
+		{"expiration", ExpirationKey(1_767_225_600_000, doc), "expiration", func(k []byte) bool {
+			at, got, _ := ParseExpirationKey(k)
+			return at == 1_767_225_600_000 && got == doc
+		}},
+		{"time-range grid", TimeRangeKey(c, "like", g), "time-range grid", func(k []byte) bool {
+			gc, typ, gg, _ := ParseTimeRangeKey(k)
+			return gc == c && typ == "like" && gg == g
+		}},
+		{"time-range sweep", TimeRangeSweepKey(), "", nil},
+		{"version activated", VersionActivatedKey(protocol.V14), "", nil},
+		{"protocol upgrade", ProtocolUpgradeKey(), "", nil},
+		{"genesis", GenesisKey(), "", nil},
+		{"local limits", LocalLimitsKey(), "", nil},
+		{"last block", LastBlockKey(), "", nil},
+		{"payout", PayoutIdentityKey(proposer), "", nil},
+		{"supply", SupplyKey(), "", nil},
+		{"total credits", TotalCreditsKey(), "", nil},
+		{"protocol version", ProtocolVersionKey(), "", nil},
 	} {
-		epoch, entry, p, ok := ParseEpochKey(c.key)
-		if !ok || epoch != 70000 || entry != c.entry || string(p) != string(c.proposer) {
-			t.Errorf("epoch key %x parsed as %d %d %x %v", c.key, epoch, entry, p, ok)
+		for name, parse := range keyParsers {
+			if got, want := parse(kind.key), name == kind.parser; got != want {
+				t.Errorf("%s key %x: the %s parser reads it: %v, want %v", kind.name, kind.key, name, got, want)
+			}
 		}
-		if _, _, ok := ParsePendingRefundKey(c.key); ok {
-			t.Errorf("epoch key %x parsed as a pending refund", c.key)
+		if kind.check != nil && !kind.check(kind.key) {
+			t.Errorf("%s key %x does not read back to what built it", kind.name, kind.key)
 		}
 	}
-	if paidIn, from, ok := ParsePendingRefundKey(PendingRefundKey(3, 9)); !ok || paidIn != 3 || from != 9 {
-		t.Errorf("pending refund key parsed as %d %d %v", paidIn, from, ok)
-	}
-	if bytes.Compare(EpochFeesKey(255), EpochFeesKey(256)) >= 0 {
-		t.Error("epoch keys do not sort by epoch")
-	}
-	// Big-endian heights: key order is numeric order.
-	if bytes.Compare(BlockChangesKey(255), BlockChangesKey(256)) >= 0 {
-		t.Error("block change keys do not sort by height")
-	}
-	if bytes.Compare(ChangesExpiryKey(255, 0, 0), ChangesExpiryKey(256, 0, 0)) >= 0 {
-		t.Error("expiry keys do not sort by expiry time")
+	// Big-endian integers: key order is numeric order.
+	for _, pair := range []struct {
+		name      string
+		low, high []byte
+	}{
+		{"epochs", EpochFeesKey(255), EpochFeesKey(256)},
+		{"block changes", BlockChangesKey(255), BlockChangesKey(256)},
+		{"changes expiries", ChangesExpiryKey(255, 0, 0), ChangesExpiryKey(256, 0, 0)},
+		{"expirations, by time first", ExpirationKey(255, protocol.DocumentID{9}), ExpirationKey(256, protocol.DocumentID{1})},
+		{"lifetime pools, by epoch first", LifetimePoolKey(255, 40), LifetimePoolKey(256, 1)},
+	} {
+		if bytes.Compare(pair.low, pair.high) >= 0 {
+			t.Errorf("%s do not sort in numeric order", pair.name)
+		}
 	}
 }
 
@@ -115,40 +161,10 @@ func TestCompactedChangesEndingFrom(t *testing.T) {
 	}
 }
 
-// The time-to-live keys: the expirations tree and the lifetime pools read back, refuse
-// each other and the other keys, and sort by time and epoch.
-func TestTTLKeysRoundTrip(t *testing.T) {
+// An expirations entry's value names its contract and type, read back with its key.
+func TestExpirationEntryRoundTrip(t *testing.T) {
 	id := protocol.DocumentID{4, 2}
-	exp, pool := ExpirationKey(1_767_225_600_000, id), LifetimePoolKey(70000, 40)
-	if at, got, ok := ParseExpirationKey(exp); !ok || at != 1_767_225_600_000 || got != id {
-		t.Errorf("expiration key parsed as %d %v %v", at, got, ok)
-	}
-	if e, l, ok := ParseLifetimePoolKey(pool); !ok || e != 70000 || l != 40 {
-		t.Errorf("lifetime pool key parsed as %d %d %v", e, l, ok)
-	}
-	others := [][]byte{pool, LastBlockKey(), ProtocolUpgradeKey(), VersionActivatedKey(protocol.V14), LocalLimitsKey(), StoragePoolKey(), PendingRefundKey(3, 9), EpochFeesKey(70000)}
-	for _, k := range others {
-		if _, _, ok := ParseExpirationKey(k); ok {
-			t.Errorf("key %x parsed as an expiration key", k)
-		}
-	}
-	for _, k := range append(others[1:], exp) {
-		if _, _, ok := ParseLifetimePoolKey(k); ok {
-			t.Errorf("key %x parsed as a lifetime pool key", k)
-		}
-	}
-	if _, _, _, ok := ParseEpochKey(pool); ok {
-		t.Error("a lifetime pool key parsed as an epoch key")
-	}
-	if _, _, ok := ParsePendingRefundKey(pool); ok {
-		t.Error("a lifetime pool key parsed as a pending refund")
-	}
-	if bytes.Compare(ExpirationKey(255, protocol.DocumentID{9}), ExpirationKey(256, protocol.DocumentID{1})) >= 0 {
-		t.Error("expiration keys do not sort by expiry time first")
-	}
-	if bytes.Compare(LifetimePoolKey(255, 40), LifetimePoolKey(256, 1)) >= 0 {
-		t.Error("lifetime pool keys do not sort by epoch first")
-	}
+	exp := ExpirationKey(1_767_225_600_000, id)
 	e := ExpirationEntry{ExpiresAtMs: 7, ID: id, Contract: protocol.ContractID{1}, Type: "note"}
 	if got, ok := DecodeExpirationEntry(ExpirationKey(7, id), EncodeExpiration(e.Contract, e.Type)); !ok || got != e {
 		t.Errorf("expiration entry read back as %+v %v", got, ok)

@@ -7,9 +7,6 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// contractRemovals: the removal records of a contract's moderated deletions.
-const contractRemovals byte = 'r'
-
 // RemovalsPrefix is the prefix of every removal record of contract c: 64 | c | 'r'.
 func RemovalsPrefix(c protocol.ContractID) []byte {
 	return append(ContractPrefix(c), contractRemovals)

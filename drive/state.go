@@ -192,13 +192,19 @@ func SetSupply(kv KV, n uint64) error { return putU64(kv, SupplyKey(), n) }
 
 // GetProtocolVersion returns the protocol version in force.
 func GetProtocolVersion(kv KV) (protocol.Version, error) {
-	key := ProtocolVersionKey()
-	v, err := kv.Get(key)
+	v, err := kv.Get(ProtocolVersionKey())
 	if err != nil {
 		return 0, err
 	}
+	return DecodeProtocolVersion(v)
+}
+
+// DecodeProtocolVersion reads the value at ProtocolVersionKey: the version, u32. Every
+// reader of the record, in the node or in a client checking a proven answer, decodes
+// it here; anything but 4 bytes is an ErrCorrupt.
+func DecodeProtocolVersion(v []byte) (protocol.Version, error) {
 	if len(v) != 4 {
-		return 0, ErrCorrupt{Key: key, Reason: "want a 4-byte protocol version"}
+		return 0, ErrCorrupt{Key: ProtocolVersionKey(), Reason: "want a 4-byte protocol version"}
 	}
 	return protocol.Version(binary.BigEndian.Uint32(v)), nil
 }

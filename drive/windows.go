@@ -22,14 +22,8 @@ import (
 // | phase u32, seconds; the ttl is not in it. Windows are in start order, so a grid's
 // oldest window is its first key, and under a window the entries sort before the
 // counts and the counts before the ranks: draining a window in key order takes the
-// entries (where the mass is) first, the structure last.
-const documentWindows byte = 'w'
-
-const (
-	windowEntry byte = 'i'
-	windowCount byte = 'n'
-	windowRank  byte = 'r'
-)
+// entries (where the mass is) first, the structure last. The key bytes are declared with
+// every other in keys.go.
 
 // windowGridLen is a grid's bytes in a key.
 const windowGridLen = 1 + 4 + 4 + 4

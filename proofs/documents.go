@@ -3,7 +3,6 @@ package proofs
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -172,10 +171,10 @@ func checkDocState(root []byte, r documentsRequest, version, contract []byte, o 
 	if err := o.present(root, drive.ProtocolVersionKey(), version); err != nil {
 		return s, err
 	}
-	if len(version) != 4 {
+	var err error
+	if s.version, err = drive.DecodeProtocolVersion(version); err != nil {
 		return s, ErrAnswerMismatch{Index: -1, Reason: "the protocol version is not 4 bytes"}
 	}
-	s.version = protocol.Version(binary.BigEndian.Uint32(version))
 	if err := o.present(root, drive.ContractKey(r.contract), contract); err != nil {
 		return s, err
 	}

@@ -3,7 +3,6 @@
 package proofs
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -43,10 +42,9 @@ func readDocState(tree *iavl.ImmutableTree, r documentsRequest) (docState, error
 	if cv == nil {
 		return s, ErrNotFound{What: "contract " + r.contract.String()}
 	}
-	if len(vv) != 4 {
-		return s, drive.ErrCorrupt{Key: drive.ProtocolVersionKey(), Reason: "want a 4-byte protocol version"}
+	if s.version, err = drive.DecodeProtocolVersion(vv); err != nil {
+		return s, err
 	}
-	s.version = protocol.Version(binary.BigEndian.Uint32(vv))
 	if s.contract, err = protocol.DecodeContract(cv, s.version); err != nil {
 		return s, drive.ErrCorrupt{Key: drive.ContractKey(r.contract), Reason: err.Error()}
 	}

@@ -111,11 +111,9 @@ func (s *Server) overview(r *http.Request) (any, error) {
 		use           func(a rawAnswer) error
 	}{
 		{proofs.PathKey, "ttld status and the proof bundle", drive.ProtocolVersionKey(), &p.VersionProof, func(a rawAnswer) error {
-			if len(a.Value) != 4 {
-				return fmt.Errorf("the protocol version record holds %d bytes", len(a.Value))
-			}
-			p.ProtocolVersion = binary.BigEndian.Uint32(a.Value)
-			return nil
+			v, err := drive.DecodeProtocolVersion(a.Value)
+			p.ProtocolVersion = uint32(v)
+			return err
 		}},
 		{proofs.PathPools, "ttld query pools --prove", nil, &p.PoolsProof, func(a rawAnswer) (err error) {
 			kv := client.EntriesKV(a.Entries)

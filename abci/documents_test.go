@@ -9,6 +9,7 @@ import (
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/sim/invariants"
 )
 
 // documentsBatch builds a documents batch from the action words of a scenario line:
@@ -213,7 +214,7 @@ func (h *harness) showDocuments(out *strings.Builder, m map[string]string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if err := drive.CheckDocuments(kv); err != nil {
+	if err := invariants.CheckDocuments(kv); err != nil {
 		h.t.Fatal(err)
 	}
 }

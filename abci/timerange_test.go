@@ -21,6 +21,7 @@ import (
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/sim/invariants"
 )
 
 // likesContract: a like of a post lies in the hourly windows of a countable, ranked
@@ -121,7 +122,7 @@ func TestViralWindowDrainsAcrossWrites(t *testing.T) {
 			}
 		}
 	}
-	if err := drive.CheckDocuments(h.store.Working()); err != nil {
+	if err := invariants.CheckDocuments(h.store.Working()); err != nil {
 		t.Fatal(err)
 	}
 	// 2,000 entries, 200 groups' counts and the window's, 200 ranks.
@@ -179,7 +180,7 @@ func TestViralWindowDrainsAcrossWrites(t *testing.T) {
 			t.Fatalf("write %d drained %d keys of %d standing: the budget is %d", writes, drained, standing, budget)
 		}
 		standing = got
-		if err := drive.CheckDocuments(h.store.Working()); err != nil {
+		if err := invariants.CheckDocuments(h.store.Working()); err != nil {
 			t.Fatalf("after write %d: %v", writes, err)
 		}
 	}
@@ -350,7 +351,7 @@ func TestEpochSweepAndBacklogMetric(t *testing.T) {
 	if got := sweptKeys(res.Events); got != 107 || windowKeys(t, h, dt, hour) != 0 || gauge() != 0 {
 		t.Fatalf("the next epoch change swept %d, the metric says %v", got, gauge())
 	}
-	if err := drive.CheckDocuments(h.store.Working()); err != nil {
+	if err := invariants.CheckDocuments(h.store.Working()); err != nil {
 		t.Fatal(err)
 	}
 }

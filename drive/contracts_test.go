@@ -2,6 +2,7 @@ package drive
 
 import (
 	"errors"
+	"os"
 	"reflect"
 	"testing"
 
@@ -14,7 +15,15 @@ import (
 // every time.
 func TestGetContractMemo(t *testing.T) {
 	kv := NewCache(Empty())
-	c := invariantsContract(t)
+	raw, err := os.ReadFile("../docs/examples/market.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := protocol.ParseDocumentTypes(raw, protocol.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := protocol.Contract{ID: protocol.ContractID{0xc0}, Owner: protocol.IdentityID{0xa1}, Version: 1, DocumentTypes: types}
 	if _, err := SetContract(kv, c); err != nil {
 		t.Fatal(err)
 	}

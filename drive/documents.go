@@ -34,7 +34,7 @@ func GetDocument(kv KV, t DocumentType, id protocol.DocumentID) (StoredDocument,
 
 // DecodeStoredDocument reads the value of a document row or history row at key.
 func DecodeStoredDocument(key, v []byte, t protocol.DocumentType) (StoredDocument, error) {
-	f, payload, err := splitFlags(v)
+	f, payload, err := SplitFlags(v)
 	if err != nil {
 		return StoredDocument{}, ErrCorrupt{Key: key, Reason: err.Error()}
 	}
@@ -152,7 +152,7 @@ func RemoveDocument(kv KV, s *Storage, t DocumentType, before StoredDocument) er
 			return err
 		}
 		for _, r := range rows {
-			f, payload, err := splitFlags(r[1])
+			f, payload, err := SplitFlags(r[1])
 			if err != nil {
 				return ErrCorrupt{Key: r[0], Reason: err.Error()}
 			}
@@ -195,7 +195,7 @@ func dropIndexEntry(kv KV, s *Storage, key []byte) error {
 	if v == nil {
 		return ErrCorrupt{Key: key, Reason: "the index entry of a stored document is missing"}
 	}
-	f, payload, err := splitFlags(v)
+	f, payload, err := SplitFlags(v)
 	if err != nil {
 		return ErrCorrupt{Key: key, Reason: err.Error()}
 	}
@@ -223,12 +223,12 @@ func checkUnique(kv KV, s *Storage, t DocumentType, d protocol.Document, before 
 		prefix := append(IndexPrefix(t.Contract, t.Name, ix.Name), values...)
 		if ix.TimeRange != nil {
 			// range == step on $createdAt (the parser's rule): d lies in one window.
-			windows := windowItems(t.DocumentType, &d, s.AtMs, false)
+			windows := WindowItems(t.DocumentType, &d, s.AtMs, false)
 			if len(windows) == 0 {
 				continue
 			}
 			w := windows[0]
-			prefix = append(WindowEntriesPrefix(t.Contract, t.Name, ix.TimeRange.Grid(), w.startMs, ix.Name), values...)
+			prefix = append(WindowEntriesPrefix(t.Contract, t.Name, ix.TimeRange.Grid(), w.StartMs, ix.Name), values...)
 		}
 		var other *protocol.DocumentID
 		err := kv.Iterate(prefix, PrefixEnd(prefix), func(k, _ []byte) (bool, error) {
@@ -306,7 +306,7 @@ func updateCounts(kv KV, t DocumentType, before, after *protocol.Document) error
 			}
 			for _, prefix := range IndexPrefixes(IndexFields(t.DocumentType, ix), *d) {
 				k := string(IndexCountKey(t.Contract, t.Name, ix.Name, prefix))
-				deltas[k] = deltas[k].add(sign, summableValue(t.DocumentType, ix, *d))
+				deltas[k] = deltas[k].add(sign, SummableValue(t.DocumentType, ix, *d))
 			}
 		}
 	}
@@ -319,8 +319,8 @@ func updateCounts(kv KV, t DocumentType, before, after *protocol.Document) error
 	return applyCountDeltas(kv, deltas, nil)
 }
 
-// summableValue is what d adds to ix's sums: its summable property (unset: 0), or 0.
-func summableValue(t protocol.DocumentType, ix protocol.Index, d protocol.Document) int64 {
+// SummableValue is what d adds to ix's sums: its summable property (unset: 0), or 0.
+func SummableValue(t protocol.DocumentType, ix protocol.Index, d protocol.Document) int64 {
 	if ix.Summable == "" {
 		return 0
 	}

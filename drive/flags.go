@@ -38,8 +38,8 @@ func (f StorageFlags) Bytes() uint64 {
 	return n
 }
 
-// appendFlags writes f: the entry count u16, then each entry: owner, epoch u32, bytes u32.
-func appendFlags(out []byte, f StorageFlags) []byte {
+// AppendFlags writes f: the entry count u16, then each entry: owner, epoch u32, bytes u32.
+func AppendFlags(out []byte, f StorageFlags) []byte {
 	out = binary.BigEndian.AppendUint16(out, uint16(len(f)))
 	for _, p := range f {
 		out = append(out, p.Owner[:]...)
@@ -49,8 +49,8 @@ func appendFlags(out []byte, f StorageFlags) []byte {
 	return out
 }
 
-// splitFlags reads the flags that lead v and returns them with the payload after them.
-func splitFlags(v []byte) (StorageFlags, []byte, error) {
+// SplitFlags reads the flags that lead v and returns them with the payload after them.
+func SplitFlags(v []byte) (StorageFlags, []byte, error) {
 	if len(v) < 2 {
 		return nil, nil, fmt.Errorf("%d bytes, no storage flags", len(v))
 	}
@@ -106,7 +106,7 @@ type Storage struct {
 	// Ephemeral counts the bytes added under ttl'd time-range windows: no storage flags,
 	// no storage fee; they bill as processing (seed 002).
 	Ephemeral uint64
-	// EphemeralMargin counts the ephemeral bytes the writes would have added more on a
+	// EphemeralMargin counts the Ephemeral bytes the writes would have added more on a
 	// state without the count records they found: what a fee estimate made on another
 	// state may lack.
 	EphemeralMargin uint64
@@ -223,7 +223,7 @@ func (s *Storage) refund(owner protocol.IdentityID, paidIn uint32, n uint64) {
 // nothing.
 func (s *Storage) putItem(kv KV, key, payload []byte) error {
 	f := s.add(nil, uint64(len(key)+len(payload)))
-	return kv.Set(key, append(appendFlags(nil, f), payload...))
+	return kv.Set(key, append(AppendFlags(nil, f), payload...))
 }
 
 // resizeItem writes a new payload at key over an item whose flags were old and whose
@@ -237,7 +237,7 @@ func (s *Storage) resizeItem(kv KV, key []byte, old StorageFlags, oldLen int, pa
 	case total < was:
 		f = s.remove(old, was-total)
 	}
-	return kv.Set(key, append(appendFlags(nil, f), payload...))
+	return kv.Set(key, append(AppendFlags(nil, f), payload...))
 }
 
 // dropItem deletes key, an item whose flags are f and payload payloadLen bytes,

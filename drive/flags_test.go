@@ -196,7 +196,7 @@ func mustFlags(t *testing.T, kv KV, key []byte) StorageFlags {
 	if err != nil || v == nil {
 		t.Fatalf("item %x: %v", key, err)
 	}
-	f, _, err := splitFlags(v)
+	f, _, err := SplitFlags(v)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,11 +60,6 @@ const (
 	documentCount   byte = 'n' // | index | leading parts
 	documentWindows byte = 'w' // | grid | start u64 | one of window* (windows.go)
 
-	// ... | 'w' | grid | start u64 | ...: one window of a time-range grid.
-	windowEntry byte = 'i' // | index | parts | id
-	windowCount byte = 'n' // | index | leading parts
-	windowRank  byte = 'r' // | index | ^count u64 | parts
-
 	// 104 | ...: the platform's Misc tree.
 	miscExpirations byte = 'E' // | expires at u64 | document id
 	miscGenesis     byte = 'g'
@@ -79,6 +74,17 @@ const (
 	// The ttl'd time-range grids and the epoch sweep's place among them (windows.go).
 	miscTimeRanges     byte = 'W' // | contract id | type name length u8 | type name | grid
 	miscTimeRangeSweep byte = 'w'
+)
+
+// WindowPart is what a key under one window of a time-range grid holds, the byte after
+// the window's start: ... | 'w' | grid | start u64 | part | ... (WindowKeyParts.Part).
+type WindowPart byte
+
+// The parts of a window, in the order a drain takes them.
+const (
+	WindowEntry WindowPart = 'i' // | index | parts | id
+	WindowCount WindowPart = 'n' // | index | leading parts
+	WindowRank  WindowPart = 'r' // | index | ^count u64 | parts
 )
 
 // IdentityEntry names what an identity key under IdentityPrefix holds.

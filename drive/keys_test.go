@@ -92,7 +92,7 @@ func TestEveryKeyKind(t *testing.T) {
 		}},
 		{"window entry", WindowEntryKey(c, "like", g, 3_600_000, "trending", []byte{1, 'a'}, doc), "document type", func(k []byte) bool {
 			p, _ := ParseDocumentKey(k)
-			return p.Entry == DocumentEntryWindow && p.Window.Part == windowEntry && p.Window.StartMs == 3_600_000 && p.ID == doc
+			return p.Entry == DocumentEntryWindow && p.Window.Part == WindowEntry && p.Window.StartMs == 3_600_000 && p.ID == doc
 		}},
 		{"removal", RemovalKey(c, "post", doc), "removal", func(k []byte) bool {
 			gc, typ, gid, _ := ParseRemovalKey(k)

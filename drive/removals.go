@@ -113,7 +113,7 @@ func GetRemoval(kv KV, c protocol.ContractID, typeName string, id protocol.Docum
 // DecodeRemovalValue reads a stored removal record: the value at key, storage flags
 // and record. A value that does not decode is ErrCorrupt.
 func DecodeRemovalValue(key, v []byte) (StoredRemoval, error) {
-	f, payload, err := splitFlags(v)
+	f, payload, err := SplitFlags(v)
 	if err != nil {
 		return StoredRemoval{}, ErrCorrupt{Key: key, Reason: err.Error()}
 	}

@@ -28,11 +28,11 @@ import (
 // windowGridLen is a grid's bytes in a key.
 const windowGridLen = 1 + 4 + 4 + 4
 
-// ephemeral is the value of what a ttl'd grid's windows hold besides counts: no
+// Ephemeral is the value of what a ttl'd grid's windows hold besides counts: no
 // storage flags (seed 002: "TTL'd subtrees never create refundable storage. No
 // StorageFlags"), and IAVL stores no empty value. A permanent grid's entries carry
 // flags like any index entry; its ranks hold this marker too.
-var ephemeral = []byte{0}
+var Ephemeral = []byte{0}
 
 func gridField(on string) byte {
 	switch on {
@@ -59,14 +59,14 @@ func WindowPrefix(c protocol.ContractID, typeName string, g protocol.Grid, start
 	return binary.BigEndian.AppendUint64(WindowsPrefix(c, typeName, g), startMs)
 }
 
-func windowPart(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, part byte, index string) []byte {
-	k := append(WindowPrefix(c, typeName, g, startMs), part, uint8(len(index)))
+func windowPart(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, part WindowPart, index string) []byte {
+	k := append(WindowPrefix(c, typeName, g, startMs), byte(part), uint8(len(index)))
 	return append(k, index...)
 }
 
 // WindowEntriesPrefix is the prefix of index's entries in a window.
 func WindowEntriesPrefix(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string) []byte {
-	return windowPart(c, typeName, g, startMs, windowEntry, index)
+	return windowPart(c, typeName, g, startMs, WindowEntry, index)
 }
 
 // WindowEntryKey: a window's entry of index for a document with the encoded values
@@ -78,13 +78,13 @@ func WindowEntryKey(c protocol.ContractID, typeName string, g protocol.Grid, sta
 // WindowCountKey: the count record of index in a window for the encoded leading values
 // prefix, as IndexCountKey is for an ordinary index.
 func WindowCountKey(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string, prefix []byte) []byte {
-	return append(windowPart(c, typeName, g, startMs, windowCount, index), prefix...)
+	return append(windowPart(c, typeName, g, startMs, WindowCount, index), prefix...)
 }
 
 // WindowRanksPrefix is the prefix of a ranked index's groups in a window, most
 // counted first.
 func WindowRanksPrefix(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string) []byte {
-	return windowPart(c, typeName, g, startMs, windowRank, index)
+	return windowPart(c, typeName, g, startMs, WindowRank, index)
 }
 
 // WindowRankKey: the rank of the group with the encoded values of all index's
@@ -98,7 +98,7 @@ func WindowRankKey(c protocol.ContractID, typeName string, g protocol.Grid, star
 type WindowKeyParts struct {
 	Grid    protocol.Grid
 	StartMs uint64
-	Part    byte // 'i', 'n' or 'r'
+	Part    WindowPart
 	Index   string
 	Values  []byte // entries: the parts; counts: the leading parts; ranks: the group
 	ID      protocol.DocumentID
@@ -136,23 +136,23 @@ func parseWindowKey(rest []byte) (p WindowKeyParts, ok bool) {
 	}
 	rest = rest[windowGridLen:]
 	p.StartMs, rest = binary.BigEndian.Uint64(rest), rest[8:]
-	p.Part, rest = rest[0], rest[1:]
+	p.Part, rest = WindowPart(rest[0]), rest[1:]
 	n := int(rest[0])
 	if len(rest) < 1+n {
 		return p, false
 	}
 	p.Index, rest = string(rest[1:1+n]), rest[1+n:]
 	switch p.Part {
-	case windowEntry:
+	case WindowEntry:
 		if len(rest) < protocol.DocumentIDLen {
 			return p, false
 		}
 		cut := len(rest) - protocol.DocumentIDLen
 		p.Values = append([]byte{}, rest[:cut]...)
 		copy(p.ID[:], rest[cut:])
-	case windowCount:
+	case WindowCount:
 		p.Values = append([]byte{}, rest...)
-	case windowRank:
+	case WindowRank:
 		if len(rest) < 8 {
 			return p, false
 		}
@@ -174,24 +174,24 @@ func hasWindows(t protocol.DocumentType) bool {
 	return false
 }
 
-// windowItem is one entry a document has under a window of one of its type's
+// WindowItem is one entry a document has under a window of one of its type's
 // time-range indexes.
-type windowItem struct {
-	ix      protocol.Index
-	startMs uint64
-	values  []byte // all the index's parts
-	expired bool   // the window is past its ttl at the write's block time
+type WindowItem struct {
+	Index      protocol.Index
+	StartMs uint64
+	Values  []byte // all the index's parts
+	Expired bool   // the window is past its ttl at the write's block time
 }
 
-// windowItems lists d's entries under t's time-range indexes at block time nowMs, in
+// WindowItems lists d's entries under t's time-range indexes at block time nowMs, in
 // index then window order; a window past its ttl is listed only when withExpired (what
 // a removal may still find standing). A timestamp never set ($transferredAt of a
 // document never transferred) lies in no window.
-func windowItems(t protocol.DocumentType, d *protocol.Document, nowMs uint64, withExpired bool) []windowItem {
+func WindowItems(t protocol.DocumentType, d *protocol.Document, nowMs uint64, withExpired bool) []WindowItem {
 	if d == nil {
 		return nil
 	}
-	var out []windowItem
+	var out []WindowItem
 	for _, ix := range t.Indices {
 		r := ix.TimeRange
 		if r == nil {
@@ -208,14 +208,15 @@ func windowItems(t protocol.DocumentType, d *protocol.Document, nowMs uint64, wi
 			if expired && !withExpired {
 				continue // seed 002: "Writes never target expired windows"
 			}
-			out = append(out, windowItem{ix: ix, startMs: start, values: values, expired: expired})
+			out = append(out, WindowItem{Index: ix, StartMs: start, Values: values, Expired: expired})
 		}
 	}
 	return out
 }
 
-func (w windowItem) entryKey(t DocumentType, id protocol.DocumentID) []byte {
-	return WindowEntryKey(t.Contract, t.Name, w.ix.TimeRange.Grid(), w.startMs, w.ix.Name, w.values, id)
+// EntryKey is the key of document id's entry in the item's window.
+func (w WindowItem) EntryKey(t DocumentType, id protocol.DocumentID) []byte {
+	return WindowEntryKey(t.Contract, t.Name, w.Index.TimeRange.Grid(), w.StartMs, w.Index.Name, w.Values, id)
 }
 
 // updateWindows moves d's entries, counts and ranks under t's time-range windows from
@@ -231,21 +232,21 @@ func (w windowItem) entryKey(t DocumentType, id protocol.DocumentID) []byte {
 //     counts and ranks are left to the drain, since no query reads them again;
 //   - a ranked index's group moves to its new count.
 //
-// Everything under a ttl'd grid is ephemeral: written without storage flags, its bytes
+// Everything under a ttl'd grid is Ephemeral: written without storage flags, its bytes
 // added counted in s.Ephemeral, its removal refunding nothing. A permanent grid's
 // entries are items like any index entry.
 func updateWindows(kv KV, s *Storage, t DocumentType, before, after *protocol.Document) error {
 	if !hasWindows(t.DocumentType) {
 		return nil
 	}
-	old := windowItems(t.DocumentType, before, s.AtMs, true)
-	next := windowItems(t.DocumentType, after, s.AtMs, false)
-	oldKeys, nextKeys := map[string]windowItem{}, map[string]windowItem{}
+	old := WindowItems(t.DocumentType, before, s.AtMs, true)
+	next := WindowItems(t.DocumentType, after, s.AtMs, false)
+	oldKeys, nextKeys := map[string]WindowItem{}, map[string]WindowItem{}
 	for _, w := range old {
-		oldKeys[string(w.entryKey(t, before.ID))] = w
+		oldKeys[string(w.EntryKey(t, before.ID))] = w
 	}
 	for _, w := range next {
-		nextKeys[string(w.entryKey(t, after.ID))] = w
+		nextKeys[string(w.EntryKey(t, after.ID))] = w
 	}
 	for _, k := range slices.Sorted(maps.Keys(oldKeys)) {
 		if _, kept := nextKeys[k]; kept {
@@ -260,9 +261,9 @@ func updateWindows(kv KV, s *Storage, t DocumentType, before, after *protocol.Do
 			continue
 		}
 		var err error
-		if nextKeys[k].ix.TimeRange.TTL > 0 {
-			s.Ephemeral += uint64(len(k) + len(ephemeral))
-			err = kv.Set([]byte(k), ephemeral)
+		if nextKeys[k].Index.TimeRange.TTL > 0 {
+			s.Ephemeral += uint64(len(k) + len(Ephemeral))
+			err = kv.Set([]byte(k), Ephemeral)
 		} else {
 			err = s.putItem(kv, []byte(k), nil)
 		}
@@ -274,8 +275,8 @@ func updateWindows(kv KV, s *Storage, t DocumentType, before, after *protocol.Do
 }
 
 // dropWindowEntry removes the entry at key that w describes.
-func dropWindowEntry(kv KV, s *Storage, key []byte, w windowItem) error {
-	if w.ix.TimeRange.TTL == 0 {
+func dropWindowEntry(kv KV, s *Storage, key []byte, w WindowItem) error {
+	if w.Index.TimeRange.TTL == 0 {
 		return dropIndexEntry(kv, s, key)
 	}
 	v, err := kv.Get(key)
@@ -283,7 +284,7 @@ func dropWindowEntry(kv KV, s *Storage, key []byte, w windowItem) error {
 		return err
 	}
 	if v == nil {
-		if w.expired {
+		if w.Expired {
 			return nil // drained already
 		}
 		return ErrCorrupt{Key: key, Reason: "the window entry of a stored document is missing from a window within its ttl"}
@@ -303,25 +304,25 @@ type rankOf struct {
 // updateWindowCounts moves the count records of the windows within their ttl from
 // old's contributions (of document before) to next's (of after), and the ranks of
 // ranked indexes with them.
-func updateWindowCounts(kv KV, s *Storage, t DocumentType, before, after *protocol.Document, old, next []windowItem) error {
+func updateWindowCounts(kv KV, s *Storage, t DocumentType, before, after *protocol.Document, old, next []WindowItem) error {
 	deltas := map[string]*countDelta{}
 	ranks := map[string]rankOf{}
 	ephemeralKeys := map[string]bool{}
-	add := func(d *protocol.Document, items []windowItem, sign int64) {
+	add := func(d *protocol.Document, items []WindowItem, sign int64) {
 		for _, w := range items {
-			if w.expired || (!w.ix.Countable && w.ix.Summable == "") {
+			if w.Expired || (!w.Index.Countable && w.Index.Summable == "") {
 				continue
 			}
-			g := w.ix.TimeRange.Grid()
-			prefixes := IndexPrefixes(IndexFields(t.DocumentType, w.ix), *d)
+			g := w.Index.TimeRange.Grid()
+			prefixes := IndexPrefixes(IndexFields(t.DocumentType, w.Index), *d)
 			for i, prefix := range prefixes {
-				k := string(WindowCountKey(t.Contract, t.Name, g, w.startMs, w.ix.Name, prefix))
-				deltas[k] = deltas[k].add(sign, summableValue(t.DocumentType, w.ix, *d))
-				if w.ix.TimeRange.TTL > 0 {
+				k := string(WindowCountKey(t.Contract, t.Name, g, w.StartMs, w.Index.Name, prefix))
+				deltas[k] = deltas[k].add(sign, SummableValue(t.DocumentType, w.Index, *d))
+				if w.Index.TimeRange.TTL > 0 {
 					ephemeralKeys[k] = true
 				}
-				if w.ix.Ranked && i == len(prefixes)-1 {
-					ranks[k] = rankOf{grid: g, startMs: w.startMs, index: w.ix.Name, group: prefix, ttl: w.ix.TimeRange.TTL > 0}
+				if w.Index.Ranked && i == len(prefixes)-1 {
+					ranks[k] = rankOf{grid: g, startMs: w.StartMs, index: w.Index.Name, group: prefix, ttl: w.Index.TimeRange.TTL > 0}
 				}
 			}
 		}
@@ -365,9 +366,9 @@ func updateWindowCounts(kv KV, s *Storage, t DocumentType, before, after *protoc
 		if m.to > 0 {
 			key := WindowRankKey(t.Contract, t.Name, m.r.grid, m.r.startMs, m.r.index, m.to, m.r.group)
 			if m.r.ttl {
-				s.Ephemeral += uint64(len(key) + len(ephemeral))
+				s.Ephemeral += uint64(len(key) + len(Ephemeral))
 			}
-			if err := kv.Set(key, ephemeral); err != nil {
+			if err := kv.Set(key, Ephemeral); err != nil {
 				return err
 			}
 		}

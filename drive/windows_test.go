@@ -27,10 +27,10 @@ func TestWindowKeysRoundTrip(t *testing.T) {
 			key  []byte
 			part WindowKeyParts
 		}{
-			{entry, WindowKeyParts{Grid: g, StartMs: 3_660_000, Part: windowEntry, Index: "trending", Values: []byte{1, 'a', 0, 1}, ID: id}},
-			{count, WindowKeyParts{Grid: g, StartMs: 3_660_000, Part: windowCount, Index: "trending", Values: []byte{1, 'a', 0, 1}}},
-			{rank9, WindowKeyParts{Grid: g, StartMs: 3_660_000, Part: windowRank, Index: "trending", Values: []byte{1, 'a', 0, 1}, Count: 9}},
-			{later, WindowKeyParts{Grid: g, StartMs: 7_260_000, Part: windowEntry, Index: "trending", Values: []byte{}, ID: id}},
+			{entry, WindowKeyParts{Grid: g, StartMs: 3_660_000, Part: WindowEntry, Index: "trending", Values: []byte{1, 'a', 0, 1}, ID: id}},
+			{count, WindowKeyParts{Grid: g, StartMs: 3_660_000, Part: WindowCount, Index: "trending", Values: []byte{1, 'a', 0, 1}}},
+			{rank9, WindowKeyParts{Grid: g, StartMs: 3_660_000, Part: WindowRank, Index: "trending", Values: []byte{1, 'a', 0, 1}, Count: 9}},
+			{later, WindowKeyParts{Grid: g, StartMs: 7_260_000, Part: WindowEntry, Index: "trending", Values: []byte{}, ID: id}},
 		} {
 			p, ok := ParseDocumentKey(want.key)
 			if !ok || p.Entry != DocumentEntryWindow || p.Contract != c || p.Type != "like" || !reflect.DeepEqual(*p.Window, want.part) {
@@ -120,7 +120,7 @@ func TestSweepWindows(t *testing.T) {
 		for w, n := range map[uint64]int{hour: 25, 2 * hour: 25, 10 * hour: 5} {
 			for i := range n {
 				key := WindowEntryKey(c, dt.Name, g, w, "w", []byte{1, byte(i), 0, 1}, protocol.DocumentID{byte(i)})
-				if err := kv.Set(key, ephemeral); err != nil {
+				if err := kv.Set(key, Ephemeral); err != nil {
 					t.Fatal(err)
 				}
 			}

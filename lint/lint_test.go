@@ -24,14 +24,16 @@ var layout = map[string][]string{
 	"abci":        {"protocol", "feeschedule", "drive", "app", "genesis", "proofs"},
 	// node writes the development key of a new home, so it takes keyring, a leaf over
 	// protocol, besides abci and what is below it; and it serves the web view.
-	"node":       {"protocol", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "keyring", "web"},
-	"client":     {"protocol", "proofs", "drive"},
-	"keyring":    {"protocol"},
-	"replay":     {"protocol", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "node"},
-	"sim":        {"protocol", "feeschedule", "drive", "app", "genesis", "proofs", "abci"},
-	"cmd/ttld":   {"*"},
-	"e2e":        {"*"},
-	"e2e/devnet": {"*"},
+	"node":    {"protocol", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "keyring", "web"},
+	"client":  {"protocol", "proofs", "drive"},
+	"keyring": {"protocol"},
+	"replay":  {"protocol", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "node"},
+	"sim":     {"protocol", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "sim/invariants"},
+	// the long checks of the state, for tests and the simulation: never in the node
+	"sim/invariants": {"protocol", "drive"},
+	"cmd/ttld":       {"*"},
+	"e2e":            {"*"},
+	"e2e/devnet":     {"*"},
 	// the third-party verifier is written from docs/PROOFS.md alone: nothing of ours
 	"e2e/thirdparty": {},
 	"lint":           {},

@@ -100,7 +100,7 @@ func (c *BlockCleanup) removal(typ string, attrs map[string]string) error {
 // next block" (seed 000, Semantics). Either no expirations entry is due at atMs, or the
 // cleanup removed the full count budget, or the next due entry would have passed the
 // weight budget; the cleanup's count agrees with its removals, and every entry it
-// removed comes before every due entry it left. drive.CheckDocuments (the full scan)
+// removed comes before every due entry it left. invariants.CheckDocuments (the full scan)
 // checks the rest: every stored document of a type with a ttl, expired or not, has its
 // one entry.
 func CheckCleanup(kv drive.KV, atMs uint64, c BlockCleanup) error {

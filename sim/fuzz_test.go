@@ -13,6 +13,7 @@ import (
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/sim/invariants"
 )
 
 // choices reads the fuzzer's bytes as a sequence of choices; past the end every choice
@@ -230,7 +231,7 @@ func (f *blockFuzz) tx() []byte {
 // cleanup left nothing due unless it used its budget (CheckCleanup). ExecuteBlock must
 // never return a Fault on a healthy store, and credits must be conserved after every
 // block, by the running total and by a full count; at the end, the documents tree
-// passes drive.CheckDocuments.
+// passes invariants.CheckDocuments.
 // It returns how many results of each code the blocks gave.
 func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 	codes := map[protocol.Code]int{}
@@ -337,7 +338,7 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 			t.Fatalf("block %d: %v", h, err)
 		}
 	}
-	if err := drive.CheckDocuments(f.kv); err != nil {
+	if err := invariants.CheckDocuments(f.kv); err != nil {
 		t.Fatal(err)
 	}
 	return codes

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/sim/invariants"
 )
 
 // Config sets up one simulation.
@@ -62,13 +63,13 @@ const FullScanEvery = 100
 // Invariants are checked on the saved state after the block of height h: the running
 // total of credits against the supply, and on every FullScanEvery-th block (or when
 // last is set) a full count of every credit against both and the documents tree the
-// long way (drive.CheckDocuments).
+// long way (invariants.CheckDocuments).
 func Invariants(kv drive.KV, h int64, last bool) error {
 	if last || h%FullScanEvery == 0 {
 		if err := drive.CheckCredits(kv); err != nil {
 			return err
 		}
-		return drive.CheckDocuments(kv)
+		return invariants.CheckDocuments(kv)
 	}
 	return drive.CheckTotal(kv, uint64(h))
 }

@@ -1,4 +1,4 @@
-package drive
+package invariants
 
 import (
 	"bytes"
@@ -6,13 +6,14 @@ import (
 	"os"
 	"testing"
 
+	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
 // invariantsContract is docs/examples/market.json's types with one that keeps history.
 func invariantsContract(t *testing.T) protocol.Contract {
 	t.Helper()
-	raw, err := os.ReadFile("../docs/examples/market.json")
+	raw, err := os.ReadFile("../../docs/examples/market.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,22 +29,22 @@ func invariantsContract(t *testing.T) protocol.Contract {
 
 type invariantsFixture struct {
 	t     *testing.T
-	kv    *Cache
+	kv    *drive.Cache
 	c     protocol.Contract
 	lim   protocol.Limits
 	epoch uint32
 }
 
-func (f *invariantsFixture) typ(name string) DocumentType {
+func (f *invariantsFixture) typ(name string) drive.DocumentType {
 	dt, ok := f.c.DocumentType(name)
 	if !ok {
 		f.t.Fatalf("no type %s", name)
 	}
-	return DocumentType{Contract: f.c.ID, DocumentType: dt}
+	return drive.DocumentType{Contract: f.c.ID, DocumentType: dt}
 }
 
-func (f *invariantsFixture) storage(payer byte) *Storage {
-	return &Storage{Payer: protocol.IdentityID{payer}, Epoch: f.epoch, PerByte: 27_000}
+func (f *invariantsFixture) storage(payer byte) *drive.Storage {
+	return &drive.Storage{Payer: protocol.IdentityID{payer}, Epoch: f.epoch, PerByte: 27_000}
 }
 
 func (f *invariantsFixture) values(typ, data string) []protocol.Value {
@@ -56,7 +57,7 @@ func (f *invariantsFixture) values(typ, data string) []protocol.Value {
 
 func (f *invariantsFixture) create(typ string, id byte, owner byte, data string) protocol.Document {
 	d := protocol.Document{ID: protocol.DocumentID{id}, Owner: protocol.IdentityID{owner}, Revision: 1, CreatedAt: 1000 + uint64(id), UpdatedAt: 1000 + uint64(id), Values: f.values(typ, data)}
-	if err := InsertDocument(f.kv, f.storage(owner), f.typ(typ), d); err != nil {
+	if err := drive.InsertDocument(f.kv, f.storage(owner), f.typ(typ), d); err != nil {
 		f.t.Fatal(err)
 	}
 	return d
@@ -64,7 +65,7 @@ func (f *invariantsFixture) create(typ string, id byte, owner byte, data string)
 
 func (f *invariantsFixture) replace(typ string, id byte, data string) {
 	dt := f.typ(typ)
-	before, ok, err := GetDocument(f.kv, dt, protocol.DocumentID{id})
+	before, ok, err := drive.GetDocument(f.kv, dt, protocol.DocumentID{id})
 	if err != nil || !ok {
 		f.t.Fatalf("document %d: %v", id, err)
 	}
@@ -72,18 +73,18 @@ func (f *invariantsFixture) replace(typ string, id byte, data string) {
 	after.Revision++
 	after.UpdatedAt += 5
 	after.Values = f.values(typ, data)
-	if err := ReplaceDocument(f.kv, f.storage(before.Owner[0]), dt, before, after); err != nil {
+	if err := drive.ReplaceDocument(f.kv, f.storage(before.Owner[0]), dt, before, after); err != nil {
 		f.t.Fatal(err)
 	}
 }
 
 func (f *invariantsFixture) remove(typ string, id byte) {
 	dt := f.typ(typ)
-	before, ok, err := GetDocument(f.kv, dt, protocol.DocumentID{id})
+	before, ok, err := drive.GetDocument(f.kv, dt, protocol.DocumentID{id})
 	if err != nil || !ok {
 		f.t.Fatalf("document %d: %v", id, err)
 	}
-	if err := RemoveDocument(f.kv, f.storage(before.Owner[0]), dt, before); err != nil {
+	if err := drive.RemoveDocument(f.kv, f.storage(before.Owner[0]), dt, before); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -99,11 +100,11 @@ func newInvariantsFixture(t *testing.T) *invariantsFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &invariantsFixture{t: t, kv: NewCache(Empty()), c: invariantsContract(t), lim: lim, epoch: 3}
-	if err := SetProtocolVersion(f.kv, protocol.Latest); err != nil {
+	f := &invariantsFixture{t: t, kv: drive.NewCache(drive.Empty()), c: invariantsContract(t), lim: lim, epoch: 3}
+	if err := drive.SetProtocolVersion(f.kv, protocol.Latest); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := SetContract(f.kv, f.c); err != nil {
+	if _, err := drive.SetContract(f.kv, f.c); err != nil {
 		t.Fatal(err)
 	}
 	f.create("listing", 1, 1, `{"sku":"A-1","category":"books","quantity":5,"seller":`+seller1+`}`)
@@ -129,15 +130,15 @@ func TestCheckDocumentsHolds(t *testing.T) {
 	if err := CheckDocuments(f.kv); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckDocuments(NewCache(Empty())); err != nil {
+	if err := CheckDocuments(drive.NewCache(drive.Empty())); err != nil {
 		t.Fatalf("an empty state: %v", err)
 	}
 }
 
 // firstKey returns the first key under prefix.
-func firstKey(t *testing.T, kv KV, prefix []byte) ([]byte, []byte) {
+func firstKey(t *testing.T, kv drive.KV, prefix []byte) ([]byte, []byte) {
 	var k, v []byte
-	err := kv.Iterate(prefix, PrefixEnd(prefix), func(key, value []byte) (bool, error) {
+	err := kv.Iterate(prefix, drive.PrefixEnd(prefix), func(key, value []byte) (bool, error) {
 		k, v = append([]byte(nil), key...), append([]byte(nil), value...)
 		return true, nil
 	})
@@ -153,68 +154,68 @@ func firstKey(t *testing.T, kv KV, prefix []byte) ([]byte, []byte) {
 // recount" (issue 8, Bad input).
 func TestCheckDocumentsCatches(t *testing.T) {
 	c := protocol.ContractID{0xc0}
-	listing := func(id byte) []byte { return DocumentKey(c, "listing", protocol.DocumentID{id}) }
+	listing := func(id byte) []byte { return drive.DocumentKey(c, "listing", protocol.DocumentID{id}) }
 	cases := []struct {
 		name   string
 		mutate func(f *invariantsFixture) []byte // returns the key the error must name
 	}{
 		{"index entry of no document", func(f *invariantsFixture) []byte {
-			k, v := firstKey(t, f.kv, IndexPrefix(c, "listing", "byCategory"))
+			k, v := firstKey(t, f.kv, drive.IndexPrefix(c, "listing", "byCategory"))
 			stray := append(k[:len(k)-protocol.DocumentIDLen:len(k)-protocol.DocumentIDLen], bytes.Repeat([]byte{0xee}, 32)...)
 			mustSet(t, f.kv, stray, v)
 			return stray
 		}},
 		{"index entry with other values", func(f *invariantsFixture) []byte {
-			k, _ := firstKey(t, f.kv, IndexPrefix(c, "listing", "ownerSku"))
-			p, _ := ParseDocumentKey(k)
-			moved := IndexEntryKey(c, "listing", "ownerSku", append(p.Values, 'x'), p.ID)
-			mustSet(t, f.kv, moved, appendFlags(nil, StorageFlags{{Epoch: 1, Bytes: uint32(len(moved))}}))
+			k, _ := firstKey(t, f.kv, drive.IndexPrefix(c, "listing", "ownerSku"))
+			p, _ := drive.ParseDocumentKey(k)
+			moved := drive.IndexEntryKey(c, "listing", "ownerSku", append(p.Values, 'x'), p.ID)
+			mustSet(t, f.kv, moved, drive.AppendFlags(nil, drive.StorageFlags{{Epoch: 1, Bytes: uint32(len(moved))}}))
 			return moved
 		}},
 		{"document missing an entry", func(f *invariantsFixture) []byte {
-			k, _ := firstKey(t, f.kv, IndexPrefix(c, "listing", "stockBySeller"))
+			k, _ := firstKey(t, f.kv, drive.IndexPrefix(c, "listing", "stockBySeller"))
 			mustDelete(t, f.kv, k)
-			p, _ := ParseDocumentKey(k)
+			p, _ := drive.ParseDocumentKey(k)
 			return listing(p.ID[0])
 		}},
 		{"count off by one", func(f *invariantsFixture) []byte {
-			k, v := firstKey(t, f.kv, IndexCountKey(c, "listing", "byCategory", nil))
-			n, _ := DecodeIndexCount(v)
+			k, v := firstKey(t, f.kv, drive.IndexCountKey(c, "listing", "byCategory", nil))
+			n, _ := drive.DecodeIndexCount(v)
 			n.Count++
-			mustSet(t, f.kv, k, EncodeIndexCount(n))
+			mustSet(t, f.kv, k, drive.EncodeIndexCount(n))
 			return k
 		}},
 		{"sum off by one", func(f *invariantsFixture) []byte {
-			k := IndexCountKey(c, "listing", "stockBySeller", nil)
+			k := drive.IndexCountKey(c, "listing", "stockBySeller", nil)
 			v, _ := f.kv.Get(k)
-			n, _ := DecodeIndexCount(v)
-			n.Sum = n.Sum.Add(Int64(1))
-			mustSet(t, f.kv, k, EncodeIndexCount(n))
+			n, _ := drive.DecodeIndexCount(v)
+			n.Sum = n.Sum.Add(drive.Int64(1))
+			mustSet(t, f.kv, k, drive.EncodeIndexCount(n))
 			return k
 		}},
 		{"count record of no document", func(f *invariantsFixture) []byte {
-			k := IndexCountKey(c, "listing", "byCategory", AppendIndexPart(nil, IndexField{Kind: FieldString}, protocol.Value{Set: true, Bytes: []byte("zzz")}))
-			mustSet(t, f.kv, k, EncodeIndexCount(IndexCount{Count: 1}))
+			k := drive.IndexCountKey(c, "listing", "byCategory", drive.AppendIndexPart(nil, drive.IndexField{Kind: drive.FieldString}, protocol.Value{Set: true, Bytes: []byte("zzz")}))
+			mustSet(t, f.kv, k, drive.EncodeIndexCount(drive.IndexCount{Count: 1}))
 			return k
 		}},
 		{"count record missing", func(f *invariantsFixture) []byte {
-			k := IndexCountKey(c, "review", "starsOfListing", nil)
+			k := drive.IndexCountKey(c, "review", "starsOfListing", nil)
 			mustDelete(t, f.kv, k)
 			return k
 		}},
 		{"flags short of the bytes", func(f *invariantsFixture) []byte {
 			k := listing(1)
 			v, _ := f.kv.Get(k)
-			fl, payload, _ := splitFlags(v)
+			fl, payload, _ := drive.SplitFlags(v)
 			fl[0].Bytes--
-			mustSet(t, f.kv, k, append(appendFlags(nil, fl), payload...))
+			mustSet(t, f.kv, k, append(drive.AppendFlags(nil, fl), payload...))
 			return k
 		}},
 		{"flags of an index entry over its key", func(f *invariantsFixture) []byte {
-			k, v := firstKey(t, f.kv, IndexPrefix(c, "review", "oneReviewPerListing"))
-			fl, _, _ := splitFlags(v)
+			k, v := firstKey(t, f.kv, drive.IndexPrefix(c, "review", "oneReviewPerListing"))
+			fl, _, _ := drive.SplitFlags(v)
 			fl[0].Bytes++
-			mustSet(t, f.kv, k, appendFlags(nil, fl))
+			mustSet(t, f.kv, k, drive.AppendFlags(nil, fl))
 			return k
 		}},
 		{"row of another id", func(f *invariantsFixture) []byte {
@@ -226,47 +227,47 @@ func TestCheckDocumentsCatches(t *testing.T) {
 		{"row that does not decode", func(f *invariantsFixture) []byte {
 			k := listing(1)
 			v, _ := f.kv.Get(k)
-			fl, payload, _ := splitFlags(v)
+			fl, payload, _ := drive.SplitFlags(v)
 			payload = append(payload, 0)
 			fl[len(fl)-1].Bytes++
-			mustSet(t, f.kv, k, append(appendFlags(nil, fl), payload...))
+			mustSet(t, f.kv, k, append(drive.AppendFlags(nil, fl), payload...))
 			return k
 		}},
 		{"history revision missing", func(f *invariantsFixture) []byte {
-			mustDelete(t, f.kv, DocumentHistoryKey(c, "log", protocol.DocumentID{6}, 2))
-			return DocumentKey(c, "log", protocol.DocumentID{6})
+			mustDelete(t, f.kv, drive.DocumentHistoryKey(c, "log", protocol.DocumentID{6}, 2))
+			return drive.DocumentKey(c, "log", protocol.DocumentID{6})
 		}},
 		{"history of a removed document", func(f *invariantsFixture) []byte {
-			v, _ := f.kv.Get(DocumentHistoryKey(c, "log", protocol.DocumentID{6}, 1))
+			v, _ := f.kv.Get(drive.DocumentHistoryKey(c, "log", protocol.DocumentID{6}, 1))
 			dt := f.typ("log")
-			sd, _ := DecodeStoredDocument(nil, v, dt.DocumentType)
+			sd, _ := drive.DecodeStoredDocument(nil, v, dt.DocumentType)
 			sd.ID = protocol.DocumentID{7}
-			k := DocumentHistoryKey(c, "log", sd.ID, 1)
+			k := drive.DocumentHistoryKey(c, "log", sd.ID, 1)
 			enc := sd.Encode(dt.DocumentType)
-			mustSet(t, f.kv, k, append(appendFlags(nil, StorageFlags{{Owner: sd.Owner, Epoch: 1, Bytes: uint32(len(k) + len(enc))}}), enc...))
+			mustSet(t, f.kv, k, append(drive.AppendFlags(nil, drive.StorageFlags{{Owner: sd.Owner, Epoch: 1, Bytes: uint32(len(k) + len(enc))}}), enc...))
 			return k
 		}},
 		{"history row of another revision", func(f *invariantsFixture) []byte {
-			v, _ := f.kv.Get(DocumentHistoryKey(c, "log", protocol.DocumentID{6}, 1))
-			k := DocumentHistoryKey(c, "log", protocol.DocumentID{6}, 2)
+			v, _ := f.kv.Get(drive.DocumentHistoryKey(c, "log", protocol.DocumentID{6}, 1))
+			k := drive.DocumentHistoryKey(c, "log", protocol.DocumentID{6}, 2)
 			mustSet(t, f.kv, k, v)
 			return k
 		}},
 		{"history of a type without", func(f *invariantsFixture) []byte {
 			v, _ := f.kv.Get(listing(1))
-			k := DocumentHistoryKey(c, "listing", protocol.DocumentID{1}, 1)
+			k := drive.DocumentHistoryKey(c, "listing", protocol.DocumentID{1}, 1)
 			mustSet(t, f.kv, k, v)
 			return k
 		}},
 		{"key of an unknown type", func(f *invariantsFixture) []byte {
 			v, _ := f.kv.Get(listing(1))
-			k := DocumentKey(c, "nosuchtype", protocol.DocumentID{1})
+			k := drive.DocumentKey(c, "nosuchtype", protocol.DocumentID{1})
 			mustSet(t, f.kv, k, v)
 			return k
 		}},
 		{"documents of no contract", func(f *invariantsFixture) []byte {
 			v, _ := f.kv.Get(listing(1))
-			k := DocumentKey(protocol.ContractID{0xc1}, "listing", protocol.DocumentID{1})
+			k := drive.DocumentKey(protocol.ContractID{0xc1}, "listing", protocol.DocumentID{1})
 			mustSet(t, f.kv, k, v)
 			return k
 		}},
@@ -276,9 +277,9 @@ func TestCheckDocumentsCatches(t *testing.T) {
 			f := newInvariantsFixture(t)
 			want := tc.mutate(f)
 			err := CheckDocuments(f.kv)
-			var e ErrDocumentsInvariant
+			var e ErrDocuments
 			if !errors.As(err, &e) {
-				t.Fatalf("got %v, want ErrDocumentsInvariant", err)
+				t.Fatalf("got %v, want ErrDocuments", err)
 			}
 			if !bytes.Equal(e.Key, want) {
 				t.Fatalf("the error names %x (%s), want %x", e.Key, e.Reason, want)
@@ -287,14 +288,14 @@ func TestCheckDocumentsCatches(t *testing.T) {
 	}
 }
 
-func mustSet(t *testing.T, kv KV, k, v []byte) {
+func mustSet(t *testing.T, kv drive.KV, k, v []byte) {
 	t.Helper()
 	if err := kv.Set(k, v); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func mustDelete(t *testing.T, kv KV, k []byte) {
+func mustDelete(t *testing.T, kv drive.KV, k []byte) {
 	t.Helper()
 	if err := kv.Delete(k); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package drive
+package invariants
 
 import (
 	"bytes"
@@ -7,17 +7,18 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// ErrDocumentsInvariant: the documents tree breaks one of CheckDocuments' rules at Key.
-type ErrDocumentsInvariant struct {
+// ErrDocuments: the documents tree breaks one of CheckDocuments' rules at Key.
+type ErrDocuments struct {
 	Key    []byte
 	Reason string
 }
 
-func (e ErrDocumentsInvariant) Error() string {
-	return fmt.Sprintf("drive: documents invariant broken at %x: %s", e.Key, e.Reason)
+func (e ErrDocuments) Error() string {
+	return fmt.Sprintf("invariants: documents broken at %x: %s", e.Key, e.Reason)
 }
 
 // CheckDocuments reads every key of the data contracts tree the long way and checks the
@@ -30,9 +31,9 @@ func (e ErrDocumentsInvariant) Error() string {
 // no record exists for a prefix no document has; a type that keeps history holds
 // revisions 1 up to the stored one of each stored document, and no other; every item's
 // storage flags account for exactly its key and its payload. The first rule broken is
-// returned as ErrDocumentsInvariant naming the key. It is a check for tests and
+// returned as ErrDocuments naming the key. It is a check for tests and
 // simulations, not for every block.
-func CheckDocuments(kv KV) error {
+func CheckDocuments(kv drive.KV) error {
 	expiring := map[string]bool{} // the expirations entries the stored documents want
 	if err := checkDocumentsTree(kv, expiring); err != nil {
 		return err
@@ -43,11 +44,11 @@ func CheckDocuments(kv KV) error {
 // checkExpirations checks the documents expirations tree against the documents of
 // types with a ttl: one entry per such document, at its expiry, naming its contract
 // and type, and no other entry.
-func checkExpirations(kv KV, want map[string]bool) error {
+func checkExpirations(kv drive.KV, want map[string]bool) error {
 	seen := 0
-	err := kv.Iterate(ExpirationsPrefix(), PrefixEnd(ExpirationsPrefix()), func(k, _ []byte) (bool, error) {
+	err := kv.Iterate(drive.ExpirationsPrefix(), drive.PrefixEnd(drive.ExpirationsPrefix()), func(k, _ []byte) (bool, error) {
 		if !want[string(k)] {
-			return true, ErrDocumentsInvariant{Key: append([]byte(nil), k...), Reason: "an expirations entry without its document"}
+			return true, ErrDocuments{Key: append([]byte(nil), k...), Reason: "an expirations entry without its document"}
 		}
 		seen++
 		return false, nil
@@ -58,7 +59,7 @@ func checkExpirations(kv KV, want map[string]bool) error {
 	if seen != len(want) {
 		for _, k := range sortedStrings(want) {
 			if v, err := kv.Get([]byte(k)); err != nil || v == nil {
-				return ErrDocumentsInvariant{Key: []byte(k), Reason: "a document with a ttl has no expirations entry"}
+				return ErrDocuments{Key: []byte(k), Reason: "a document with a ttl has no expirations entry"}
 			}
 		}
 	}
@@ -74,9 +75,9 @@ func sortedStrings(m map[string]bool) []string {
 	return out
 }
 
-func checkDocumentsTree(kv KV, expiring map[string]bool) error {
-	root := []byte{RootDataContracts}
-	last, _, err := GetLastBlock(kv)
+func checkDocumentsTree(kv drive.KV, expiring map[string]bool) error {
+	root := []byte{drive.RootDataContracts}
+	last, _, err := drive.GetLastBlock(kv)
 	if err != nil {
 		return err
 	}
@@ -98,17 +99,17 @@ func checkDocumentsTree(kv KV, expiring map[string]bool) error {
 		}
 		return nil
 	}
-	err = kv.Iterate(root, PrefixEnd(root), func(k, v []byte) (bool, error) {
+	err = kv.Iterate(root, drive.PrefixEnd(root), func(k, v []byte) (bool, error) {
 		broken := func(reason string) (bool, error) {
-			return true, ErrDocumentsInvariant{Key: append([]byte(nil), k...), Reason: reason}
+			return true, ErrDocuments{Key: append([]byte(nil), k...), Reason: reason}
 		}
-		if id, ok := ParseContractKey(k); ok {
+		if id, ok := drive.ParseContractKey(k); ok {
 			if err := finish(); err != nil {
 				return true, err
 			}
 			if !haveVer {
 				var err error
-				if version, err = GetProtocolVersion(kv); err != nil {
+				if version, err = drive.GetProtocolVersion(kv); err != nil {
 					return true, err
 				}
 				haveVer = true
@@ -122,24 +123,24 @@ func checkDocumentsTree(kv KV, expiring map[string]bool) error {
 			}
 			contract, types, names = &c, map[string]*typeScan{}, nil
 			for _, t := range c.DocumentTypes {
-				types[t.Name] = newTypeScan(DocumentType{Contract: c.ID, DocumentType: t}, last.TimeMs)
+				types[t.Name] = newTypeScan(drive.DocumentType{Contract: c.ID, DocumentType: t}, last.TimeMs)
 				names = append(names, t.Name)
 			}
 			return false, nil
 		}
-		if rc, typeName, _, ok := ParseRemovalKey(k); ok {
+		if rc, typeName, _, ok := drive.ParseRemovalKey(k); ok {
 			if contract == nil || rc != contract.ID {
 				return broken("a removal record of a contract that is not stored")
 			}
 			if t, ok := contract.DocumentType(typeName); !ok || !t.ModeratorsDelete() || !t.ModeratorAbilities.DeleteKeepsRecord {
 				return broken(fmt.Sprintf("a removal record of type %q, whose moderators keep none", typeName))
 			}
-			if _, err := DecodeRemovalValue(k, v); err != nil {
+			if _, err := drive.DecodeRemovalValue(k, v); err != nil {
 				return broken("the removal record does not decode: " + err.Error())
 			}
 			return false, nil
 		}
-		p, ok := ParseDocumentKey(k)
+		p, ok := drive.ParseDocumentKey(k)
 		if !ok {
 			return broken("neither a contract, a document nor a removal record key")
 		}
@@ -163,14 +164,14 @@ func checkDocumentsTree(kv KV, expiring map[string]bool) error {
 
 // typeScan gathers the keys of one document type as the scan meets them.
 type typeScan struct {
-	t       DocumentType
+	t       drive.DocumentType
 	docs    map[protocol.DocumentID]protocol.Document
 	ids     []protocol.DocumentID // in key order
 	history map[protocol.DocumentID][]uint64
 	hkeys   map[protocol.DocumentID][]byte // the first history key of each document
 	entries map[string]protocol.DocumentID // index entry key -> the id it names
 	ekeys   []string
-	counts  map[string]IndexCount
+	counts  map[string]drive.IndexCount
 	ckeys   []string
 	// expiring are the expirations tree keys of the type's documents (ttl types).
 	expiring []string
@@ -178,22 +179,22 @@ type typeScan struct {
 	nowMs uint64
 	// windows are the keys under the type's time-range windows, parsed, and their
 	// count records' and ranks' values.
-	windows     map[string]WindowKeyParts
+	windows     map[string]drive.WindowKeyParts
 	wkeys       []string
-	windowCount map[string]IndexCount
+	windowCount map[string]drive.IndexCount
 }
 
-func newTypeScan(t DocumentType, nowMs uint64) *typeScan {
+func newTypeScan(t drive.DocumentType, nowMs uint64) *typeScan {
 	return &typeScan{
 		t:           t,
 		nowMs:       nowMs,
-		windows:     map[string]WindowKeyParts{},
-		windowCount: map[string]IndexCount{},
+		windows:     map[string]drive.WindowKeyParts{},
+		windowCount: map[string]drive.IndexCount{},
 		docs:        map[protocol.DocumentID]protocol.Document{},
 		history:     map[protocol.DocumentID][]uint64{},
 		hkeys:       map[protocol.DocumentID][]byte{},
 		entries:     map[string]protocol.DocumentID{},
-		counts:      map[string]IndexCount{},
+		counts:      map[string]drive.IndexCount{},
 	}
 }
 
@@ -207,18 +208,18 @@ func (s *typeScan) index(name string) (protocol.Index, bool) {
 }
 
 // add checks what one key says alone and keeps it for check.
-func (s *typeScan) add(k, v []byte, p DocumentKeyParts) error {
+func (s *typeScan) add(k, v []byte, p drive.DocumentKeyParts) error {
 	key := append([]byte(nil), k...)
-	broken := func(reason string) error { return ErrDocumentsInvariant{Key: key, Reason: reason} }
-	if p.Entry == DocumentEntryWindow {
+	broken := func(reason string) error { return ErrDocuments{Key: key, Reason: reason} }
+	if p.Entry == drive.DocumentEntryWindow {
 		return s.addWindowKey(key, v, *p.Window)
 	}
-	if p.Entry == DocumentEntryCount {
+	if p.Entry == drive.DocumentEntryCount {
 		ix, ok := s.index(p.Index)
 		if !ok || (!ix.Countable && ix.Summable == "") {
 			return broken(fmt.Sprintf("a count record of %q, which is no countable or summable index of the type", p.Index))
 		}
-		c, ok := DecodeIndexCount(v)
+		c, ok := drive.DecodeIndexCount(v)
 		if !ok {
 			return broken("not a count record")
 		}
@@ -226,7 +227,7 @@ func (s *typeScan) add(k, v []byte, p DocumentKeyParts) error {
 		s.ckeys = append(s.ckeys, string(key))
 		return nil
 	}
-	f, payload, err := splitFlags(v)
+	f, payload, err := drive.SplitFlags(v)
 	if err != nil {
 		return broken("storage flags: " + err.Error())
 	}
@@ -238,7 +239,7 @@ func (s *typeScan) add(k, v []byte, p DocumentKeyParts) error {
 		return broken(fmt.Sprintf("storage flags account for %d bytes, the key and payload are %d", f.Bytes(), want))
 	}
 	switch p.Entry {
-	case DocumentEntryIndex:
+	case drive.DocumentEntryIndex:
 		if _, ok := s.index(p.Index); !ok {
 			return broken(fmt.Sprintf("an entry of index %q, which the type does not have", p.Index))
 		}
@@ -248,7 +249,7 @@ func (s *typeScan) add(k, v []byte, p DocumentKeyParts) error {
 		s.entries[string(key)] = p.ID
 		s.ekeys = append(s.ekeys, string(key))
 		return nil
-	case DocumentEntryHistory:
+	case drive.DocumentEntryHistory:
 		if !s.t.DocumentsKeepHistory {
 			return broken("a history row of a type that keeps no history")
 		}
@@ -263,7 +264,7 @@ func (s *typeScan) add(k, v []byte, p DocumentKeyParts) error {
 	if d.ID != p.ID {
 		return broken(fmt.Sprintf("the row holds document %s", d.ID))
 	}
-	if p.Entry == DocumentEntryHistory {
+	if p.Entry == drive.DocumentEntryHistory {
 		if d.Revision != p.Revision {
 			return broken(fmt.Sprintf("the history row of revision %d holds revision %d", p.Revision, d.Revision))
 		}
@@ -278,7 +279,7 @@ func (s *typeScan) add(k, v []byte, p DocumentKeyParts) error {
 	}
 	s.docs[d.ID] = d
 	if at, ok := s.t.ExpiresAtMs(d); ok {
-		s.expiring = append(s.expiring, string(ExpirationKey(at, d.ID)))
+		s.expiring = append(s.expiring, string(drive.ExpirationKey(at, d.ID)))
 	}
 	s.ids = append(s.ids, d.ID)
 	return nil
@@ -288,18 +289,18 @@ func (s *typeScan) add(k, v []byte, p DocumentKeyParts) error {
 func (s *typeScan) check() error {
 	t := s.t
 	want := map[string]protocol.DocumentID{}
-	counts := map[string]IndexCount{}
+	counts := map[string]drive.IndexCount{}
 	for _, id := range s.ids {
 		d := s.docs[id]
 		for _, ix := range t.Indices {
 			if ix.TimeRange != nil {
 				continue // checkWindows
 			}
-			fields := IndexFields(t.DocumentType, ix)
-			values, _ := IndexValues(fields, d)
-			k := IndexEntryKey(t.Contract, t.Name, ix.Name, values, id)
+			fields := drive.IndexFields(t.DocumentType, ix)
+			values, _ := drive.IndexValues(fields, d)
+			k := drive.IndexEntryKey(t.Contract, t.Name, ix.Name, values, id)
 			if _, ok := s.entries[string(k)]; !ok {
-				return ErrDocumentsInvariant{Key: DocumentKey(t.Contract, t.Name, id), Reason: fmt.Sprintf("the document has no entry %x in index %q", k, ix.Name)}
+				return ErrDocuments{Key: drive.DocumentKey(t.Contract, t.Name, id), Reason: fmt.Sprintf("the document has no entry %x in index %q", k, ix.Name)}
 			}
 			want[string(k)] = id
 			if !ix.Countable && ix.Summable == "" {
@@ -310,22 +311,22 @@ func (s *typeScan) check() error {
 				p, _ := t.Property(ix.Summable)
 				sum = d.Value(p.Position).Int
 			}
-			for _, prefix := range IndexPrefixes(fields, d) {
-				ck := string(IndexCountKey(t.Contract, t.Name, ix.Name, prefix))
+			for _, prefix := range drive.IndexPrefixes(fields, d) {
+				ck := string(drive.IndexCountKey(t.Contract, t.Name, ix.Name, prefix))
 				c := counts[ck]
 				c.Count++
-				c.Sum = c.Sum.Add(Int64(sum))
+				c.Sum = c.Sum.Add(drive.Int64(sum))
 				counts[ck] = c
 			}
 		}
 		if t.DocumentsKeepHistory {
 			revs := s.history[id]
 			if uint64(len(revs)) != d.Revision {
-				return ErrDocumentsInvariant{Key: DocumentKey(t.Contract, t.Name, id), Reason: fmt.Sprintf("the document is at revision %d, its history holds %d revisions", d.Revision, len(revs))}
+				return ErrDocuments{Key: drive.DocumentKey(t.Contract, t.Name, id), Reason: fmt.Sprintf("the document is at revision %d, its history holds %d revisions", d.Revision, len(revs))}
 			}
 			for i, r := range revs {
 				if r != uint64(i+1) {
-					return ErrDocumentsInvariant{Key: DocumentHistoryKey(t.Contract, t.Name, id, r), Reason: fmt.Sprintf("history revision %d where %d belongs", r, i+1)}
+					return ErrDocuments{Key: drive.DocumentHistoryKey(t.Contract, t.Name, id, r), Reason: fmt.Sprintf("history revision %d where %d belongs", r, i+1)}
 				}
 			}
 		}
@@ -339,7 +340,7 @@ func (s *typeScan) check() error {
 		if _, ok := s.docs[id]; ok {
 			reason = fmt.Sprintf("the index entry's values are not those of document %s", id)
 		}
-		return ErrDocumentsInvariant{Key: []byte(k), Reason: reason}
+		return ErrDocuments{Key: []byte(k), Reason: reason}
 	}
 	hids := make([]protocol.DocumentID, 0, len(s.hkeys))
 	for id := range s.hkeys {
@@ -348,16 +349,16 @@ func (s *typeScan) check() error {
 	sort.Slice(hids, func(i, j int) bool { return bytes.Compare(hids[i][:], hids[j][:]) < 0 })
 	for _, id := range hids {
 		if _, ok := s.docs[id]; !ok {
-			return ErrDocumentsInvariant{Key: s.hkeys[id], Reason: "a history row of a document that is not stored"}
+			return ErrDocuments{Key: s.hkeys[id], Reason: "a history row of a document that is not stored"}
 		}
 	}
 	for _, k := range s.ckeys {
 		want, ok := counts[k]
 		if !ok {
-			return ErrDocumentsInvariant{Key: []byte(k), Reason: "a count record for leading values no document has"}
+			return ErrDocuments{Key: []byte(k), Reason: "a count record for leading values no document has"}
 		}
 		if got := s.counts[k]; got != want {
-			return ErrDocumentsInvariant{Key: []byte(k), Reason: fmt.Sprintf("the record counts %d summing to %s, the documents %d summing to %s", got.Count, got.Sum, want.Count, want.Sum)}
+			return ErrDocuments{Key: []byte(k), Reason: fmt.Sprintf("the record counts %d summing to %s, the documents %d summing to %s", got.Count, got.Sum, want.Count, want.Sum)}
 		}
 	}
 	var missing []string
@@ -368,14 +369,14 @@ func (s *typeScan) check() error {
 	}
 	sort.Strings(missing)
 	if len(missing) > 0 {
-		return ErrDocumentsInvariant{Key: []byte(missing[0]), Reason: "no count record where documents have these leading values"}
+		return ErrDocuments{Key: []byte(missing[0]), Reason: "no count record where documents have these leading values"}
 	}
 	return s.checkWindows()
 }
 
 // addWindowKey checks one key under a time-range window alone and keeps it.
-func (s *typeScan) addWindowKey(key, v []byte, w WindowKeyParts) error {
-	broken := func(reason string) error { return ErrDocumentsInvariant{Key: key, Reason: reason} }
+func (s *typeScan) addWindowKey(key, v []byte, w drive.WindowKeyParts) error {
+	broken := func(reason string) error { return ErrDocuments{Key: key, Reason: reason} }
 	ix, ok := s.index(w.Index)
 	if !ok || ix.TimeRange == nil || ix.TimeRange.Grid() != w.Grid {
 		return broken(fmt.Sprintf("a window key of %q, which is no time-range index of the type on this grid", w.Index))
@@ -384,20 +385,20 @@ func (s *typeScan) addWindowKey(key, v []byte, w WindowKeyParts) error {
 		return broken(fmt.Sprintf("a window starting at %d, no start of its grid", w.StartMs))
 	}
 	switch {
-	case w.Part == windowCount:
-		c, ok := DecodeIndexCount(v)
+	case w.Part == drive.WindowCount:
+		c, ok := drive.DecodeIndexCount(v)
 		if !ok || (!ix.Countable && ix.Summable == "") {
 			return broken("not a count record of a countable or summable index")
 		}
 		s.windowCount[string(key)] = c
-	case w.Part == windowRank && !ix.Ranked:
+	case w.Part == drive.WindowRank && !ix.Ranked:
 		return broken("a rank of an index that is not ranked")
-	case w.Part == windowRank || ix.TimeRange.TTL > 0:
-		if !bytes.Equal(v, ephemeral) {
+	case w.Part == drive.WindowRank || ix.TimeRange.TTL > 0:
+		if !bytes.Equal(v, drive.Ephemeral) {
 			return broken("a rank, or an entry under a ttl'd grid, that holds more than its marker (storage flags?)")
 		}
 	default:
-		f, payload, err := splitFlags(v)
+		f, payload, err := drive.SplitFlags(v)
 		if err != nil || len(payload) != 0 {
 			return broken(fmt.Sprintf("a window entry whose value is no storage flags alone (%v)", err))
 		}
@@ -427,32 +428,32 @@ func (s *typeScan) checkWindows() error {
 	t := s.t
 	all := map[string]bool{}  // every entry of a stored document, any window
 	live := map[string]bool{} // those in windows within their ttl
-	counts := map[string]IndexCount{}
+	counts := map[string]drive.IndexCount{}
 	ranked := map[string]bool{} // the count records of ranked groups
 	for _, id := range s.ids {
 		d := s.docs[id]
-		for _, w := range windowItems(t.DocumentType, &d, s.nowMs, true) {
-			k := string(w.entryKey(t, id))
+		for _, w := range drive.WindowItems(t.DocumentType, &d, s.nowMs, true) {
+			k := string(w.EntryKey(t, id))
 			all[k] = true
-			if w.expired {
+			if w.Expired {
 				continue
 			}
 			if _, ok := s.windows[k]; !ok {
-				return ErrDocumentsInvariant{Key: DocumentKey(t.Contract, t.Name, id), Reason: fmt.Sprintf("the document has no entry %x in the window at %d of %q", k, w.startMs, w.ix.Name)}
+				return ErrDocuments{Key: drive.DocumentKey(t.Contract, t.Name, id), Reason: fmt.Sprintf("the document has no entry %x in the window at %d of %q", k, w.StartMs, w.Index.Name)}
 			}
 			live[k] = true
-			if !w.ix.Countable && w.ix.Summable == "" {
+			if !w.Index.Countable && w.Index.Summable == "" {
 				continue
 			}
-			prefixes := IndexPrefixes(IndexFields(t.DocumentType, w.ix), d)
+			prefixes := drive.IndexPrefixes(drive.IndexFields(t.DocumentType, w.Index), d)
 			for i, prefix := range prefixes {
-				ck := string(WindowCountKey(t.Contract, t.Name, w.ix.TimeRange.Grid(), w.startMs, w.ix.Name, prefix))
-				if w.ix.Ranked && i == len(prefixes)-1 {
+				ck := string(drive.WindowCountKey(t.Contract, t.Name, w.Index.TimeRange.Grid(), w.StartMs, w.Index.Name, prefix))
+				if w.Index.Ranked && i == len(prefixes)-1 {
 					ranked[ck] = true
 				}
 				c := counts[ck]
 				c.Count++
-				c.Sum = c.Sum.Add(Int64(summableValue(t.DocumentType, w.ix, d)))
+				c.Sum = c.Sum.Add(drive.Int64(drive.SummableValue(t.DocumentType, w.Index, d)))
 				counts[ck] = c
 			}
 		}
@@ -463,40 +464,40 @@ func (s *typeScan) checkWindows() error {
 		ix, _ := s.index(w.Index)
 		expired := ix.TimeRange.Expired(w.StartMs, s.nowMs)
 		switch w.Part {
-		case windowEntry:
+		case drive.WindowEntry:
 			if !all[k] {
-				return ErrDocumentsInvariant{Key: []byte(k), Reason: "a window entry that is no stored document's"}
+				return ErrDocuments{Key: []byte(k), Reason: "a window entry that is no stored document's"}
 			}
-		case windowCount:
+		case drive.WindowCount:
 			if expired {
 				continue
 			}
 			want, ok := counts[k]
 			if !ok || want != s.windowCount[k] {
-				return ErrDocumentsInvariant{Key: []byte(k), Reason: fmt.Sprintf("the window count record holds %+v, the documents call for %+v", s.windowCount[k], want)}
+				return ErrDocuments{Key: []byte(k), Reason: fmt.Sprintf("the window count record holds %+v, the documents call for %+v", s.windowCount[k], want)}
 			}
 			seen[k] = true
-		case windowRank:
+		case drive.WindowRank:
 			if expired {
 				continue
 			}
-			ck := string(WindowCountKey(t.Contract, t.Name, w.Grid, w.StartMs, w.Index, w.Values))
+			ck := string(drive.WindowCountKey(t.Contract, t.Name, w.Grid, w.StartMs, w.Index, w.Values))
 			if c := counts[ck]; c.Count != w.Count || w.Count == 0 {
-				return ErrDocumentsInvariant{Key: []byte(k), Reason: fmt.Sprintf("a rank at count %d of a group the documents count %d times", w.Count, c.Count)}
+				return ErrDocuments{Key: []byte(k), Reason: fmt.Sprintf("a rank at count %d of a group the documents count %d times", w.Count, c.Count)}
 			}
 			rk := "rank " + ck
 			if seen[rk] {
-				return ErrDocumentsInvariant{Key: []byte(k), Reason: "a second rank of one group"}
+				return ErrDocuments{Key: []byte(k), Reason: "a second rank of one group"}
 			}
 			seen[rk] = true
 		}
 	}
 	for _, ck := range slices.Sorted(maps.Keys(counts)) {
 		if !seen[ck] {
-			return ErrDocumentsInvariant{Key: []byte(ck), Reason: "no window count record where documents lie"}
+			return ErrDocuments{Key: []byte(ck), Reason: "no window count record where documents lie"}
 		}
 		if ranked[ck] && !seen["rank "+ck] {
-			return ErrDocumentsInvariant{Key: []byte(ck), Reason: "a counted group with no rank"}
+			return ErrDocuments{Key: []byte(ck), Reason: "a counted group with no rank"}
 		}
 	}
 	return nil

@@ -2,6 +2,8 @@ package abci
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -112,98 +114,118 @@ func (m *Metrics) observeTimeRanges(kv drive.KV, nowMs uint64) error {
 // do, so that one Prometheus can watch several chains.
 const MetricsChainIDLabel = "chain_id"
 
+// The prefix of every metric's name: ttld_app_<name>.
+const (
+	metricsNamespace = "ttld"
+	metricsSubsystem = "app"
+)
+
+// durationBuckets are the buckets of every timing histogram: 0.5 ms doubling up to 16 s.
+var durationBuckets = prometheus.ExponentialBuckets(0.0005, 2, 16)
+
+// metric declares one collector of Metrics. Its kind is the type of the field it fills:
+// a Counter, Gauge or Histogram takes no labels, a CounterVec or GaugeVec at least one.
+type metric struct {
+	// field points to the field of Metrics that holds the collector.
+	field any
+	// name follows the prefix ttld_app_.
+	name string
+	// help is exposed as the metric's HELP; a figure that is a constant of the code is
+	// formatted from that constant.
+	help string
+	// labels are the variable labels, beside chain_id.
+	labels []string
+}
+
+// declare lists every metric of m, once: NewMetrics builds and registers what it lists,
+// and TestMetricsDeclared pins each one's name, help and labels.
+func (m *Metrics) declare() []metric {
+	return []metric{
+		{&m.BlockExecution, "block_execution_seconds", "Time FinalizeBlock takes to execute a block.", nil},
+		{&m.Commit, "commit_seconds", "Time Commit takes to save a version of the tree.", nil},
+		{&m.Txs, "txs_total", "Transactions executed in blocks, by result code.", []string{"code"}},
+		{&m.StateKeys, "state_keys", "Keys in the state tree after the last commit.", nil},
+		{&m.Height, "height", "Last committed height.", nil},
+		{&m.FeesCollected, "fees_collected_credits_total", "Fees charged by blocks this process executed, in credits.", nil},
+		{&m.ProposalsRejected, "proposals_rejected_total", "Proposals rejected because a transaction failed the checks its bytes decide alone.", nil},
+		{&m.SignatureChecks, "signature_checks_total", "Signature checks by how they were answered: remembered (an ed25519 verification that passed before: CheckTx, its rechecks, the proposal checks and FinalizeBlock verify a transaction once), verified, invalid.", []string{"result"}},
+		{&m.CleanupRemoved, "cleanup_removed_total", "Expired entries removed by the per-block cleanups.", []string{"cleanup"}},
+		{&m.CleanupOrphans, "cleanup_orphans_total", "Expired entries removed by the per-block cleanups that had nothing to delete (documents: an expirations entry without its document).", []string{"cleanup"}},
+		{&m.CleanupWeight, "cleanup_weight_used_total", "Weight of the budget the per-block cleanups used.", []string{"cleanup"}},
+		{&m.CleanupBacklog, "cleanup_backlog", fmt.Sprintf("Expired entries the last block's cleanup left for later blocks (counted up to %s).",
+			thousands(drive.BacklogCountLimit)), []string{"cleanup"}},
+		{&m.CleanupOldestOverdue, "cleanup_oldest_overdue_seconds", "How long the oldest expired entry left by the last block's cleanup has been due, in block time.", []string{"cleanup"}},
+		{&m.TimeRangeExpired, "time_range_expired_keys", fmt.Sprintf("Keys standing in expired windows of a ttl'd time-range grid after the last epoch change's sweep (the first %s grids, each counted up to %s).",
+			thousands(TimeRangeBacklogGrids), thousands(TimeRangeBacklogCap)), []string{"contract", "type", "grid"}},
+		{&m.Epoch, "epoch", "Current epoch index after the last commit.", nil},
+		{&m.StoragePool, "storage_pool_credits", "Storage distribution pool: perpetual storage fees collected since the last epoch change, in credits.", nil},
+		{&m.EpochFees, "epoch_fees_credits", "Processing fees collected in the current epoch, in credits.", nil},
+		{&m.PendingRefunds, "pending_refunds_credits", "Storage refunds paid to owners that the next epoch change takes back from the epochs' pools, in credits.", nil},
+		{&m.TotalCredits, "total_credits", "Running total of credits in state (balances and pools, less pending refunds); equals the genesis supply.", nil},
+	}
+}
+
 // NewMetrics creates the metrics, each labelled chain_id=chainID, and registers them
 // with reg (nil: not registered, for tests and tools).
 func NewMetrics(reg prometheus.Registerer, chainID string) (*Metrics, error) {
+	m := &Metrics{}
 	chain := prometheus.Labels{MetricsChainIDLabel: chainID}
-	m := &Metrics{
-		BlockExecution: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "block_execution_seconds",
-			Help:    "Time FinalizeBlock takes to execute a block.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
-		}),
-		Commit: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "commit_seconds",
-			Help:    "Time Commit takes to save a version of the tree.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
-		}),
-		Txs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "txs_total",
-			Help: "Transactions executed in blocks, by result code.",
-		}, []string{"code"}),
-		StateKeys: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "state_keys",
-			Help: "Keys in the state tree after the last commit.",
-		}),
-		Height: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "height",
-			Help: "Last committed height.",
-		}),
-		FeesCollected: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "fees_collected_credits_total",
-			Help: "Fees charged by blocks this process executed, in credits.",
-		}),
-		ProposalsRejected: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "proposals_rejected_total",
-			Help: "Proposals rejected because a transaction failed the checks its bytes decide alone.",
-		}),
-		SignatureChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "signature_checks_total",
-			Help: "Signature checks by how they were answered: remembered (an ed25519 verification that passed before: CheckTx, its rechecks, the proposal checks and FinalizeBlock verify a transaction once), verified, invalid.",
-		}, []string{"result"}),
-		CleanupRemoved: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_removed_total",
-			Help: "Expired entries removed by the per-block cleanups.",
-		}, []string{"cleanup"}),
-		CleanupOrphans: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_orphans_total",
-			Help: "Expired entries removed by the per-block cleanups that had nothing to delete (documents: an expirations entry without its document).",
-		}, []string{"cleanup"}),
-		CleanupWeight: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_weight_used_total",
-			Help: "Weight of the budget the per-block cleanups used.",
-		}, []string{"cleanup"}),
-		CleanupBacklog: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_backlog",
-			Help: "Expired entries the last block's cleanup left for later blocks (counted up to 10,000).",
-		}, []string{"cleanup"}),
-		CleanupOldestOverdue: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "cleanup_oldest_overdue_seconds",
-			Help: "How long the oldest expired entry left by the last block's cleanup has been due, in block time.",
-		}, []string{"cleanup"}),
-		TimeRangeExpired: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "time_range_expired_keys",
-			Help: "Keys standing in expired windows of a ttl'd time-range grid after the last epoch change's sweep (the first 100 grids, each counted up to 100,000).",
-		}, []string{"contract", "type", "grid"}),
-		Epoch: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "epoch",
-			Help: "Current epoch index after the last commit.",
-		}),
-		StoragePool: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "storage_pool_credits",
-			Help: "Storage distribution pool: perpetual storage fees collected since the last epoch change, in credits.",
-		}),
-		EpochFees: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "epoch_fees_credits",
-			Help: "Processing fees collected in the current epoch, in credits.",
-		}),
-		PendingRefunds: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "pending_refunds_credits",
-			Help: "Storage refunds paid to owners that the next epoch change takes back from the epochs' pools, in credits.",
-		}),
-		TotalCredits: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "ttld", Subsystem: "app", ConstLabels: chain, Name: "total_credits",
-			Help: "Running total of credits in state (balances and pools, less pending refunds); equals the genesis supply.",
-		}),
-	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.BlockExecution, m.Commit, m.Txs, m.StateKeys, m.Height, m.FeesCollected,
-			m.ProposalsRejected, m.SignatureChecks, m.CleanupRemoved, m.CleanupOrphans, m.CleanupWeight, m.CleanupBacklog, m.CleanupOldestOverdue,
-			m.TimeRangeExpired, m.Epoch, m.StoragePool, m.EpochFees, m.PendingRefunds, m.TotalCredits} {
+	for _, d := range m.declare() {
+		c, err := d.build(chain)
+		if err != nil {
+			return nil, err
+		}
+		if reg != nil {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return m, nil
+}
+
+// build creates d's collector with the const labels chain, stores it in d's field and
+// returns it.
+func (d metric) build(chain prometheus.Labels) (prometheus.Collector, error) {
+	opts := prometheus.Opts{Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: d.name, Help: d.help, ConstLabels: chain}
+	vec := false
+	var c prometheus.Collector
+	switch f := d.field.(type) {
+	case *prometheus.Counter:
+		*f = prometheus.NewCounter(prometheus.CounterOpts(opts))
+		c = *f
+	case *prometheus.Gauge:
+		*f = prometheus.NewGauge(prometheus.GaugeOpts(opts))
+		c = *f
+	case *prometheus.Histogram:
+		*f = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: opts.Namespace, Subsystem: opts.Subsystem,
+			Name: opts.Name, Help: opts.Help, ConstLabels: opts.ConstLabels, Buckets: durationBuckets})
+		c = *f
+	case **prometheus.CounterVec:
+		*f = prometheus.NewCounterVec(prometheus.CounterOpts(opts), d.labels)
+		c, vec = *f, true
+	case **prometheus.GaugeVec:
+		*f = prometheus.NewGaugeVec(prometheus.GaugeOpts(opts), d.labels)
+		c, vec = *f, true
+	default:
+		return nil, fmt.Errorf("abci: metric %s: a field of type %T is no collector kind NewMetrics builds", d.name, d.field)
+	}
+	if vec != (len(d.labels) > 0) {
+		return nil, fmt.Errorf("abci: metric %s: labels %q do not fit a field of type %T", d.name, d.labels, d.field)
+	}
+	return c, nil
+}
+
+// thousands writes n with commas between groups of three digits, as the help texts
+// write their figures: 100,000.
+func thousands(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

@@ -2,6 +2,8 @@ package abci
 
 import (
 	"encoding/hex"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -150,5 +152,106 @@ func TestPoolMetricsFollowTheState(t *testing.T) {
 	h.open()
 	if got := gauges(t, h.app.metrics); got != want {
 		t.Fatalf("after a restart: %+v, want %+v", got, want)
+	}
+}
+
+// TestMetricsDeclared pins every metric /metrics exposes: its name, kind, help and
+// labels, as Prometheus gathers them from the registry NewMetrics filled; and every
+// field of Metrics is declared exactly once, so none is left nil.
+func TestMetricsDeclared(t *testing.T) {
+	pinned := []struct {
+		name   string
+		kind   string // the exposition's TYPE
+		help   string
+		labels []string
+	}{
+		{"ttld_app_block_execution_seconds", "HISTOGRAM", "Time FinalizeBlock takes to execute a block.", nil},
+		{"ttld_app_commit_seconds", "HISTOGRAM", "Time Commit takes to save a version of the tree.", nil},
+		{"ttld_app_txs_total", "COUNTER", "Transactions executed in blocks, by result code.", []string{"code"}},
+		{"ttld_app_state_keys", "GAUGE", "Keys in the state tree after the last commit.", nil},
+		{"ttld_app_height", "GAUGE", "Last committed height.", nil},
+		{"ttld_app_fees_collected_credits_total", "COUNTER", "Fees charged by blocks this process executed, in credits.", nil},
+		{"ttld_app_proposals_rejected_total", "COUNTER", "Proposals rejected because a transaction failed the checks its bytes decide alone.", nil},
+		{"ttld_app_signature_checks_total", "COUNTER", "Signature checks by how they were answered: remembered (an ed25519 verification that passed before: CheckTx, its rechecks, the proposal checks and FinalizeBlock verify a transaction once), verified, invalid.", []string{"result"}},
+		{"ttld_app_cleanup_removed_total", "COUNTER", "Expired entries removed by the per-block cleanups.", []string{"cleanup"}},
+		{"ttld_app_cleanup_orphans_total", "COUNTER", "Expired entries removed by the per-block cleanups that had nothing to delete (documents: an expirations entry without its document).", []string{"cleanup"}},
+		{"ttld_app_cleanup_weight_used_total", "COUNTER", "Weight of the budget the per-block cleanups used.", []string{"cleanup"}},
+		{"ttld_app_cleanup_backlog", "GAUGE", "Expired entries the last block's cleanup left for later blocks (counted up to 10,000).", []string{"cleanup"}},
+		{"ttld_app_cleanup_oldest_overdue_seconds", "GAUGE", "How long the oldest expired entry left by the last block's cleanup has been due, in block time.", []string{"cleanup"}},
+		{"ttld_app_time_range_expired_keys", "GAUGE", "Keys standing in expired windows of a ttl'd time-range grid after the last epoch change's sweep (the first 100 grids, each counted up to 100,000).", []string{"contract", "grid", "type"}},
+		{"ttld_app_epoch", "GAUGE", "Current epoch index after the last commit.", nil},
+		{"ttld_app_storage_pool_credits", "GAUGE", "Storage distribution pool: perpetual storage fees collected since the last epoch change, in credits.", nil},
+		{"ttld_app_epoch_fees_credits", "GAUGE", "Processing fees collected in the current epoch, in credits.", nil},
+		{"ttld_app_pending_refunds_credits", "GAUGE", "Storage refunds paid to owners that the next epoch change takes back from the epochs' pools, in credits.", nil},
+		{"ttld_app_total_credits", "GAUGE", "Running total of credits in state (balances and pools, less pending refunds); equals the genesis supply.", nil},
+	}
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg, "chain-7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := m.declare()
+	if len(declared) != len(pinned) {
+		t.Fatalf("%d metrics declared, %d pinned: pin the new ones", len(declared), len(pinned))
+	}
+
+	// Every field is declared once: the declared pointers are the fields' addresses.
+	fields := map[uintptr]string{}
+	v := reflect.ValueOf(m).Elem()
+	for i := range v.NumField() {
+		fields[v.Field(i).Addr().Pointer()] = v.Type().Field(i).Name
+	}
+	for _, d := range declared {
+		p := reflect.ValueOf(d.field).Pointer()
+		if _, ok := fields[p]; !ok {
+			t.Errorf("metric %s: its field is declared twice, or is no field of Metrics", d.name)
+		}
+		delete(fields, p)
+	}
+	for _, name := range fields {
+		t.Errorf("field Metrics.%s is declared by no metric", name)
+	}
+
+	// A vector is gathered once it has a child: give each one, labelled by its label
+	// names.
+	for _, d := range declared {
+		switch f := d.field.(type) {
+		case **prometheus.CounterVec:
+			(*f).WithLabelValues(d.labels...).Inc()
+		case **prometheus.GaugeVec:
+			(*f).WithLabelValues(d.labels...).Set(1)
+		}
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathered := map[string]int{}
+	for i, f := range families {
+		gathered[f.GetName()] = i
+	}
+	if len(gathered) != len(pinned) {
+		t.Errorf("%d metrics gathered, %d pinned", len(gathered), len(pinned))
+	}
+	for _, p := range pinned {
+		i, ok := gathered[p.name]
+		if !ok {
+			t.Errorf("metric %s not gathered", p.name)
+			continue
+		}
+		f := families[i]
+		if f.GetType().String() != p.kind || f.GetHelp() != p.help {
+			t.Errorf("metric %s: %s %q, want %s %q", p.name, f.GetType(), f.GetHelp(), p.kind, p.help)
+		}
+		// Prometheus sorts a metric's labels by name.
+		want := append([]string{MetricsChainIDLabel}, p.labels...)
+		slices.Sort(want)
+		var got []string
+		for _, l := range f.GetMetric()[0].GetLabel() {
+			got = append(got, l.GetName())
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("metric %s: labels %v, want %v", p.name, got, want)
+		}
 	}
 }

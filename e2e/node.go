@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"testing"
@@ -59,11 +60,36 @@ func StartNodeShortTTL(t testing.TB, minTTL uint64) *Env {
 func startNode(t testing.TB, opts node.InitOptions) *Env {
 	t.Helper()
 	opts.Home = t.TempDir()
-	res, err := node.Init(opts)
+	env, err := start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports := freePorts(t, 4)
+	t.Cleanup(func() {
+		if err := env.Node.Stop(); err != nil {
+			t.Errorf("stop node: %v", err)
+		}
+	})
+	return env
+}
+
+// Start is StartNode for a caller without a test, such as a runnable example: it
+// initialises a home in directory home, which must be empty or absent, and returns
+// once block 2 exists. The caller stops env.Node.
+func Start(home string) (*Env, error) {
+	return start(node.InitOptions{Home: home, ChainID: ChainID, DevBalance: DevBalance})
+}
+
+// start initialises opts.Home, starts a node on free loopback ports and returns once
+// block 2 exists; on an error no node is left running.
+func start(opts node.InitOptions) (*Env, error) {
+	res, err := node.Init(opts)
+	if err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(4)
+	if err != nil {
+		return nil, err
+	}
 	n, err := node.Start(node.StartOptions{
 		Home:             res.Home,
 		Logger:           zerolog.Nop(),
@@ -73,31 +99,36 @@ func startNode(t testing.TB, opts node.InitOptions) *Env {
 		WebListen:        fmt.Sprintf("127.0.0.1:%d", ports[3]),
 	})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("stop node: %v", err)
-		}
-	})
-	vals, chainID, err := node.GenesisValidators(res.Home)
+	env, err := connect(n, res.Home)
 	if err != nil {
-		t.Fatal(err)
+		return nil, errors.Join(err, n.Stop())
+	}
+	return env, nil
+}
+
+// connect dials running node n of home with the dev key and the genesis validators,
+// and waits for block 2.
+func connect(n *node.Node, home string) (*Env, error) {
+	vals, chainID, err := node.GenesisValidators(home)
+	if err != nil {
+		return nil, err
 	}
 	c, err := client.Dial(n.RPCAddress(), client.Options{ChainID: chainID, Trusted: vals})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	dev, err := keyring.Open(res.Home).Get(node.DevKeyName)
+	dev, err := keyring.Open(home).Get(node.DevKeyName)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	if _, err := c.WaitForHeight(ctx, 2); err != nil {
-		t.Fatalf("node at %s produced no block 2: %v", n.RPCAddress(), err)
+		return nil, fmt.Errorf("node at %s produced no block 2: %w", n.RPCAddress(), err)
 	}
-	return &Env{Home: res.Home, Node: n, RPC: n.RPCAddress(), Client: c, Dev: dev, Trusted: vals}
+	return &Env{Home: home, Node: n, RPC: n.RPCAddress(), Client: c, Dev: dev, Trusted: vals}, nil
 }
 
 // Commit signs tr with the dev key (filling in its next nonce), broadcasts it, waits for
@@ -119,20 +150,21 @@ func (e *Env) Commit(t testing.TB, tr protocol.Transition) int64 {
 
 // freePorts returns n loopback ports that were free a moment ago: all are held open
 // together, so they differ, then released for the node to bind.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
+func freePorts(n int) ([]int, error) {
 	ports := make([]int, n)
-	ls := make([]net.Listener, n)
-	for i := range ls {
+	ls := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		ls[i] = l
+		ls = append(ls, l)
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return ports
+	return ports, nil
 }

@@ -1,6 +1,10 @@
 package protocol
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Code is a stable consensus error code. It goes into the transaction result; the
 // readable message goes into the log only. Codes are never renumbered or reused.
@@ -100,68 +104,106 @@ type CodeInfo struct {
 }
 
 // codeTable is the registry: docs/ERRORS.md is generated from it and codes_test.go pins
-// it.
-var codeTable = []CodeInfo{
-	{CodeOK, "OK", false, "accepted"},
-	{CodeTxDecode, "TxDecode", false, "the bytes are not a transition of the wire format (truncated, trailing bytes)"},
-	{CodeTxTooLarge, "TxTooLarge", false, "the transaction exceeds the protocol version's size limit (16 KiB at 13)"},
-	{CodeUnsupportedTxFormat, "UnsupportedTxFormat", false, "the leading format byte is not 1"},
-	{CodeUnknownTransitionType, "UnknownTransitionType", false, "the type byte names no transition"},
-	{CodeInvalidTransition, "InvalidTransition", false, "a structure rule: zero amount, transfer to oneself, no or repeated identity keys"},
-	{CodeJSONSchema, "JsonSchemaError", false, "the contract is not JSON or its protocol version's meta-schema refuses it: an unknown keyword (ttl before version 14), a wrong shape, type number, a bound outside the meta-schema's range, an integer written with a fraction or exponent"},
-	{CodeDuplicateIndex, "DuplicateIndex", false, "two indices of a document type have the same properties in the same order"},
-	{CodeInvalidContractStructure, "InvalidContractStructure", false, "a contract rule the meta-schema cannot state: bounds out of order or past the version's limits, a pattern that is no RE2 expression, a required name that is no property, an identifier not of 32 bytes, an indexed string or byte array without a small enough maximum; a ttl (version 14) without $createdAt in required, with documentsKeepHistory, indexOnly or a contested index, or, on registration and update, outside 3,600..31,536,000 s; a time-range index (version 14) whose range is no multiple of its step, whose overlap passes 24 or phase reaches its step, whose ttl is below its range or past 604,800 s or differs from another index's on the same grid, unique off a range == step grid on $createdAt, or ranked without countable or a timeRange; moderatorAbilities without the contract's moderation block or beside documentsKeepHistory or indexOnly, more than 16 moderators; a refersTo the referring type alone refuses (listElement off an identifier list's items, a list item that refers otherwise, a lookup from a list item, a reference by id from no identifier); an identifier list of more than 64 or indexed"},
-	{CodeUndefinedIndexProperty, "UndefinedIndexProperty", false, "an index uses a property the document type does not define and that is no indexable system field"},
-	{CodeInvalidSummableProperty, "InvalidSummableProperty", false, "an index's summable names no integer property of the document type"},
-	{CodeTooManyDocumentTypes, "TooManyDocumentTypes", false, "the contract defines more document types than the version allows (100 at 13)"},
-	{CodeTooManyProperties, "TooManyProperties", false, "a document type defines more properties than the version allows (100 at 13)"},
-	{CodeTooManyIndexes, "TooManyIndexes", false, "a document type defines more indices than the version allows (10 at 13)"},
-	{CodeTooManyIndexProperties, "TooManyIndexProperties", false, "an index has more properties than the version allows (10 at 13)"},
-	{CodeContractTooLarge, "ContractTooLarge", false, "the contract JSON, as sent or in canonical form, exceeds the version's limit (16 KiB at 13)"},
-	{CodeInvalidName, "InvalidName", false, "a document type, property or index name is not 1 to 64 letters, digits, '-' or '_' starting with a letter"},
-	{CodeInvalidPropertyPosition, "InvalidPropertyPosition", false, "a document type's property positions do not run 0, 1, ... without gaps or repeats"},
-	{CodeDuplicateIndexName, "DuplicateIndexName", false, "two indices of a document type share a name"},
-	{CodeContractDecode, "ContractDecode", false, "the bytes are not a contract encoding (format byte, id, owner, version, canonical JSON)"},
-	{CodeContestedIndexUnsupported, "ContestedIndexUnsupported", false, "a contract registration or update declares a contested index: contested values are resolved by a vote this version does not hold (a ttl beside a contested index is 10231 first)"},
-	{CodeDocumentDecode, "DocumentDecode", false, "stored bytes are not a document encoding of their type (only a damaged store gives it)"},
-	{CodeIdentityNotFound, "IdentityNotFound", false, "the signing identity does not exist"},
-	{CodeMissingPublicKey, "MissingPublicKey", false, "the signing identity has no key at the given index"},
-	{CodeInvalidSignature, "InvalidSignature", false, "the signature does not verify over the sign bytes (wrong key, chain or type)"},
-	{CodeAddressNotFound, "AddressNotFound", false, "the signing address holds nothing"},
-	{CodeBalanceIsNotEnough, "BalanceIsNotEnough", false, "the payer cannot pay the processing fee"},
-	{CodeDataContractAlreadyPresent, "DataContractAlreadyPresentError", true, "a contract create's id (from its owner and nonce) names a stored contract"},
-	{CodeInvalidIdentityNonce, "InvalidIdentityNonce", false, "the identity's nonce is used already, more than 24 below its highest, or more than 24 above it"},
-	{CodeIdentityInsufficientBalance, "IdentityInsufficientBalance", true, "the identity can pay the processing of its authentication but not the amount and the transition's full fee (storage included) as well"},
-	{CodeRecipientIdentityNotFound, "RecipientIdentityNotFound", true, "a top-up or credit transfer names an identity that does not exist"},
-	{CodeDocumentTypeUpdate, "DocumentTypeUpdateError", true, "a contract update removes or changes an existing document type: a flag, an index, required, a property, its ttl (added, removed or changed), or adds a required property"},
-	{CodeInvalidAddressNonce, "InvalidAddressNonce", false, "the address's nonce is used already, more than 24 below its highest, or more than 24 above it"},
-	{CodeAddressInsufficientBalance, "AddressInsufficientBalance", true, "the address can pay the fee but not the amount as well"},
-	{CodeCreditOverflow, "CreditOverflow", false, "a credit would take a balance or a fee sum past 2^64-1; impossible while credits are conserved, refused so that no state can make a block fail"},
-	{CodeDataContractNotFound, "DataContractNotFound", true, "a contract update names no stored contract"},
-	{CodeDataContractOwnerMismatch, "DataContractOwnerMismatch", true, "a contract update is signed by another identity than the contract's owner"},
-	{CodeInvalidDataContractVersion, "InvalidDataContractVersion", true, "a contract update's version is not the stored version plus one"},
-	{CodeContractConfigUpdate, "ContractConfigUpdate", true, "a contract update adds, changes or removes the contract's config.moderation block, which is fixed at registration"},
-	{CodeModeratorNotFound, "ModeratorNotFound", true, "a contract registration's moderation block names an identity that does not exist"},
-	{CodeInvalidReference, "InvalidReference", true, "a refersTo names a contract or document type that does not exist, an indexOnly type, or a lookup index that is no unique index of one property of the referring property's type; a permanent reference by lookup of a value the target's writes can change"},
-	{CodeReferencedDocumentTypeDeletable, "ReferencedDocumentTypeDeletableError", true, "a permanentDocument or listElement reference, a lookup one included, targets a type whose documents can disappear: canBeDeleted, moderatorAbilities.delete or a ttl (documents_can_disappear)"},
-	{CodeDocumentAlreadyPresent, "DocumentAlreadyPresent", true, "a document create's id (from contract, owner, type and entropy) names a stored document"},
-	{CodeDocumentNotFound, "DocumentNotFound", true, "a replace, delete, transfer, purchase or price update names no stored document of the type"},
-	{CodeDocumentOwnerIDMismatch, "DocumentOwnerIdMismatch", true, "a replace, delete, transfer or price update is signed by another identity than the document's owner"},
-	{CodeDuplicateUniqueIndex, "DuplicateUniqueIndex", true, "a create or replace gives a unique index values another document holds"},
-	{CodeInvalidDocumentRevision, "InvalidDocumentRevision", true, "a replace, transfer, purchase or price update carries another revision than the stored one plus one"},
-	{CodeDocumentNotForSale, "DocumentNotForSale", true, "a purchase of a document whose price is not set"},
-	{CodeDocumentIncorrectPurchasePrice, "DocumentIncorrectPurchasePrice", true, "a purchase offers another price than the document's"},
-	{CodeDocumentExpired, "DocumentExpiredError", true, "a replace, transfer, purchase or price update of a document of a type with a ttl at or past its expiry ($createdAt plus the ttl), whether or not the cleanup has deleted it yet (protocol version 14)"},
-	{CodeDocumentTypeNotFound, "DocumentTypeNotFound", true, "a documents batch names a document type its contract does not define"},
-	{CodeInvalidDocument, "InvalidDocument", true, "document data its type refuses: not a JSON object, a wrong type, a missing required or an unknown property, a string or byte array too long or short, a pattern or integer bound broken, a number that is not an integer"},
-	{CodeDocumentActionNotAllowed, "DocumentActionNotAllowed", true, "the type's flags forbid the action (documentsMutable, canBeDeleted, transferable, tradeMode, creationRestrictionMode, moderatorAbilities.delete), or it buys one's own document or transfers it to its owner"},
-	{CodeDocumentTypeUnsupported, "DocumentTypeUnsupported", true, "documents of the type use a feature the contract may declare but this version does not carry out yet (indexOnly, a contested index)"},
-	{CodeReferencedDocumentNotFound, "ReferencedDocumentNotFound", true, "a create, replace or restore sets a reference to a document that is not stored (by id, or by the lookup index's value); a document past its expiry that the cleanup has not deleted yet is still stored"},
-	{CodeNotAModerator, "NotAModerator", true, "a moderator's deletion or restore is signed by an identity that is neither the contract's owner nor one of its moderators"},
-	{CodeModerationWindowPassed, "ModerationWindowPassed", true, "a moderator's deletion comes more than the type's moderatorAbilities.deleteWithin seconds after the document's $updatedAt"},
-	{CodeRemovalRecordNotFound, "RemovalRecordNotFound", true, "a restore names a document that no removal record keeps (never removed by a moderator, removed without a record, or restored already)"},
-	{CodeRestoreWindowPassed, "RestoreWindowPassed", true, "a restore comes a week (604,800 s) or more after the moderator's deletion"},
-	{CodeRestoredDocumentMismatch, "RestoredDocumentMismatch", true, "the document a restore carries does not decode as a document of the type with the action's id, or its hash is not the removal record's"},
+// it. A meaning quotes no limit by hand, so that docs/ERRORS.md follows version.go.
+var codeTable = codeRows(limits[V13], limits[V14], limits[Latest])
+
+// codeRows writes the registry with the figures the meanings quote taken from limits:
+// a meaning that names version 13 or 14 quotes l13 or l14, and one that names no
+// version quotes every, whose quoted fields TestCodeMeaningsQuoteLimits checks are the
+// same in every supported version.
+func codeRows(l13, l14, every Limits) []CodeInfo {
+	return []CodeInfo{
+		{CodeOK, "OK", false, "accepted"},
+		{CodeTxDecode, "TxDecode", false, "the bytes are not a transition of the wire format (truncated, trailing bytes)"},
+		{CodeTxTooLarge, "TxTooLarge", false, fmt.Sprintf("the transaction exceeds the protocol version's size limit (%s at %d)", kib(l13.MaxTxBytes), V13)},
+		{CodeUnsupportedTxFormat, "UnsupportedTxFormat", false, fmt.Sprintf("the leading format byte is not %d", TxFormat1)},
+		{CodeUnknownTransitionType, "UnknownTransitionType", false, "the type byte names no transition"},
+		{CodeInvalidTransition, "InvalidTransition", false, "a structure rule: zero amount, transfer to oneself, no or repeated identity keys"},
+		{CodeJSONSchema, "JsonSchemaError", false, fmt.Sprintf("the contract is not JSON or its protocol version's meta-schema refuses it: an unknown keyword (ttl before version %d), a wrong shape, type number, a bound outside the meta-schema's range, an integer written with a fraction or exponent", V14)},
+		{CodeDuplicateIndex, "DuplicateIndex", false, "two indices of a document type have the same properties in the same order"},
+		{CodeInvalidContractStructure, "InvalidContractStructure", false, fmt.Sprintf("a contract rule the meta-schema cannot state: "+
+			"bounds out of order or past the version's limits, a pattern that is no RE2 expression, a required name that is no property, an identifier not of %d bytes, an indexed string or byte array without a small enough maximum; "+
+			"a ttl (version %d) without $createdAt in required, with documentsKeepHistory, indexOnly or a contested index, or, on registration and update, outside %s..%s s; "+
+			"a time-range index (version %[2]d) whose range is no multiple of its step, whose overlap passes %[5]d or phase reaches its step, whose ttl is below its range or past %[6]s s or differs from another index's on the same grid, unique off a range == step grid on $createdAt, or ranked without countable or a timeRange; "+
+			"moderatorAbilities without the contract's moderation block or beside documentsKeepHistory or indexOnly, more than %[7]d moderators; "+
+			"a refersTo the referring type alone refuses (listElement off an identifier list's items, a list item that refers otherwise, a lookup from a list item, a reference by id from no identifier); "+
+			"an identifier list of more than %[8]d or indexed",
+			IdentityIDLen, V14, grouped(l14.MinDocumentTTLSeconds), grouped(l14.MaxDocumentTTLSeconds),
+			l14.MaxTimeRangeOverlapFactor, grouped(l14.MaxTimeRangeTTLSeconds), every.MaxModerators, every.MaxIdentifierListLength)},
+		{CodeUndefinedIndexProperty, "UndefinedIndexProperty", false, "an index uses a property the document type does not define and that is no indexable system field"},
+		{CodeInvalidSummableProperty, "InvalidSummableProperty", false, "an index's summable names no integer property of the document type"},
+		{CodeTooManyDocumentTypes, "TooManyDocumentTypes", false, fmt.Sprintf("the contract defines more document types than the version allows (%d at %d)", l13.MaxDocumentTypes, V13)},
+		{CodeTooManyProperties, "TooManyProperties", false, fmt.Sprintf("a document type defines more properties than the version allows (%d at %d)", l13.MaxPropertiesPerType, V13)},
+		{CodeTooManyIndexes, "TooManyIndexes", false, fmt.Sprintf("a document type defines more indices than the version allows (%d at %d)", l13.MaxIndexesPerType, V13)},
+		{CodeTooManyIndexProperties, "TooManyIndexProperties", false, fmt.Sprintf("an index has more properties than the version allows (%d at %d)", l13.MaxIndexProperties, V13)},
+		{CodeContractTooLarge, "ContractTooLarge", false, fmt.Sprintf("the contract JSON, as sent or in canonical form, exceeds the version's limit (%s at %d)", kib(l13.MaxContractBytes), V13)},
+		{CodeInvalidName, "InvalidName", false, fmt.Sprintf("a document type, property or index name is not 1 to %d letters, digits, '-' or '_' starting with a letter", MaxNameLength)},
+		{CodeInvalidPropertyPosition, "InvalidPropertyPosition", false, "a document type's property positions do not run 0, 1, ... without gaps or repeats"},
+		{CodeDuplicateIndexName, "DuplicateIndexName", false, "two indices of a document type share a name"},
+		{CodeContractDecode, "ContractDecode", false, "the bytes are not a contract encoding (format byte, id, owner, version, canonical JSON)"},
+		{CodeContestedIndexUnsupported, "ContestedIndexUnsupported", false, fmt.Sprintf("a contract registration or update declares a contested index: contested values are resolved by a vote this version does not hold (a ttl beside a contested index is %d first)", CodeInvalidContractStructure)},
+		{CodeDocumentDecode, "DocumentDecode", false, "stored bytes are not a document encoding of their type (only a damaged store gives it)"},
+		{CodeIdentityNotFound, "IdentityNotFound", false, "the signing identity does not exist"},
+		{CodeMissingPublicKey, "MissingPublicKey", false, "the signing identity has no key at the given index"},
+		{CodeInvalidSignature, "InvalidSignature", false, "the signature does not verify over the sign bytes (wrong key, chain or type)"},
+		{CodeAddressNotFound, "AddressNotFound", false, "the signing address holds nothing"},
+		{CodeBalanceIsNotEnough, "BalanceIsNotEnough", false, "the payer cannot pay the processing fee"},
+		{CodeDataContractAlreadyPresent, "DataContractAlreadyPresentError", true, "a contract create's id (from its owner and nonce) names a stored contract"},
+		{CodeInvalidIdentityNonce, "InvalidIdentityNonce", false, fmt.Sprintf("the identity's nonce is used already, more than %d below its highest, or more than %d above it", NonceWindow, every.MaxNonceGap)},
+		{CodeIdentityInsufficientBalance, "IdentityInsufficientBalance", true, "the identity can pay the processing of its authentication but not the amount and the transition's full fee (storage included) as well"},
+		{CodeRecipientIdentityNotFound, "RecipientIdentityNotFound", true, "a top-up or credit transfer names an identity that does not exist"},
+		{CodeDocumentTypeUpdate, "DocumentTypeUpdateError", true, "a contract update removes or changes an existing document type: a flag, an index, required, a property, its ttl (added, removed or changed), or adds a required property"},
+		{CodeInvalidAddressNonce, "InvalidAddressNonce", false, fmt.Sprintf("the address's nonce is used already, more than %d below its highest, or more than %d above it", NonceWindow, every.MaxNonceGap)},
+		{CodeAddressInsufficientBalance, "AddressInsufficientBalance", true, "the address can pay the fee but not the amount as well"},
+		{CodeCreditOverflow, "CreditOverflow", false, "a credit would take a balance or a fee sum past 2^64-1; impossible while credits are conserved, refused so that no state can make a block fail"},
+		{CodeDataContractNotFound, "DataContractNotFound", true, "a contract update names no stored contract"},
+		{CodeDataContractOwnerMismatch, "DataContractOwnerMismatch", true, "a contract update is signed by another identity than the contract's owner"},
+		{CodeInvalidDataContractVersion, "InvalidDataContractVersion", true, "a contract update's version is not the stored version plus one"},
+		{CodeContractConfigUpdate, "ContractConfigUpdate", true, "a contract update adds, changes or removes the contract's config.moderation block, which is fixed at registration"},
+		{CodeModeratorNotFound, "ModeratorNotFound", true, "a contract registration's moderation block names an identity that does not exist"},
+		{CodeInvalidReference, "InvalidReference", true, "a refersTo names a contract or document type that does not exist, an indexOnly type, or a lookup index that is no unique index of one property of the referring property's type; a permanent reference by lookup of a value the target's writes can change"},
+		{CodeReferencedDocumentTypeDeletable, "ReferencedDocumentTypeDeletableError", true, "a permanentDocument or listElement reference, a lookup one included, targets a type whose documents can disappear: canBeDeleted, moderatorAbilities.delete or a ttl (documents_can_disappear)"},
+		{CodeDocumentAlreadyPresent, "DocumentAlreadyPresent", true, "a document create's id (from contract, owner, type and entropy) names a stored document"},
+		{CodeDocumentNotFound, "DocumentNotFound", true, "a replace, delete, transfer, purchase or price update names no stored document of the type"},
+		{CodeDocumentOwnerIDMismatch, "DocumentOwnerIdMismatch", true, "a replace, delete, transfer or price update is signed by another identity than the document's owner"},
+		{CodeDuplicateUniqueIndex, "DuplicateUniqueIndex", true, "a create or replace gives a unique index values another document holds"},
+		{CodeInvalidDocumentRevision, "InvalidDocumentRevision", true, "a replace, transfer, purchase or price update carries another revision than the stored one plus one"},
+		{CodeDocumentNotForSale, "DocumentNotForSale", true, "a purchase of a document whose price is not set"},
+		{CodeDocumentIncorrectPurchasePrice, "DocumentIncorrectPurchasePrice", true, "a purchase offers another price than the document's"},
+		{CodeDocumentExpired, "DocumentExpiredError", true, fmt.Sprintf("a replace, transfer, purchase or price update of a document of a type with a ttl at or past its expiry ($createdAt plus the ttl), whether or not the cleanup has deleted it yet (protocol version %d)", V14)},
+		{CodeDocumentTypeNotFound, "DocumentTypeNotFound", true, "a documents batch names a document type its contract does not define"},
+		{CodeInvalidDocument, "InvalidDocument", true, "document data its type refuses: not a JSON object, a wrong type, a missing required or an unknown property, a string or byte array too long or short, a pattern or integer bound broken, a number that is not an integer"},
+		{CodeDocumentActionNotAllowed, "DocumentActionNotAllowed", true, "the type's flags forbid the action (documentsMutable, canBeDeleted, transferable, tradeMode, creationRestrictionMode, moderatorAbilities.delete), or it buys one's own document or transfers it to its owner"},
+		{CodeDocumentTypeUnsupported, "DocumentTypeUnsupported", true, "documents of the type use a feature the contract may declare but this version does not carry out yet (indexOnly, a contested index)"},
+		{CodeReferencedDocumentNotFound, "ReferencedDocumentNotFound", true, "a create, replace or restore sets a reference to a document that is not stored (by id, or by the lookup index's value); a document past its expiry that the cleanup has not deleted yet is still stored"},
+		{CodeNotAModerator, "NotAModerator", true, "a moderator's deletion or restore is signed by an identity that is neither the contract's owner nor one of its moderators"},
+		{CodeModerationWindowPassed, "ModerationWindowPassed", true, "a moderator's deletion comes more than the type's moderatorAbilities.deleteWithin seconds after the document's $updatedAt"},
+		{CodeRemovalRecordNotFound, "RemovalRecordNotFound", true, "a restore names a document that no removal record keeps (never removed by a moderator, removed without a record, or restored already)"},
+		{CodeRestoreWindowPassed, "RestoreWindowPassed", true, fmt.Sprintf("a restore comes %s s or more after the moderator's deletion", grouped(every.RestoreWindowMs/1000))},
+		{CodeRestoredDocumentMismatch, "RestoredDocumentMismatch", true, "the document a restore carries does not decode as a document of the type with the action's id, or its hash is not the removal record's"},
+	}
+}
+
+// kib writes a size in bytes as the meanings quote it: in KiB when it is a whole number
+// of them.
+func kib(n int) string {
+	if n%1024 != 0 {
+		return grouped(uint64(n)) + " bytes"
+	}
+	return fmt.Sprintf("%d KiB", n/1024)
+}
+
+// grouped writes n with commas between groups of three digits: 31,536,000.
+func grouped(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // codeIndex finds a code's row; built once from codeTable.

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -154,5 +155,57 @@ func TestErrorsDoc(t *testing.T) {
 	}
 	if doc != want {
 		t.Errorf("docs/ERRORS.md's code table differs from the registry: run go test ./protocol -run TestErrorsDoc -update and review the diff")
+	}
+}
+
+// TestCodeMeaningsQuoteLimits: every figure a meaning quotes from version.go is
+// formatted from the limit, so that changing a limit changes the meaning (and
+// TestErrorsDoc then asks for docs/ERRORS.md to be regenerated), and only the meanings
+// that quote it; a figure quoted without naming a version holds in every version.
+func TestCodeMeaningsQuoteLimits(t *testing.T) {
+	every := limits[Latest]
+	for _, v := range Supported() {
+		l, err := LimitsFor(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.MaxNonceGap != every.MaxNonceGap || l.MaxModerators != every.MaxModerators ||
+			l.MaxIdentifierListLength != every.MaxIdentifierListLength || l.RestoreWindowMs != every.RestoreWindowMs {
+			t.Errorf("version %d's limits differ from version %d's in a figure the meanings quote without naming a version: name the versions in codeRows", v, Latest)
+		}
+	}
+	changes := []struct {
+		change func(l13, l14, every *Limits)
+		codes  []Code
+		want   string
+	}{
+		{func(l13, _, _ *Limits) { l13.MaxTxBytes = 32 * 1024 }, []Code{CodeTxTooLarge}, "(32 KiB at 13)"},
+		{func(l13, _, _ *Limits) { l13.MaxContractBytes = 10_000 }, []Code{CodeContractTooLarge}, "(10,000 bytes at 13)"},
+		{func(l13, _, _ *Limits) { l13.MaxDocumentTypes = 101 }, []Code{CodeTooManyDocumentTypes}, "(101 at 13)"},
+		{func(l13, _, _ *Limits) { l13.MaxPropertiesPerType = 102 }, []Code{CodeTooManyProperties}, "(102 at 13)"},
+		{func(l13, _, _ *Limits) { l13.MaxIndexesPerType = 11 }, []Code{CodeTooManyIndexes}, "(11 at 13)"},
+		{func(l13, _, _ *Limits) { l13.MaxIndexProperties = 12 }, []Code{CodeTooManyIndexProperties}, "(12 at 13)"},
+		{func(_, l14, _ *Limits) { l14.MinDocumentTTLSeconds = 60 }, []Code{CodeInvalidContractStructure}, "outside 60..31,536,000 s"},
+		{func(_, l14, _ *Limits) { l14.MaxDocumentTTLSeconds = 1_000_000 }, []Code{CodeInvalidContractStructure}, "outside 3,600..1,000,000 s"},
+		{func(_, l14, _ *Limits) { l14.MaxTimeRangeOverlapFactor = 48 }, []Code{CodeInvalidContractStructure}, "whose overlap passes 48 "},
+		{func(_, l14, _ *Limits) { l14.MaxTimeRangeTTLSeconds = 86_400 }, []Code{CodeInvalidContractStructure}, "past 86,400 s"},
+		{func(_, _, every *Limits) { every.MaxModerators = 8 }, []Code{CodeInvalidContractStructure}, "more than 8 moderators"},
+		{func(_, _, every *Limits) { every.MaxIdentifierListLength = 32 }, []Code{CodeInvalidContractStructure}, "an identifier list of more than 32 or indexed"},
+		{func(_, _, every *Limits) { every.MaxNonceGap = 30 }, []Code{CodeInvalidIdentityNonce, CodeInvalidAddressNonce}, "or more than 30 above it"},
+		{func(_, _, every *Limits) { every.RestoreWindowMs = 3_600_000 }, []Code{CodeRestoreWindowPassed}, "comes 3,600 s or more"},
+	}
+	for _, c := range changes {
+		l13, l14, every := limits[V13], limits[V14], limits[Latest]
+		c.change(&l13, &l14, &every)
+		rows := codeRows(l13, l14, every)
+		for i, r := range rows {
+			quotes := slices.Contains(c.codes, r.Code)
+			if changed := r.Meaning != codeTable[i].Meaning; changed != quotes {
+				t.Errorf("%s: meaning changed %v with a limit it quotes %v: %q", r.Name, changed, quotes, r.Meaning)
+			}
+			if quotes && !strings.Contains(r.Meaning, c.want) {
+				t.Errorf("%s: %q does not quote the changed limit as %q", r.Name, r.Meaning, c.want)
+			}
+		}
 	}
 }

@@ -21,7 +21,7 @@ build: web-wasm
 ## web-wasm: the web view's proof check as WebAssembly (gzipped) and Go's wasm_exec.js, in web/static, which the binary embeds
 WASM := web/static/verify.wasm.gz
 web-wasm: $(WASM) web/static/wasm_exec.js
-$(WASM): $(shell find web/verify web/check proofs drive protocol feeschedule -name '*.go' -not -name '*_test.go') go.mod go.sum
+$(WASM): $(shell find web/verify web/check proofs query drive protocol feeschedule -name '*.go' -not -name '*_test.go') go.mod go.sum
 	GOOS=js GOARCH=wasm $(GO) build -tags force64bit -trimpath -ldflags=-s -o web/static/verify.wasm ./web/verify
 	gzip -9 -f web/static/verify.wasm
 web/static/wasm_exec.js:
@@ -57,7 +57,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDocument$$' -fuzztime $(FUZZTIME) ./protocol/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseDocumentData$$' -fuzztime $(FUZZTIME) ./protocol/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseContract$$' -fuzztime $(FUZZTIME) ./protocol/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseQuery$$' -fuzztime $(FUZZTIME) ./protocol/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseQuery$$' -fuzztime $(FUZZTIME) ./query/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEntries$$' -fuzztime $(FUZZTIME) ./proofs/
 	$(GO) test -run '^$$' -fuzz '^FuzzQueryPaths$$' -fuzztime $(FUZZTIME) ./abci/
 	$(GO) test -run '^$$' -fuzz '^FuzzBlocks$$' -fuzztime $(FUZZTIME) ./sim/

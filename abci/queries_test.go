@@ -7,6 +7,7 @@ import (
 
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/query"
 )
 
 // docQuery runs a document query through Query with prove=true and checks the answer
@@ -94,7 +95,7 @@ func (h *harness) docQuery(m map[string]string, input string) string {
 }
 
 // windowOf renders a window query's resolved window as seconds past genesis.
-func windowOf(w *protocol.QueryWindow) string {
+func windowOf(w *query.Window) string {
 	if w == nil {
 		return ""
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/query"
 	"github.com/ttld-dev/ttld/sim/invariants"
 )
 
@@ -229,12 +230,12 @@ func TestVerifierRefusesExpiredWindow(t *testing.T) {
 			t.Fatalf("height %d: %d documents stand in the window", c.height, len(a.Documents))
 		}
 		_, err := proofs.VerifyDocuments(h.rootAt(c.height), data, a, ops)
-		var qe protocol.ErrInvalidQuery
+		var qe query.ErrInvalid
 		switch {
 		case c.ok && err != nil:
 			t.Fatalf("height %d: the answer within the horizon does not verify: %v", c.height, err)
-		case !c.ok && (!errors.As(err, &qe) || qe.Kind != protocol.QueryWindowExpired):
-			t.Fatalf("height %d: the expired window's remnants: %v, want QueryWindowExpired", c.height, err)
+		case !c.ok && (!errors.As(err, &qe) || qe.Kind != query.WindowExpired):
+			t.Fatalf("height %d: the expired window's remnants: %v, want query.WindowExpired", c.height, err)
 		}
 	}
 }

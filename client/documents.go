@@ -7,6 +7,7 @@ import (
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/query"
 )
 
 // DocumentState is one document as read at Height.
@@ -31,7 +32,7 @@ type DocumentState struct {
 // query's order. Verified: proven complete against the signed header after Height.
 type DocumentsAnswer struct {
 	Type      protocol.DocumentType
-	Query     protocol.Query
+	Query     query.Query
 	Documents []protocol.Document
 	Height    int64
 	Verified  bool
@@ -42,7 +43,7 @@ type DocumentsAnswer struct {
 type CountAnswer struct {
 	Index string
 	// Window is the window counted, resolved, for a count of a time-range index.
-	Window   *protocol.QueryWindow
+	Window   *query.Window
 	Count    uint64
 	Sum      drive.Int128
 	Height   int64
@@ -138,13 +139,13 @@ func (c *Client) blockTime(ctx context.Context, height int64, prove bool) (uint6
 	return b.TimeMs, nil
 }
 
-// Documents runs query (the platform's JSON: where, orderBy, limit, startAt or
+// Documents runs queryJSON (the platform's JSON: where, orderBy, limit, startAt or
 // startAfter) on type typeName of contract at height (0: the latest saved state).
 // With prove, the answer is checked complete against the signed header after its
 // height: the index ranges the query reads re-derived here, every entry in them up to
 // the limit accounted for, and each document's index entry re-derived from its row.
-func (c *Client) Documents(ctx context.Context, contract protocol.ContractID, typeName string, query []byte, height int64, prove bool) (DocumentsAnswer, error) {
-	data := proofs.DocumentsData(contract, typeName, query)
+func (c *Client) Documents(ctx context.Context, contract protocol.ContractID, typeName string, queryJSON []byte, height int64, prove bool) (DocumentsAnswer, error) {
+	data := proofs.DocumentsData(contract, typeName, queryJSON)
 	resp, err := c.query(ctx, proofs.PathDocuments, data, height, prove)
 	if err != nil {
 		return DocumentsAnswer{}, err
@@ -175,11 +176,7 @@ func (c *Client) Documents(ctx context.Context, contract protocol.ContractID, ty
 	if err != nil {
 		return DocumentsAnswer{}, err
 	}
-	lim, err := protocol.LimitsFor(v)
-	if err != nil {
-		return DocumentsAnswer{}, err
-	}
-	q, err := protocol.ParseQuery(t, query, lim)
+	q, err := query.Parse(t, queryJSON, v)
 	if err != nil {
 		return DocumentsAnswer{}, err
 	}
@@ -260,11 +257,11 @@ func (c *Client) count(ctx context.Context, path string, contract protocol.Contr
 	if err != nil {
 		return CountAnswer{}, err
 	}
-	t, _, err := answerType(contract, typeName, a.ProtocolVersion, a.Contract)
+	t, v, err := answerType(contract, typeName, a.ProtocolVersion, a.Contract)
 	if err != nil {
 		return CountAnswer{}, err
 	}
-	q, err := protocol.ParseCountQuery(t, where, index, path == proofs.PathSum)
+	q, err := query.ParseCount(t, where, v, index, path == proofs.PathSum)
 	if err != nil {
 		return CountAnswer{}, err
 	}
@@ -301,18 +298,18 @@ var errNotLastBlock = errors.New("not a last block record")
 // Height, most counted first.
 type RankedAnswer struct {
 	Type     protocol.DocumentType
-	Query    protocol.RankedQuery
+	Query    query.Ranked
 	Groups   []proofs.RankedGroup
 	More     bool
 	Height   int64
 	Verified bool
 }
 
-// Ranked reads a page of a ranked time-range index's groups in one window (query: the
-// ranked query's JSON, protocol.ParseRankedQuery); with prove, checked complete against
+// Ranked reads a page of a ranked time-range index's groups in one window (queryJSON:
+// the ranked query's JSON, query.ParseRanked); with prove, checked complete against
 // the header after the answer's height, and fresh.
-func (c *Client) Ranked(ctx context.Context, contract protocol.ContractID, typeName string, query []byte, height int64, prove bool) (RankedAnswer, error) {
-	data := proofs.DocumentsData(contract, typeName, query)
+func (c *Client) Ranked(ctx context.Context, contract protocol.ContractID, typeName string, queryJSON []byte, height int64, prove bool) (RankedAnswer, error) {
+	data := proofs.DocumentsData(contract, typeName, queryJSON)
 	resp, err := c.query(ctx, proofs.PathRanked, data, height, prove)
 	if err != nil {
 		return RankedAnswer{}, err
@@ -339,11 +336,7 @@ func (c *Client) Ranked(ctx context.Context, contract protocol.ContractID, typeN
 	if err != nil {
 		return RankedAnswer{}, err
 	}
-	lim, err := protocol.LimitsFor(v)
-	if err != nil {
-		return RankedAnswer{}, err
-	}
-	q, err := protocol.ParseRankedQuery(t, query, lim)
+	q, err := query.ParseRanked(t, queryJSON, v)
 	if err != nil {
 		return RankedAnswer{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/query"
 )
 
 // Reader is a read-only view that also iterates backwards: a saved version
@@ -30,7 +31,7 @@ type KeyRange struct{ Start, End []byte }
 // value order, or its reverse for a descending part (its bytes are inverted, so
 // a lower bound on the value is an upper bound on the key). Only set values are in
 // a range clause's ranges: the unset part (0x00, inverted 0xFF) matches no clause.
-func QueryRanges(c protocol.ContractID, q protocol.Query, start *protocol.Document) []KeyRange {
+func QueryRanges(c protocol.ContractID, q query.Query, start *protocol.Document) []KeyRange {
 	fields := IndexFields(q.Type, q.Index)
 	p := IndexPrefix(c, q.Type.Name, q.Index.Name)
 	if q.Window != nil {
@@ -157,7 +158,7 @@ func (e ErrStartNotFound) Error() string {
 
 // QueryDocuments answers q on type t: it walks QueryRanges in order, forwards or
 // backwards, collects up to q.Limit index entries and reads their documents.
-func QueryDocuments(r Reader, t DocumentType, q protocol.Query) (QueryResult, error) {
+func QueryDocuments(r Reader, t DocumentType, q query.Query) (QueryResult, error) {
 	var res QueryResult
 	var start *protocol.Document
 	if q.Start != nil {
@@ -219,7 +220,7 @@ func EntryDocumentID(k []byte) protocol.DocumentID {
 }
 
 // EntryKey is the key of d's entry in q's index (in q's window, for a window query).
-func EntryKey(c protocol.ContractID, q protocol.Query, d protocol.Document) []byte {
+func EntryKey(c protocol.ContractID, q query.Query, d protocol.Document) []byte {
 	values, _ := IndexValues(IndexFields(q.Type, q.Index), d)
 	if q.Window != nil {
 		return WindowEntryKey(c, q.Type.Name, q.Index.TimeRange.Grid(), q.Window.StartMs, q.Index.Name, values, d.ID)
@@ -228,7 +229,7 @@ func EntryKey(c protocol.ContractID, q protocol.Query, d protocol.Document) []by
 }
 
 // CountKey is the key of the count record that answers q.
-func CountKey(c protocol.ContractID, q protocol.CountQuery) []byte {
+func CountKey(c protocol.ContractID, q query.Count) []byte {
 	fields := IndexFields(q.Type, q.Index)
 	var prefix []byte
 	for i, v := range q.Equal {
@@ -242,7 +243,7 @@ func CountKey(c protocol.ContractID, q protocol.CountQuery) []byte {
 
 // RankedRange is the key range a ranked query reads: its window's ranks of its index,
 // from the top or right after the cursor, to the end of the ranks.
-func RankedRange(c protocol.ContractID, q protocol.RankedQuery) KeyRange {
+func RankedRange(c protocol.ContractID, q query.Ranked) KeyRange {
 	p := WindowRanksPrefix(c, q.Type.Name, q.Index.TimeRange.Grid(), q.Window.StartMs, q.Index.Name)
 	start := p
 	if q.After != nil {

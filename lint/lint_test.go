@@ -15,22 +15,26 @@ const module = "github.com/ttld-dev/ttld/"
 // layout is DESIGN.md's package table: every package of ours, with the packages of ours
 // its non-test files may import. Arrows point one way, down the table.
 var layout = map[string][]string{
-	"protocol":    {},
+	"protocol": {},
+	// the query language and its planner: what a document query means and which index
+	// answers it, for the node that answers and the verifier that re-plans; the block
+	// pipeline never reads a query.
+	"query":       {"protocol"},
 	"feeschedule": {"protocol"},
-	"drive":       {"protocol", "feeschedule"},
+	"drive":       {"protocol", "query", "feeschedule"},
 	"app":         {"protocol", "feeschedule", "drive"},
 	"genesis":     {"protocol", "drive"},
-	"proofs":      {"protocol", "drive"},
-	"abci":        {"protocol", "feeschedule", "drive", "app", "genesis", "proofs"},
+	"proofs":      {"protocol", "query", "drive"},
+	"abci":        {"protocol", "query", "feeschedule", "drive", "app", "genesis", "proofs"},
 	// node writes the development key of a new home, so it takes keyring, a leaf over
 	// protocol, besides abci and what is below it; and it serves the web view.
-	"node":    {"protocol", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "keyring", "web"},
-	"client":  {"protocol", "proofs", "drive"},
+	"node":    {"protocol", "query", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "keyring", "web"},
+	"client":  {"protocol", "query", "proofs", "drive"},
 	"keyring": {"protocol"},
-	"replay":  {"protocol", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "node"},
-	"sim":     {"protocol", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "sim/invariants"},
+	"replay":  {"protocol", "query", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "node"},
+	"sim":     {"protocol", "query", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "sim/invariants"},
 	// the long checks of the state, for tests and the simulation: never in the node
-	"sim/invariants": {"protocol", "drive"},
+	"sim/invariants": {"protocol", "query", "drive"},
 	"cmd/ttld":       {"*"},
 	"e2e":            {"*"},
 	"e2e/devnet":     {"*"},
@@ -46,7 +50,7 @@ var layout = map[string][]string{
 	// the web view reads a node as a client does (through CometBFT's RPC and the query
 	// paths) and draws pages; web/check verifies one proven answer offline, for the
 	// browser, and sits over proofs alone; e2e/web drives the view in a browser.
-	"web":       {"protocol", "proofs", "drive", "client", "web/check"},
+	"web":       {"protocol", "query", "proofs", "drive", "client", "web/check"},
 	"web/check": {"proofs"},
 	// the WebAssembly build of web/check, for the browser
 	"web/verify": {"web/check"},
@@ -56,7 +60,7 @@ var layout = map[string][]string{
 // core are the deterministic packages: they never read the clock, randomness, the
 // environment, files or the network, start no goroutine, use no floats, and range over a
 // map only to collect its keys for sorting.
-var core = []string{"protocol", "feeschedule", "drive", "app"}
+var core = []string{"protocol", "query", "feeschedule", "drive", "app"}
 
 // forbiddenImports would let block execution depend on something other than its input.
 var forbiddenImports = map[string]bool{

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/query"
 )
 
 // Document queries (PathDocuments, PathCount, PathSum) are answered by several proofs
@@ -76,7 +77,7 @@ func (e ErrNotFound) Error() string { return "query: no such " + e.What }
 
 // QueryCodeOf is the query code of an error answering a document path.
 func QueryCodeOf(err error) uint32 {
-	var iq protocol.ErrInvalidQuery
+	var iq query.ErrInvalid
 	var bq ErrBadQuery
 	var nf ErrNotFound
 	switch {
@@ -90,15 +91,15 @@ func QueryCodeOf(err error) uint32 {
 	return QueryCodeInternal
 }
 
-var queryCodes = map[protocol.QueryErrorKind]uint32{
-	protocol.QueryNotJSON:             QueryCodeNotJSON,
-	protocol.QueryUnknownField:        QueryCodeUnknownField,
-	protocol.QueryFieldNotIndexed:     QueryCodeFieldNotIndexed,
-	protocol.QueryUnsupportedOperator: QueryCodeUnsupportedOperator,
-	protocol.QueryWrongValueType:      QueryCodeWrongValueType,
-	protocol.QueryLimitTooLarge:       QueryCodeLimitTooLarge,
-	protocol.QueryBothStarts:          QueryCodeBothStarts,
-	protocol.QueryWindowExpired:       QueryCodeWindowExpired,
+var queryCodes = map[query.ErrorKind]uint32{
+	query.NotJSON:             QueryCodeNotJSON,
+	query.UnknownField:        QueryCodeUnknownField,
+	query.FieldNotIndexed:     QueryCodeFieldNotIndexed,
+	query.UnsupportedOperator: QueryCodeUnsupportedOperator,
+	query.WrongValueType:      QueryCodeWrongValueType,
+	query.LimitTooLarge:       QueryCodeLimitTooLarge,
+	query.BothStarts:          QueryCodeBothStarts,
+	query.WindowExpired:       QueryCodeWindowExpired,
 }
 
 // docState is what every document answer starts from: the version, the contract and
@@ -129,7 +130,7 @@ func (e ErrAnswerMismatch) Error() string {
 type DocumentsResult struct {
 	Version  protocol.Version
 	Contract protocol.Contract
-	Query    protocol.Query
+	Query    query.Query
 	// Documents are the answer, in the query's order.
 	Documents []drive.StoredDocument
 }
@@ -138,7 +139,7 @@ type DocumentsResult struct {
 type CountResult struct {
 	Version  protocol.Version
 	Contract protocol.Contract
-	Query    protocol.CountQuery
+	Query    query.Count
 	drive.IndexCount
 }
 
@@ -212,11 +213,7 @@ func VerifyDocuments(root, data []byte, a DocumentsAnswer, proof *cmtcrypto.Proo
 	if err != nil {
 		return DocumentsResult{}, err
 	}
-	lim, err := protocol.LimitsFor(s.version)
-	if err != nil {
-		return DocumentsResult{}, ErrAnswerMismatch{Index: -1, Reason: err.Error()}
-	}
-	q, err := protocol.ParseQuery(s.typ.DocumentType, r.query, lim)
+	q, err := query.Parse(s.typ.DocumentType, r.query, s.version)
 	if err != nil {
 		return DocumentsResult{}, err
 	}
@@ -338,7 +335,7 @@ func VerifyCount(root []byte, path string, data []byte, a CountAnswer, proof *cm
 	if err != nil {
 		return CountResult{}, err
 	}
-	q, err := protocol.ParseCountQuery(s.typ.DocumentType, r.query, r.index, path == PathSum)
+	q, err := query.ParseCount(s.typ.DocumentType, r.query, s.version, r.index, path == PathSum)
 	if err != nil {
 		return CountResult{}, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/query"
 )
 
 // proveWindow resolves a window query on saved version tree: it proves the last block
@@ -71,11 +72,7 @@ func AnswerDocuments(tree *iavl.ImmutableTree, data []byte) (DocumentsAnswer, *c
 	if err != nil {
 		return DocumentsAnswer{}, nil, err
 	}
-	lim, err := protocol.LimitsFor(s.version)
-	if err != nil {
-		return DocumentsAnswer{}, nil, err
-	}
-	q, err := protocol.ParseQuery(s.typ.DocumentType, r.query, lim)
+	q, err := query.Parse(s.typ.DocumentType, r.query, s.version)
 	if err != nil {
 		return DocumentsAnswer{}, nil, err
 	}
@@ -143,7 +140,7 @@ func AnswerCount(tree *iavl.ImmutableTree, path string, data []byte) (CountAnswe
 	if err != nil {
 		return CountAnswer{}, nil, err
 	}
-	q, err := protocol.ParseCountQuery(s.typ.DocumentType, r.query, r.index, path == PathSum)
+	q, err := query.ParseCount(s.typ.DocumentType, r.query, s.version, r.index, path == PathSum)
 	if err != nil {
 		return CountAnswer{}, nil, err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/query"
 )
 
 // market is a saved state holding the market contract (docs/examples/market.json) and
@@ -132,7 +133,7 @@ func (m *market) namesOf(docs []drive.StoredDocument) string {
 
 // reference answers q by brute force: every document that matches, sorted by the
 // index's order (the answer's direction), from the start document on, up to the limit.
-func (m *market) reference(q protocol.Query) string {
+func (m *market) reference(q query.Query) string {
 	var all []protocol.Document
 	for _, l := range listings {
 		if d := m.docs[l.name]; q.Matches(d) {
@@ -630,8 +631,8 @@ func TestQueryCodesPinned(t *testing.T) {
 		}
 	}
 	seen := map[uint32]bool{}
-	for k := protocol.QueryNotJSON; k <= protocol.QueryBothStarts; k++ {
-		code := QueryCodeOf(protocol.ErrInvalidQuery{Kind: k})
+	for k := query.NotJSON; k <= query.BothStarts; k++ {
+		code := QueryCodeOf(query.ErrInvalid{Kind: k})
 		if code < QueryCodeNotJSON || code > QueryCodeBothStarts || seen[code] {
 			t.Errorf("query error kind %d has code %d", k, code)
 		}

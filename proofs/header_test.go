@@ -372,8 +372,8 @@ func TestAppHashAfterRejects(t *testing.T) {
 	}
 }
 
-// query builds the abci_query answer a node gives for key at version tt.
-func query(t *testing.T, tt testTree, key string) abci.ResponseQuery {
+// keyAnswer builds the abci_query answer a node gives for key at version tt.
+func keyAnswer(t *testing.T, tt testTree, key string) abci.ResponseQuery {
 	t.Helper()
 	value, ops, err := Prove(tt.tree, []byte(key))
 	if err != nil {
@@ -387,7 +387,7 @@ func TestVerifyQuery(t *testing.T) {
 	ctx := context.Background()
 	v := c.verifier()
 
-	res, err := v.VerifyQuery(ctx, query(t, c.v1, "d"))
+	res, err := v.VerifyQuery(ctx, keyAnswer(t, c.v1, "d"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +395,7 @@ func TestVerifyQuery(t *testing.T) {
 	if res.Height != want.Height || !bytes.Equal(res.Key, want.Key) || !bytes.Equal(res.Value, want.Value) || !res.Present || !bytes.Equal(res.AppHash, want.AppHash) || !res.Time.Equal(want.Time) {
 		t.Fatalf("VerifyQuery = %+v, want %+v", res, want)
 	}
-	res, err = v.VerifyQuery(ctx, query(t, c.v2, "f"))
+	res, err = v.VerifyQuery(ctx, keyAnswer(t, c.v2, "f"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,27 +409,27 @@ func TestVerifyQuery(t *testing.T) {
 		expect func(t *testing.T, err error)
 	}{
 		{"value changed", func() abci.ResponseQuery {
-			r := query(t, c.v1, "d")
+			r := keyAnswer(t, c.v1, "d")
 			r.Value = []byte("5")
 			return r
 		}, expectAs[ErrValueMismatch]},
 		{"value given for an absent key", func() abci.ResponseQuery {
-			r := query(t, c.v1, "c")
+			r := keyAnswer(t, c.v1, "c")
 			r.Value = []byte("3")
 			return r
 		}, expectAs[ErrPresenceMismatch]},
 		{"value dropped for a present key", func() abci.ResponseQuery {
-			r := query(t, c.v1, "d")
+			r := keyAnswer(t, c.v1, "d")
 			r.Value = nil
 			return r
 		}, expectAs[ErrValueMismatch]},
 		{"key changed", func() abci.ResponseQuery {
-			r := query(t, c.v1, "d")
+			r := keyAnswer(t, c.v1, "d")
 			r.Key = []byte("b")
 			return r
 		}, expectAs[ErrKeyMismatch]},
 		{"proof byte flipped", func() abci.ResponseQuery {
-			r := query(t, c.v1, "d")
+			r := keyAnswer(t, c.v1, "d")
 			r.ProofOps = cloneOps(r.ProofOps)
 			r.ProofOps.Ops[0].Data[len(r.ProofOps.Ops[0].Data)-3] ^= 1
 			return r
@@ -441,7 +441,7 @@ func TestVerifyQuery(t *testing.T) {
 			}
 		}},
 		{"proof of version 2 presented as version 1", func() abci.ResponseQuery {
-			r := query(t, c.v2, "d")
+			r := keyAnswer(t, c.v2, "d")
 			r.Height = 1
 			return r
 		}, func(t *testing.T, err error) {
@@ -451,12 +451,12 @@ func TestVerifyQuery(t *testing.T) {
 			}
 		}},
 		{"an absent key of version 2 presented as version 1", func() abci.ResponseQuery {
-			r := query(t, c.v2, "f")
+			r := keyAnswer(t, c.v2, "f")
 			r.Height = 1
 			return r
 		}, expectAs[ErrAppHashMismatch]},
 		{"no proof", func() abci.ResponseQuery {
-			r := query(t, c.v1, "d")
+			r := keyAnswer(t, c.v1, "d")
 			r.ProofOps = nil
 			return r
 		}, func(t *testing.T, err error) {

@@ -188,7 +188,7 @@ const (
 	QueryCodeBadRequest     uint32 = 1
 	QueryCodeVersionMissing uint32 = 2
 	QueryCodeInternal       uint32 = 3
-	// The refusals of a document query (protocol.ErrInvalidQuery, by kind).
+	// The refusals of a document query (query.ErrInvalid, by kind).
 	QueryCodeNotJSON             uint32 = 4
 	QueryCodeUnknownField        uint32 = 5
 	QueryCodeFieldNotIndexed     uint32 = 6

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/query"
 )
 
 // RankedAnswer is the value of a PathRanked answer, in JSON: the version, the contract
@@ -39,7 +40,7 @@ type RankedGroup struct {
 type RankedResult struct {
 	Version  protocol.Version
 	Contract protocol.Contract
-	Query    protocol.RankedQuery
+	Query    query.Ranked
 	Groups   []RankedGroup
 	// More: the window ranks further groups after the page.
 	More bool
@@ -55,11 +56,7 @@ func AnswerRanked(tree *iavl.ImmutableTree, data []byte) (RankedAnswer, *cmtcryp
 	if err != nil {
 		return RankedAnswer{}, nil, err
 	}
-	lim, err := protocol.LimitsFor(s.version)
-	if err != nil {
-		return RankedAnswer{}, nil, err
-	}
-	q, err := protocol.ParseRankedQuery(s.typ.DocumentType, r.query, lim)
+	q, err := query.ParseRanked(s.typ.DocumentType, r.query, s.version)
 	if err != nil {
 		return RankedAnswer{}, nil, err
 	}
@@ -94,11 +91,7 @@ func VerifyRanked(root, data []byte, a RankedAnswer, proof *cmtcrypto.ProofOps) 
 	if err != nil {
 		return RankedResult{}, err
 	}
-	lim, err := protocol.LimitsFor(s.version)
-	if err != nil {
-		return RankedResult{}, ErrAnswerMismatch{Index: -1, Reason: err.Error()}
-	}
-	q, err := protocol.ParseRankedQuery(s.typ.DocumentType, r.query, lim)
+	q, err := query.ParseRanked(s.typ.DocumentType, r.query, s.version)
 	if err != nil {
 		return RankedResult{}, err
 	}
@@ -159,7 +152,7 @@ func (v *Verifier) VerifyRankedQuery(ctx context.Context, resp abci.ResponseQuer
 
 // RankedGroups reads the groups of a page's rank keys (entries of contract's window of
 // q, its window resolved), refusing a key that is no rank of that window.
-func RankedGroups(contract protocol.ContractID, q protocol.RankedQuery, entries []KV) ([]RankedGroup, error) {
+func RankedGroups(contract protocol.ContractID, q query.Ranked, entries []KV) ([]RankedGroup, error) {
 	prefix := drive.WindowRanksPrefix(contract, q.Type.Name, q.Index.TimeRange.Grid(), q.Window.StartMs, q.Index.Name)
 	var out []RankedGroup
 	for i, e := range entries {

@@ -64,27 +64,9 @@ func (g Grid) IsStart(startMs uint64) bool {
 	return startMs >= phase && (startMs-phase)%step == 0
 }
 
-// Newest is the start of the latest window that has begun at nowMs (it holds nowMs),
-// false before the first window.
-func (g Grid) Newest(nowMs uint64) (uint64, bool) {
-	w := g.Windows(nowMs)
-	if len(w) == 0 {
-		return 0, false
-	}
-	return w[len(w)-1], true
-}
-
-// Queryable reports whether the window starting at startMs may be read at nowMs: a
-// window of an index without a ttl always, one with a ttl until TTL seconds past its
-// start, the boundary included (seed 002: "Entries under this index are queryable until
-// ttl seconds past their bucket's start (the exact expiry boundary remains inclusive)").
-func (r TimeRange) Queryable(startMs, nowMs uint64) bool {
-	return r.TTL == 0 || !r.Expired(startMs, nowMs)
-}
-
 // Expired reports whether the window starting at startMs is past its ttl at nowMs and
-// so may be drained: start < now − ttl, the predicate the drain and the query gate share.
-// Never for an index without a ttl.
+// so may be drained: start < now − ttl, the predicate the drain and the query gate
+// (package query) share. Never for an index without a ttl.
 func (r TimeRange) Expired(startMs, nowMs uint64) bool {
 	ttl := uint64(r.TTL) * 1000
 	return r.TTL > 0 && nowMs > ttl && startMs < nowMs-ttl

@@ -67,7 +67,8 @@ func TestWindowQueryCommands(t *testing.T) {
 
 	// The newest window at the state after the last like's block is the one its
 	// $createdAt (that block's time) lies in.
-	newest, _ := grid.Newest(lastCreatedAt)
+	containing := grid.Windows(lastCreatedAt)
+	newest := containing[len(containing)-1]
 	var trending struct {
 		Answer   trendingJSON `json:"answer"`
 		Verified string       `json:"verified"`

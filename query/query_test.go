@@ -1,23 +1,25 @@
-package protocol
+package query
 
 import (
 	"errors"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/ttld-dev/ttld/protocol"
 )
 
-func marketListing(t testing.TB) DocumentType {
+func marketListing(t testing.TB) protocol.DocumentType {
 	t.Helper()
 	raw, err := os.ReadFile("../docs/examples/market.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	types, err := ParseDocumentTypes(raw, V13)
+	types, err := protocol.ParseDocumentTypes(raw, protocol.V13)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := Contract{DocumentTypes: types}
+	c := protocol.Contract{DocumentTypes: types}
 	lt, ok := c.DocumentType("listing")
 	if !ok {
 		t.Fatal("market.json has no listing type")
@@ -30,7 +32,6 @@ func marketListing(t testing.TB) DocumentType {
 // property, orderBy along the index (same or fully reversed directions)".
 func TestParseQueryPlans(t *testing.T) {
 	lt := marketListing(t)
-	lim, _ := LimitsFor(V13)
 	for _, c := range []struct {
 		query, index string
 		equal        int
@@ -51,7 +52,7 @@ func TestParseQueryPlans(t *testing.T) {
 		{`{"where":[["$ownerId","==","` + strings.Repeat("ab", 32) + `"],["sku",">=","A"]]}`, "ownerSku", 1, "sku", false, 100},
 		{`{"orderBy":[["$ownerId","desc"]]}`, "ownerSku", 0, "", true, 100},
 	} {
-		q, err := ParseQuery(lt, []byte(c.query), lim)
+		q, err := Parse(lt, []byte(c.query), protocol.V13)
 		if err != nil {
 			t.Errorf("%s: %v", c.query, err)
 			continue
@@ -72,42 +73,41 @@ func TestParseQueryPlans(t *testing.T) {
 // startAt and startAfter."
 func TestParseQueryRefusals(t *testing.T) {
 	lt := marketListing(t)
-	lim, _ := LimitsFor(V13)
 	id := strings.Repeat("ab", 32)
 	for _, c := range []struct {
 		query string
-		kind  QueryErrorKind
+		kind  ErrorKind
 	}{
-		{`nope`, QueryNotJSON},
-		{`{}{}`, QueryNotJSON},
-		{`[]`, QueryNotJSON},
-		{`{"where":[["category","=="]]}`, QueryNotJSON},
-		{`{"orderBy":[["category","up"]]}`, QueryNotJSON},
-		{`{"select":["sku"]}`, QueryUnknownField},
-		{`{"where":[["colour","==","red"]]}`, QueryUnknownField},
-		{`{"orderBy":[["colour","asc"]]}`, QueryUnknownField},
-		{`{"where":[["quantity",">",1]]}`, QueryFieldNotIndexed},
-		{`{"where":[["category",">","a"],["$createdAt",">",1]]}`, QueryFieldNotIndexed},
-		{`{"where":[["category",">","a"]],"orderBy":[["$createdAt","desc"]]}`, QueryFieldNotIndexed},
-		{`{"where":[["category","==","a"]],"orderBy":[["$createdAt","desc"],["$id","asc"]]}`, QueryFieldNotIndexed},
-		{`{"where":[["category","==","a"],["category","==","b"]]}`, QueryFieldNotIndexed},
-		{`{"where":[["category","!=","a"]]}`, QueryUnsupportedOperator},
-		{`{"where":[["active","<",true]]}`, QueryUnsupportedOperator},
-		{`{"where":[["quantity","startsWith","1"]]}`, QueryUnsupportedOperator},
-		{`{"where":[["category","==",1]]}`, QueryWrongValueType},
-		{`{"where":[["quantity","==","1"]]}`, QueryWrongValueType},
-		{`{"where":[["quantity","==",1.5]]}`, QueryWrongValueType},
-		{`{"where":[["seller","==","zz"]]}`, QueryWrongValueType},
-		{`{"where":[["seller","==",[1,2,300]]]}`, QueryWrongValueType},
-		{`{"where":[["category","in",[]]]}`, QueryWrongValueType},
-		{`{"where":[["category","startsWith",""]]}`, QueryWrongValueType},
-		{`{"startAfter":"xyz"}`, QueryWrongValueType},
-		{`{"limit":101}`, QueryLimitTooLarge},
-		{`{"limit":-1}`, QueryLimitTooLarge},
-		{`{"startAt":"` + id + `","startAfter":"` + id + `"}`, QueryBothStarts},
+		{`nope`, NotJSON},
+		{`{}{}`, NotJSON},
+		{`[]`, NotJSON},
+		{`{"where":[["category","=="]]}`, NotJSON},
+		{`{"orderBy":[["category","up"]]}`, NotJSON},
+		{`{"select":["sku"]}`, UnknownField},
+		{`{"where":[["colour","==","red"]]}`, UnknownField},
+		{`{"orderBy":[["colour","asc"]]}`, UnknownField},
+		{`{"where":[["quantity",">",1]]}`, FieldNotIndexed},
+		{`{"where":[["category",">","a"],["$createdAt",">",1]]}`, FieldNotIndexed},
+		{`{"where":[["category",">","a"]],"orderBy":[["$createdAt","desc"]]}`, FieldNotIndexed},
+		{`{"where":[["category","==","a"]],"orderBy":[["$createdAt","desc"],["$id","asc"]]}`, FieldNotIndexed},
+		{`{"where":[["category","==","a"],["category","==","b"]]}`, FieldNotIndexed},
+		{`{"where":[["category","!=","a"]]}`, UnsupportedOperator},
+		{`{"where":[["active","<",true]]}`, UnsupportedOperator},
+		{`{"where":[["quantity","startsWith","1"]]}`, UnsupportedOperator},
+		{`{"where":[["category","==",1]]}`, WrongValueType},
+		{`{"where":[["quantity","==","1"]]}`, WrongValueType},
+		{`{"where":[["quantity","==",1.5]]}`, WrongValueType},
+		{`{"where":[["seller","==","zz"]]}`, WrongValueType},
+		{`{"where":[["seller","==",[1,2,300]]]}`, WrongValueType},
+		{`{"where":[["category","in",[]]]}`, WrongValueType},
+		{`{"where":[["category","startsWith",""]]}`, WrongValueType},
+		{`{"startAfter":"xyz"}`, WrongValueType},
+		{`{"limit":101}`, LimitTooLarge},
+		{`{"limit":-1}`, LimitTooLarge},
+		{`{"startAt":"` + id + `","startAfter":"` + id + `"}`, BothStarts},
 	} {
-		_, err := ParseQuery(lt, []byte(c.query), lim)
-		var iq ErrInvalidQuery
+		_, err := Parse(lt, []byte(c.query), protocol.V13)
+		var iq ErrInvalid
 		if !errors.As(err, &iq) || iq.Kind != c.kind {
 			t.Errorf("%s: %v, want kind %d", c.query, err, c.kind)
 		}
@@ -117,8 +117,7 @@ func TestParseQueryRefusals(t *testing.T) {
 // A document matches the where clauses it satisfies, and an unset value none.
 func TestQueryMatches(t *testing.T) {
 	lt := marketListing(t)
-	lim, _ := LimitsFor(V13)
-	d := Document{CreatedAt: 10, Values: []Value{{Set: true, Bytes: []byte("SKU")}, {Set: true, Bytes: []byte("home")}}}
+	d := protocol.Document{CreatedAt: 10, Values: []protocol.Value{{Set: true, Bytes: []byte("SKU")}, {Set: true, Bytes: []byte("home")}}}
 	for query, want := range map[string]bool{
 		`{"where":[["category","==","home"]]}`:                                   true,
 		`{"where":[["category","startsWith","ho"]]}`:                             true,
@@ -131,7 +130,7 @@ func TestQueryMatches(t *testing.T) {
 		`{"where":[["category","==","home"],["$createdAt","<",11]]}`:             true,
 		`{"where":[["category","in",["a","b"]]],"orderBy":[["category","asc"]]}`: false,
 	} {
-		q, err := ParseQuery(lt, []byte(query), lim)
+		q, err := Parse(lt, []byte(query), protocol.V13)
 		if err != nil {
 			t.Fatalf("%s: %v", query, err)
 		}
@@ -141,12 +140,12 @@ func TestQueryMatches(t *testing.T) {
 	}
 }
 
-// FuzzParseQuery: the parsers (ParseQuery, ParseCountQuery) never panic; what they
-// refuse is an ErrInvalidQuery, and what ParseQuery accepts has an index whose properties hold every where clause, a limit in
-// 1..MaxQueryLimit, and a range (if any) right after the equal values.
+// FuzzParseQuery: the parsers (Parse, ParseCount) never panic; what they refuse is an
+// ErrInvalid, and what Parse accepts has an index whose properties hold every where
+// clause, a limit in 1..MaxQueryLimit, and a range (if any) right after the equal values.
 func FuzzParseQuery(f *testing.F) {
 	lt := marketListing(f)
-	lim, _ := LimitsFor(V13)
+	lim, _ := protocol.LimitsFor(protocol.V13)
 	for _, s := range []string{
 		`{}`,
 		`{"where":[["category","==","home"],["$createdAt",">",1767225600000]],"orderBy":[["$createdAt","desc"]],"limit":10,"startAfter":"` + strings.Repeat("ab", 32) + `"}`,
@@ -161,28 +160,28 @@ func FuzzParseQuery(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		for _, sum := range []bool{false, true} {
-			cq, err := ParseCountQuery(lt, raw, "", sum)
-			var iq ErrInvalidQuery
+			cq, err := ParseCount(lt, raw, protocol.V13, "", sum)
+			var iq ErrInvalid
 			switch {
-			case err != nil && (!errors.As(err, &iq) || iq.Kind < QueryNotJSON || iq.Kind > QueryBothStarts):
-				t.Fatalf("ParseCountQuery(%q) = %v, not an ErrInvalidQuery", raw, err)
+			case err != nil && (!errors.As(err, &iq) || iq.Kind < NotJSON || iq.Kind > BothStarts):
+				t.Fatalf("ParseCount(%q) = %v, not an ErrInvalid", raw, err)
 			case err == nil && (len(cq.Equal) > len(cq.Index.Properties) || (sum && cq.Index.Summable == "")):
-				t.Fatalf("ParseCountQuery(%q, sum %t) plans %d values on index %+v", raw, sum, len(cq.Equal), cq.Index)
+				t.Fatalf("ParseCount(%q, sum %t) plans %d values on index %+v", raw, sum, len(cq.Equal), cq.Index)
 			}
 		}
-		q, err := ParseQuery(lt, raw, lim)
+		q, err := Parse(lt, raw, protocol.V13)
 		if err != nil {
-			var iq ErrInvalidQuery
-			if !errors.As(err, &iq) || iq.Kind < QueryNotJSON || iq.Kind > QueryBothStarts {
-				t.Fatalf("ParseQuery(%q) = %v, not an ErrInvalidQuery", raw, err)
+			var iq ErrInvalid
+			if !errors.As(err, &iq) || iq.Kind < NotJSON || iq.Kind > BothStarts {
+				t.Fatalf("Parse(%q) = %v, not an ErrInvalid", raw, err)
 			}
 			return
 		}
 		if q.Limit < 1 || q.Limit > lim.MaxQueryLimit {
-			t.Fatalf("ParseQuery(%q) limit %d", raw, q.Limit)
+			t.Fatalf("Parse(%q) limit %d", raw, q.Limit)
 		}
 		if len(q.Equal) > len(q.Index.Properties) || (q.Range != nil && q.Range.Field != q.Index.Properties[len(q.Equal)].Name) {
-			t.Fatalf("ParseQuery(%q) plans %d equal values and range %+v on index %+v", raw, len(q.Equal), q.Range, q.Index)
+			t.Fatalf("Parse(%q) plans %d equal values and range %+v on index %+v", raw, len(q.Equal), q.Range, q.Index)
 		}
 		for _, c := range q.Where {
 			found := false
@@ -190,7 +189,7 @@ func FuzzParseQuery(f *testing.F) {
 				found = found || p.Name == c.Field
 			}
 			if !found {
-				t.Fatalf("ParseQuery(%q) answers a clause on %s with index %s", raw, c.Field, q.Index.Name)
+				t.Fatalf("Parse(%q) answers a clause on %s with index %s", raw, c.Field, q.Index.Name)
 			}
 		}
 	})

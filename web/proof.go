@@ -1,0 +1,71 @@
+package web
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	rpcclient "github.com/cometbft/cometbft/rpc/client"
+
+	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/web/check"
+)
+
+// proof serves, for download and for the browser's check, the bundle of the answer to
+// ?path= and ?data= (hex) at ?height= (0 or absent: the latest): any single-key or
+// range path of proofs.TargetOf.
+func (s *Server) proof(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	path := q.Get("path")
+	data, err := hex.DecodeString(q.Get("data"))
+	if err != nil || len(data) > MaxProofDataBytes {
+		err = errBadInput{"data", q.Get("data"), fmt.Sprintf("at most %d bytes in hex", MaxProofDataBytes)}
+	} else if _, terr := proofs.TargetOf(path, data); terr != nil && path != proofs.PathDocuments {
+		err = errBadInput{"path", path, "a single-key or range query path and its data, or /documents: " + terr.Error()}
+	}
+	var height int64
+	if v := q.Get("height"); err == nil && v != "" {
+		if height, err = strconv.ParseInt(v, 10, 64); err != nil || height < 0 {
+			err = errBadInput{"height", v, "a height of 0 (the latest) or more"}
+		}
+	}
+	var raw []byte
+	if err == nil {
+		raw, err = s.bundle(r.Context(), path, data, height)
+	}
+	if err != nil {
+		s.page("error.html", func(*http.Request) (any, error) { return nil, err })(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `attachment; filename="proof.json"`)
+	_, _ = w.Write(raw)
+}
+
+// bundle reads path and data at height (0: the latest) with a proof and the commit of
+// the header after the answer's height, waiting for it to exist, and encodes them as a
+// check.Bundle.
+func (s *Server) bundle(ctx context.Context, path string, data []byte, height int64) ([]byte, error) {
+	res, err := s.rpc.ABCIQueryWithOptions(ctx, path, data, rpcclient.ABCIQueryOptions{Prove: true, Height: height})
+	if err != nil {
+		return nil, err
+	}
+	if res.Response.Code != 0 {
+		return nil, fmt.Errorf("%s: query code %d: %s", path, res.Response.Code, res.Response.Log)
+	}
+	next := res.Response.Height + 1
+	if _, err := s.c.WaitForHeight(ctx, next); err != nil {
+		return nil, err
+	}
+	commit, err := s.rpc.Commit(ctx, &next)
+	if err != nil {
+		return nil, err
+	}
+	chainID, err := s.c.ChainID(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return check.Bundle{ChainID: chainID, Path: path, Data: data, Response: res.Response, SignedHeader: &commit.SignedHeader}.Encode()
+}

@@ -12,7 +12,7 @@ import (
 
 const module = "github.com/ttld-dev/ttld/"
 
-// layout is DESIGN.md's package table: every package of ours, with the packages of ours
+// layout is docs/ARCHITECTURE.md's package table: every package of ours, with the packages of ours
 // its non-test files may import. Arrows point one way, down the table.
 var layout = map[string][]string{
 	"protocol": {},
@@ -162,7 +162,7 @@ func TestLayout(t *testing.T) {
 		}
 		pkg := filepath.ToSlash(strings.TrimPrefix(path, "../"))
 		if _, ok := layout[pkg]; !ok {
-			t.Errorf("package %s is not in the layout: add it to DESIGN.md's table and to this test", pkg)
+			t.Errorf("package %s is not in the layout: add it to docs/ARCHITECTURE.md's table and to this test", pkg)
 		}
 		return nil
 	})
@@ -223,6 +223,21 @@ func f() float64 { go func() {}(); _ = clock.Now(); _ = abci.New; return float64
 	for _, want := range []string{"imports math/rand", "imports abci", "goroutine", "float64", "calls time.Now"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the sample's %q went unnoticed; found:\n%s", want, got)
+		}
+	}
+}
+
+// TestArchitectureNamesEveryPackage: docs/ARCHITECTURE.md's table names every package of
+// the layout, so the design and the code it describes change together.
+func TestArchitectureNamesEveryPackage(t *testing.T) {
+	raw, err := os.ReadFile("../docs/ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	for pkg := range layout {
+		if !strings.Contains(doc, "`"+pkg+"`") {
+			t.Errorf("docs/ARCHITECTURE.md does not name the package %s", pkg)
 		}
 	}
 }

@@ -88,7 +88,7 @@ func windowKeys(t *testing.T, h *harness, dt drive.DocumentType, startMs uint64)
 
 // TestViralWindowDrainsAcrossWrites: a window that took thousands of likes of hundreds
 // of posts is drained after its ttl by the writes that follow, at most the budget a
-// write earns each time (seed 002: "Large expired buckets drain across writes"; "Each
+// write earns each time (Time-Range Index TTL: "Large expired buckets drain across writes"; "Each
 // grid's per-write drop budget is max(SystemLimits::min_time_range_ttl_drop_operations
 // _per_write, 2 × overlap × trees)"), deepest first, and never by a write before its
 // ttl has passed. Between writes it stands partly drained, and a user's delete and
@@ -201,7 +201,7 @@ func mustLimits(t *testing.T) protocol.Limits {
 // TestVerifierRefusesExpiredWindow: a node that answers for a window past its horizon,
 // with every proof sound (the window's entries still stand: no write has drained them),
 // is refused by the verifier from the proven block time, as the node itself refuses
-// the query (seed 002: "byStart resolution rejects any start past the expiry horizon
+// the query (Time-Range Index TTL: "byStart resolution rejects any start past the expiry horizon
 // ..., on the server from committed block time and on the verifier from the
 // quorum-signed response time_ms — so a node cannot serve an expired window's
 // remnants past a verifying client"). The same hand-built answer one block earlier,

@@ -144,7 +144,7 @@ func (e *execution) moderateDelete(s *drive.Storage, t drive.DocumentType, d dri
 }
 
 // drainWindows drains, before any of the batch's writes, what its actions earn in the
-// expired windows of ttl'd time-range indexes (seed 002: "In a document batch, all
+// expired windows of ttl'd time-range indexes (Time-Range Index TTL: "In a document batch, all
 // cleanup runs before any document mutations are generated ... Each document earns a
 // budget"): each action on a type with ttl'd grids earns each of them
 // drive.DrainBudget, and each grid is drained under the sum, in the order the actions

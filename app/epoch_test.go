@@ -183,10 +183,10 @@ func TestTakeBackRefundsRandom(t *testing.T) {
 	}
 }
 
-// REFERENCE.md's example of the lifetime storage fee pools: "pools {lifetime 2: 1001,
+// The spread of the lifetime storage fee pools, worked by hand: pools {lifetime 2: 1001,
 // lifetime 3: 30} spread at epoch 5 add +511 to epoch 5, +510 to epoch 6 from the
-// first, +10 to each of epochs 5, 6, 7 from the second"; the pools are removed (seed
-// 000: "spreads each pool of an earlier epoch evenly over its number of epochs from the
+// first, +10 to each of epochs 5, 6, 7 from the second; the pools are removed (Document
+// Time To Live: "spreads each pool of an earlier epoch evenly over its number of epochs from the
 // new epoch on, the remainder of the division to the new epoch, and removes it"), and a
 // pool of the new epoch itself stays.
 func TestSpreadLifetimePools(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// expireDocumentsStep is step 4 of the pipeline, expire_documents (seed 000,
+// expireDocumentsStep is step 4 of the pipeline, expire_documents (Document Time To Live,
 // "Cleanup"), from protocol version 14 on: the expirations tree's entries at or before
 // the block time, oldest first, at most MaxDocumentExpirationsPerBlock of them and
 // MaxDocumentExpirationWeightPerBlock in weight (a document weighs 1 plus its type's

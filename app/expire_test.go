@@ -7,7 +7,7 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// Seed 000, "Cleanup": "An entry without a document to delete is logged and only
+// Document Time To Live, "Cleanup": "An entry without a document to delete is logged and only
 // removed. None is expected, and failing the block over one would halt the chain." And
 // "Each expired document is read and checked against state (its contract, document
 // type, ttl and stored document, and that the document expires when its entry says)":

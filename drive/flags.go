@@ -96,7 +96,7 @@ type Storage struct {
 	// the current epoch's flags entry would add an entry of its own there.
 	Margin feeschedule.Operations
 	// Lifetime lists, per document of a type with a time to live, what its write added:
-	// such items carry no storage flags (seed 000: "Nothing a document of such a type
+	// such items carry no storage flags (Document Time To Live: "Nothing a document of such a type
 	// writes carries storage flags"), are not in Added, and are priced by the lifetime
 	// the document has left.
 	Lifetime []LifetimeWrite
@@ -104,7 +104,7 @@ type Storage struct {
 	// ttl.
 	AtMs uint64
 	// Ephemeral counts the bytes added under ttl'd time-range windows: no storage flags,
-	// no storage fee; they bill as processing (seed 002).
+	// no storage fee; they bill as processing (Time-Range Index TTL).
 	Ephemeral uint64
 	// EphemeralMargin counts the Ephemeral bytes the writes would have added more on a
 	// state without the count records they found: what a fee estimate made on another
@@ -134,7 +134,7 @@ type LifetimeWrite struct {
 }
 
 // IndexLevels is what a document of type t weighs in index levels: the properties of
-// each of its indexes (seed 000: "an index counts its properties"), those of a
+// each of its indexes (Document Time To Live: "an index counts its properties"), those of a
 // time-range index once for each window a document lies in (properties × overlap).
 func IndexLevels(t protocol.DocumentType) uint64 {
 	var n uint64

@@ -90,8 +90,9 @@ func (it modelItem) flags() StorageFlags {
 	return out
 }
 
-// TestFlagsRemovalOrShrinkRefundsUnpaidSchedule: "a removal or a shrinking replace refunds the owner what
-// the 50-era schedule has not yet paid out" (issue 8, Fees). Random sequences of item
+// TestFlagsRemovalOrShrinkRefundsUnpaidSchedule: a removal or a shrinking replace refunds
+// the owner what the 50-era schedule has not yet paid out (docs/STATE.md, "Storage
+// flags"). Random sequences of item
 // writes, growths, shrinks and removals, by several payers across epochs (within one,
 // a few apart, and past the schedule's 2000 epochs), go through drive.Storage and the
 // reference model: the flags of every item, the bytes added and removed, and the

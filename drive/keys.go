@@ -310,7 +310,7 @@ func ParseDocumentKey(k []byte) (p DocumentKeyParts, ok bool) {
 }
 
 // ExpirationsPrefix is the prefix of the documents expirations tree: 104 | 'E'
-// (seed 000: Misc (104) / E / <expires at, u64 big endian ms> / <document id>).
+// (Document Time To Live: Misc (104) / E / <expires at, u64 big endian ms> / <document id>).
 func ExpirationsPrefix() []byte { return []byte{RootMisc, miscExpirations} }
 
 // ExpirationKey: 104 | 'E' | expires at u64 (ms) | document id -> contract id ++
@@ -432,7 +432,7 @@ func ParseEpochKey(k []byte) (epoch uint32, entry EpochEntry, proposer []byte, o
 // LifetimePoolKey: 48 | 'l' | collected in epoch u32 | lifetime in epochs u16 ->
 // credits u64: the lifetime storage fees (documents with a ttl) collected in an epoch
 // for a number of epochs, spread over that many epochs at the next epoch change
-// (seed 000: Pools (48) / l / <collected in epoch><lifetime in epochs>; the epoch is
+// (Document Time To Live: Pools (48) / l / <collected in epoch><lifetime in epochs>; the epoch is
 // u32 here as in every epoch key of this chain, whose epochs may be a minute long).
 func LifetimePoolKey(epoch uint32, lifetime uint16) []byte {
 	k := binary.BigEndian.AppendUint32(LifetimePoolsPrefix(), epoch)

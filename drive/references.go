@@ -17,7 +17,7 @@ type Contracts func(protocol.ContractID) (protocol.Contract, bool, error)
 // replaces (nil for a create or a restore): a reference whose value it does not change
 // is not looked at again, since a deletableDocument target may have gone since without
 // the referring document being wrong. A document past its expiry that the cleanup has
-// not deleted yet is still stored, and is found (seed 000: "Until the cleanup deletes
+// not deleted yet is still stored, and is found (Document Time To Live: "Until the cleanup deletes
 // it, it can still be queried and referenced").
 func CheckReferences(kv KV, t DocumentType, d protocol.Document, before *protocol.Document, contracts Contracts) error {
 	for _, p := range t.Properties {

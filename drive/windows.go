@@ -9,7 +9,7 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// The windows of time-range indexes (protocol version 14, seed 002). A time-range
+// The windows of time-range indexes (protocol version 14, Time-Range Index TTL). A time-range
 // index's entries, counts and ranks live under the windows of its grid, every index of
 // the type on that grid under the same window (they "share one storage level"):
 //
@@ -29,7 +29,7 @@ import (
 const windowGridLen = 1 + 4 + 4 + 4
 
 // Ephemeral is the value of what a ttl'd grid's windows hold besides counts: no
-// storage flags (seed 002: "TTL'd subtrees never create refundable storage. No
+// storage flags (Time-Range Index TTL: "TTL'd subtrees never create refundable storage. No
 // StorageFlags"), and IAVL stores no empty value. A permanent grid's entries carry
 // flags like any index entry; its ranks hold this marker too.
 var Ephemeral = []byte{0}
@@ -177,7 +177,7 @@ func hasWindows(t protocol.DocumentType) bool {
 // WindowItem is one entry a document has under a window of one of its type's
 // time-range indexes.
 type WindowItem struct {
-	Index      protocol.Index
+	Index   protocol.Index
 	StartMs uint64
 	Values  []byte // all the index's parts
 	Expired bool   // the window is past its ttl at the write's block time
@@ -206,7 +206,7 @@ func WindowItems(t protocol.DocumentType, d *protocol.Document, nowMs uint64, wi
 		for _, start := range r.Grid().Windows(uint64(at.Int)) {
 			expired := r.Expired(start, nowMs)
 			if expired && !withExpired {
-				continue // seed 002: "Writes never target expired windows"
+				continue // Time-Range Index TTL: "Writes never target expired windows"
 			}
 			out = append(out, WindowItem{Index: ix, StartMs: start, Values: values, Expired: expired})
 		}
@@ -391,7 +391,7 @@ func TTLGrids(t protocol.DocumentType) []protocol.TimeRange {
 }
 
 // WindowTrees is what one document can create under one window of grid g of type t
-// (seed 002's "trees": "everything one document can create under one bucket"): for
+// (Time-Range Index TTL's "trees": "everything one document can create under one bucket"): for
 // each index of t on g, its entry, for a countable or summable index its count records
 // (one per leading prefix, the empty one included), for a ranked one its rank. Shared
 // grids count every index on them.
@@ -415,7 +415,7 @@ func WindowTrees(t protocol.DocumentType, g protocol.Grid) int {
 // DrainBudget is the keys one write into grid g of type t may drain: max(the version's
 // min_time_range_ttl_drop_operations_per_write, 2 × overlap × trees).
 //
-// The bound it keeps (seed 002: "cleanup has capacity above the maximum tree creation
+// The bound it keeps (Time-Range Index TTL: "cleanup has capacity above the maximum tree creation
 // rate"): a write creates at most overlap × trees keys under g (trees keys in each of
 // the overlap windows it lies in, WindowTrees), and every write into g drains up to
 // twice that. So over any run of writes the drain can remove at least twice what those
@@ -431,7 +431,7 @@ func DrainBudget(t protocol.DocumentType, g protocol.Grid, lim protocol.Limits) 
 // DrainWindows drains the expired windows of grid g of type t at block time nowMs,
 // oldest first and, under a window, in key order (the entries, then the counts, then
 // the ranks), removing at most budget keys. It reads the grid's first key to find its
-// oldest window, and stops at the first window within its ttl (seed 002: "When nothing
+// oldest window, and stops at the first window within its ttl (Time-Range Index TTL: "When nothing
 // is expired, the check is a single bounded range read"). It returns the keys removed.
 // The caller bills none of it.
 func DrainWindows(kv KV, t DocumentType, r protocol.TimeRange, nowMs uint64, budget int) (int, error) {
@@ -518,8 +518,9 @@ func RegisterTimeRanges(kv KV, c protocol.ContractID, t protocol.DocumentType) (
 	return n, nil
 }
 
-// SweepWindows is the epoch sweep (issue "Time-range indexes", beyond seed 002's
-// residue: "An epoch-transition sweep could provide a backstop"): it drains the expired
+// SweepWindows is the epoch sweep (docs/STATE.md, "Time-range windows"; the backstop
+// Time-Range Index TTL leaves as residue: "An epoch-transition sweep could provide a
+// backstop"): it drains the expired
 // windows of the registered ttl'd grids at block time nowMs, grid after grid in
 // registry order from where the last sweep stopped, wrapping round once, at most
 // budget keys in all and maxGrids grids (so its reads are bounded however large the

@@ -9,7 +9,7 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// Seed 000, "Proofs near the expiry" (001): "A write accepted in the last block before
+// Document Time To Live, "Proofs near the expiry": "A write accepted in the last block before
 // a document expires proves the document present. A proof fetched after the next
 // block's cleanup finds it gone." On a real node whose local genesis lowers the minimum
 // ttl to 3 s: a document proves present with its expiry, not expired; once a block at

@@ -98,7 +98,7 @@ func TestStorageRefund(t *testing.T) {
 	}
 }
 
-// TestPermanentByteAgainstOneYearTTL checks seed 000's cross-check: "A one-year ttl pays
+// TestPermanentByteAgainstOneYearTTL checks Document Time To Live's cross-check: "A one-year ttl pays
 // 40 × 34 = 1,360 credits per byte, about what a permanent document deleted after a
 // year keeps paying net of its refund." A year is 40 mainnet epochs: a 1,000-byte
 // permanent document (27,000 credits a byte) deleted 40 epochs after it was paid for

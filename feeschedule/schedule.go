@@ -46,7 +46,7 @@ type Schedule struct {
 	// the table has no such group (HasDocumentTTL).
 	DocumentTTL DocumentTTL
 	// TTLEphemeralPerByte prices a byte added under a ttl'd time-range index, billed as
-	// processing (ttl_ephemeral_disk_usage_credit_per_byte, seed 002); zero before the
+	// processing (ttl_ephemeral_disk_usage_credit_per_byte, Time-Range Index TTL); zero before the
 	// tables that have it.
 	TTLEphemeralPerByte uint64
 }
@@ -131,7 +131,7 @@ func (s Schedule) ProcessingFee(ops Operations) uint64 {
 }
 
 // EphemeralFee prices bytesAdded bytes under ttl'd time-range indexes: processing,
-// with no storage fee and nothing to refund (seed 002: "added bytes bill to processing
+// with no storage fee and nothing to refund (Time-Range Index TTL: "added bytes bill to processing
 // at FeeStorageVersion::ttl_ephemeral_disk_usage_credit_per_byte (270 credits/byte ...)
 // and the storage fee contribution is zero"). An overflow is ErrOverflow.
 func (s Schedule) EphemeralFee(bytesAdded uint64) (uint64, error) {

@@ -9,9 +9,9 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// TestFeeVersion1Pinned pins the first table: the platform's processing figures
-// (REFERENCE.md: 2,000 per seek, 400 per byte written, 20 per byte loaded, 100 + 300 per
-// hash block), our ed25519 check and the perpetual storage price (27,000 per byte). Changing a figure needs a new fee version.
+// TestFeeVersion1Pinned pins the first table: the platform's processing figures (its fee
+// table: 2,000 per seek, 400 per byte written, 20 per byte loaded, 100 + 300 per hash
+// block), our ed25519 check and the perpetual storage price (27,000 per byte). Changing a figure needs a new fee version.
 func TestFeeVersion1Pinned(t *testing.T) {
 	s, err := For(protocol.V13)
 	if err != nil {
@@ -26,7 +26,7 @@ func TestFeeVersion1Pinned(t *testing.T) {
 	}
 }
 
-// TestPerpetualStorageFee: REFERENCE.md's 27,000 credits per byte added, and an
+// TestPerpetualStorageFee: the platform's 27,000 credits per byte added, and an
 // overflow refused rather than wrapped.
 func TestPerpetualStorageFee(t *testing.T) {
 	s, err := For(protocol.V13)

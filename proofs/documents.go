@@ -376,7 +376,7 @@ func verifyWindow(root []byte, windowed bool, resolve func(uint64) error, lastBl
 		}
 		return nil
 	}
-	// The block time the client judges the horizon at (seed 002: "on the verifier from
+	// The block time the client judges the horizon at (Time-Range Index TTL: "on the verifier from
 	// the quorum-signed response time_ms").
 	if err := o.present(root, drive.LastBlockKey(), lastBlock); err != nil {
 		return err

@@ -17,7 +17,7 @@ import (
 //
 // The path table lives in proofs, not in abci, because it decides what a proof must
 // cover: the node proves, and the client checks, the key or range TargetOf names, so
-// both import it from here. proofs sits below abci and client in DESIGN.md's layout and
+// both import it from here. proofs sits below abci and client (docs/ARCHITECTURE.md) and
 // may use drive's key layout (and only that); keys are built by drive's builders only.
 const (
 	// PathKey: data = a raw tree key; value = its value, or empty when absent.
@@ -200,7 +200,7 @@ const (
 	// document query does not exist at the height asked.
 	QueryCodeNotFound uint32 = 11
 	// QueryCodeWindowExpired: a window query names a window of a ttl'd time-range
-	// index past its horizon at the answer's block time (seed 002).
+	// index past its horizon at the answer's block time (Time-Range Index TTL).
 	QueryCodeWindowExpired uint32 = 12
 )
 

@@ -166,7 +166,7 @@ func checkDocumentTypeUpdate(old, nt DocumentType) error {
 			return change(fmt.Sprintf("%s changed from %v to %v", f.name, f.was, f.now))
 		}
 	}
-	// Seed 000: "A contract update may not add, remove or change the ttl of an existing
+	// Document Time To Live: "A contract update may not add, remove or change the ttl of an existing
 	// document type: every stored document carries the expiry it was written and paid
 	// with."
 	switch {

@@ -10,7 +10,8 @@ import (
 	"testing"
 )
 
-// The seeds' examples (seed 000's note, seed 001's story), as the seeds write them.
+// The published examples (Document Time To Live's note, the ttl keyword reference's
+// story), as written there.
 const (
 	seedNote = `{"documentSchemas":{"note": {
   "type": "object",
@@ -60,7 +61,7 @@ func storedContract(raw string) []byte {
 	return append(c.Encode()[:contractHeaderLen], raw...)
 }
 
-// TestTTLSeedExamples: seed 000's note and seed 001's story parse at version 14 with
+// TestTTLSeedExamples: Document Time To Live's note and the ttl keyword reference's story parse at version 14 with
 // their ttl ("Documents of note above are deleted two weeks (1,209,600 seconds) after
 // their creation."; "Each story is deleted one day (86,400 seconds) after its
 // creation."), and docs/examples/story-ttl.json is the seed's story.
@@ -95,8 +96,8 @@ func TestTTLSeedExamples(t *testing.T) {
 	}
 }
 
-// TestTTLVersion13: seed 000: "Available from protocol version 14."; issue 9: "a
-// version-13 chain refuses it like any unknown keyword". Version 13's meta-schema
+// TestTTLVersion13: Document Time To Live: "Available from protocol version 14." A
+// version-13 chain refuses it like any unknown keyword: version 13's meta-schema
 // refuses ttl exactly as it refuses a keyword nobody defines.
 func TestTTLVersion13(t *testing.T) {
 	for _, raw := range []string{seedNote, seedStory} {
@@ -117,7 +118,7 @@ func TestTTLVersion13(t *testing.T) {
 	}
 }
 
-// TestTTLMetaSchemaBounds: seed 001: "The meta-schema itself admits 1 to 4294967295,
+// TestTTLMetaSchemaBounds: the ttl keyword reference: "The meta-schema itself admits 1 to 4294967295,
 // so a ttl of 0 is a JsonSchemaError (10101) and one outside the narrower bounds is
 // 10231." The meta-schema's bounds hold on every parse.
 func TestTTLMetaSchemaBounds(t *testing.T) {
@@ -144,9 +145,9 @@ func TestTTLMetaSchemaBounds(t *testing.T) {
 	}
 }
 
-// TestTTLBoundsOnRegistration: seed 000: "When a contract is registered or updated, a
+// TestTTLBoundsOnRegistration: Document Time To Live: "When a contract is registered or updated, a
 // ttl below min_document_ttl_seconds (one hour at protocol version 14) or above
-// max_document_ttl_seconds (one year) is refused too." Seed 001: "They hold on every
+// max_document_ttl_seconds (one year) is refused too." The ttl keyword reference: "They hold on every
 // parse of the contract, except the bounds, which are checked when a contract is
 // registered or updated." A stored contract read back is not held to them.
 func TestTTLBoundsOnRegistration(t *testing.T) {
@@ -200,8 +201,8 @@ func TestTTLBoundsOnRegistration(t *testing.T) {
 	wantCode(t, "DataContractUpdate.Updated", err, CodeInvalidContractStructure)
 }
 
-// TestTTLRefusedCombinations: seed 000: "The keyword is refused, on every parse of the
-// contract (registration, update and a stored contract read back), when:"; seed 001:
+// TestTTLRefusedCombinations: Document Time To Live: "The keyword is refused, on every parse of the
+// contract (registration, update and a stored contract read back), when:"; the ttl keyword reference:
 // "$createdAt must be in required." and "Refused together with documentsKeepHistory:
 // true (Drive never deletes a document whose type keeps history), with indexOnly: true
 // (there is no stored row to delete by id), and on a type with a contested index (a
@@ -233,7 +234,7 @@ func TestTTLRefusedCombinations(t *testing.T) {
 			t.Errorf("%s without ttl: %v", name, err)
 		}
 	}
-	// Seed 001: "Everything else combines with a ttl: mutable types, transferable,
+	// The ttl keyword reference: "Everything else combines with a ttl: mutable types, transferable,
 	// tradeMode, ... creationRestrictionMode, count, sum and ranked indexes".
 	allowed := ttlType(3600, `"documentsKeepHistory":false,"indexOnly":false,"canBeDeleted":false,"documentsMutable":true,`+
 		`"transferable":1,"tradeMode":1,"creationRestrictionMode":1,"indices":[{"name":"i","properties":[{"s":"asc"}],"unique":true,"countable":true}]`)
@@ -241,7 +242,7 @@ func TestTTLRefusedCombinations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Seed 001: "For references, a type with a ttl is deletable."
+	// The ttl keyword reference: "For references, a type with a ttl is deletable."
 	if dt := types[0]; dt.CanBeDeleted || !dt.DocumentsCanDisappear() {
 		t.Errorf("a ttl type with canBeDeleted false: DocumentsCanDisappear %v", dt.DocumentsCanDisappear())
 	}
@@ -278,9 +279,9 @@ func TestTTLCanonicalJSON(t *testing.T) {
 	}
 }
 
-// TestTTLUpdate: seed 000: "A contract update may not add, remove or change the ttl of
+// TestTTLUpdate: Document Time To Live: "A contract update may not add, remove or change the ttl of
 // an existing document type: every stored document carries the expiry it was written
-// and paid with. A document type added by an update declares it freely." Seed 001: "On
+// and paid with. A document type added by an update declares it freely." The ttl keyword reference: "On
 // update: Fixed (DocumentTypeUpdateError, 40212)".
 func TestTTLUpdate(t *testing.T) {
 	parse := func(raw string) Contract {

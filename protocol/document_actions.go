@@ -166,7 +166,7 @@ func planAction(ctx Context, c Contract, signer IdentityID, t DocumentType, a Do
 // the block time and the hash of the document's encoding.
 //
 // A restore names a document that is not stored and that a removal record keeps; the
-// document it carries is the one the record's hash pins, of the type and id; seed 000:
+// document it carries is the one the record's hash pins, of the type and id; Document Time To Live:
 // it "is refused once that document has expired" (validate_document_not_expired on
 // the pinned document's $createdAt, 40140), and a week after the deletion the record no
 // longer restores it.
@@ -218,7 +218,7 @@ func planModeration(ctx Context, c Contract, signer IdentityID, t DocumentType, 
 }
 
 // ValidateDocumentNotExpired is validate_document_not_expired, the one rule of expiry
-// (seed 000): "a document of a type with a ttl has expired when block time is at or past
+// (Document Time To Live): "a document of a type with a ttl has expired when block time is at or past
 // its $createdAt plus the ttl", the same boundary the cleanup deletes at. The batch
 // calls it for every action on a stored document but a delete (its owner's or a
 // moderator's), and a restore calls it on the document it restores.

@@ -156,8 +156,9 @@ type Index struct {
 	// Summable names an integer property of the type whose provable sum the index
 	// keeps, or is "" for none.
 	Summable string
-	// Contested is parsed and stored only: contested values and their vote polls come
-	// with a later issue. Nil for none.
+	// Contested is parsed and stored only: this version resolves no contested value by
+	// vote, and refuses contested indexes at registration (ContestedIndexUnsupported).
+	// Nil for none.
 	Contested *Contested
 }
 
@@ -198,7 +199,7 @@ func (t DocumentType) ExpiresAtMs(d Document) (at uint64, ok bool) {
 // DocumentsCanDisappear reports whether documents of the type can be deleted at all
 // (DocumentTypeV2Getters::documents_can_disappear): by their owner (canBeDeleted), by
 // the contract's moderators (moderatorAbilities.delete) or by the platform when their
-// time to live ends (seed 000: "References treat a type with a ttl as deletable, like
+// time to live ends (Document Time To Live: "References treat a type with a ttl as deletable, like
 // one with canBeDeleted or moderatorAbilities.delete"). A permanentDocument or
 // listElement reference may not target such a type.
 func (t DocumentType) DocumentsCanDisappear() bool {

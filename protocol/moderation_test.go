@@ -19,8 +19,8 @@ func moderated(typeJSON string, ids ...IdentityID) string {
 
 // TestModerationParse: the moderation block and moderatorAbilities are read with their
 // defaults (deleteKeepsRecord true, deleteRefundsOwner false), and the registration
-// rules of the issue hold on every parse: "moderatorAbilities needs a moderation block;
-// refused on types that keep history or are indexOnly".
+// rules hold on every parse: moderatorAbilities needs a moderation block and is refused
+// on types that keep history or are indexOnly (docs/CONTRACTS.md, "Moderation").
 func TestModerationParse(t *testing.T) {
 	abilities := `"moderatorAbilities":{"delete":true,"deleteWithin":60}`
 	d, err := ParseDefinition([]byte(moderated(typ(propA, abilities), modID, IdentityID{0x01})), V14)
@@ -67,7 +67,7 @@ func TestModerationParse(t *testing.T) {
 	}
 }
 
-// TestDocumentsCanDisappear: seed 000: "References treat a type with a ttl as
+// TestDocumentsCanDisappear: Document Time To Live: "References treat a type with a ttl as
 // deletable, like one with canBeDeleted or moderatorAbilities.delete."
 func TestDocumentsCanDisappear(t *testing.T) {
 	for _, c := range []struct {
@@ -160,7 +160,7 @@ func TestPlanModeration(t *testing.T) {
 	if err != nil || p.After == nil || p.After.CreatedAt != t0 || p.After.Owner != writer || p.After.Revision != 1 {
 		t.Fatalf("a restore before the expiry: %v, %+v", err, p.After)
 	}
-	// Seed 000: the restore "is refused once that document has expired", judged on the
+	// Document Time To Live: the restore "is refused once that document has expired", judged on the
 	// $createdAt of the document the record's hash pins, at the cleanup's boundary.
 	_, err = plan(t0+3_600_000, modID, restore, nil, record)
 	wantCode(t, "a restore at the expiry", err, CodeDocumentExpired)

@@ -6,7 +6,7 @@ import "fmt"
 type ReferenceKind uint8
 
 const (
-	// ReferencePermanentDocument: the target type never loses documents (seed 000: not
+	// ReferencePermanentDocument: the target type never loses documents (Document Time To Live: not
 	// one whose documents_can_disappear), so the reference, once written, stays good.
 	ReferencePermanentDocument ReferenceKind = 1
 	// ReferenceDeletableDocument: the target may later disappear; the reference is
@@ -106,7 +106,7 @@ func parseReference(typeName string, p *Property, m map[string]any, path string)
 // CheckReferences checks every reference of the document types of contract c against
 // its target type, as a registration or update does: the target contract and type
 // exist and the type is not indexOnly; a lookup names a unique index of the target with
-// one property of the referring property's type; and, seed 001, "A permanentDocument reference and a
+// one property of the referring property's type; and, the ttl keyword reference, "A permanentDocument reference and a
 // listElement reference may not point at it, a lookup included
 // (ReferencedDocumentTypeDeletableError, 40122); a deletableDocument reference may",
 // where it is a type whose documents can disappear. A permanent reference by lookup

@@ -36,7 +36,7 @@ func refList(target string) string {
 	return `"r":{"type":"array","maxItems":4,"position":0,"items":{` + identifierJSON + `,"refersTo":{"type":"` + target + `","kind":"listElement"}}}`
 }
 
-// TestReferenceRules: seed 001: "For references, a type with a ttl is deletable. A
+// TestReferenceRules: the ttl keyword reference: "For references, a type with a ttl is deletable. A
 // permanentDocument reference and a listElement reference may not point at it, a
 // lookup included (ReferencedDocumentTypeDeletableError, 40122); a deletableDocument
 // reference may." The same holds for canBeDeleted and moderatorAbilities.delete (seed

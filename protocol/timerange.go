@@ -1,6 +1,6 @@
 package protocol
 
-// TimeRange is the grid of a time-range index (protocol version 14, seed 002): windows
+// TimeRange is the grid of a time-range index (protocol version 14, Time-Range Index TTL): windows
 // start every Step seconds, Phase seconds past a multiple of Step, and each spans Range
 // seconds, so a timestamp lies in Range / Step windows (the overlap) and a document is
 // stored once under each window its On field lies in, the index's properties under
@@ -25,7 +25,7 @@ var TimeRangeFields = []string{"$createdAt", "$transferredAt", "$updatedAt"}
 
 // Grid is what identifies where a time-range index's windows are stored: the field and
 // the range, step and phase, never the ttl. Indexes of one type with the same grid
-// share its windows (seed 002: "Two indexes bucketing the same field with the same grid
+// share its windows (Time-Range Index TTL: "Two indexes bucketing the same field with the same grid
 // share one storage level"), so they must agree on the ttl.
 type Grid struct {
 	On                 string

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Seed 002's running example: likes feeding a trending index ("posts liked this hour").
+// Time-Range Index TTL's running example: likes feeding a trending index ("posts liked this hour").
 const seedLikes = `{"documentSchemas":{"like": {
   "type": "object",
   "indexOnly": true,
@@ -36,7 +36,7 @@ func trIndex(name, tr, extra string) string {
 	return `{"name":"` + name + `","properties":[{"s":"asc"}],"timeRange":` + tr + extra + `}`
 }
 
-// TestTimeRangeSeedExample: seed 002's timeRange map parses at version 14 into its grid
+// TestTimeRangeSeedExample: Time-Range Index TTL's timeRange map parses at version 14 into its grid
 // and ttl ("A timeRange index may declare a time to live: "timeRange": { "on":
 // "$createdAt", "range": 3600, "step": 3600, "ttl": 604800 }"), and the canonical form
 // reads back to the same types; version 13's grammar has no timeRange.
@@ -64,7 +64,7 @@ func TestTimeRangeSeedExample(t *testing.T) {
 	wantCode(t, "timeRange under version 13", err, CodeJSONSchema)
 }
 
-// TestTimeRangeRules: each rule of seed 002's "Grammar and validation" and of the
+// TestTimeRangeRules: each rule of Time-Range Index TTL's "Grammar and validation" and of the
 // grid, refused with its code, and the edges each rule allows accepted.
 func TestTimeRangeRules(t *testing.T) {
 	hourly := `{"on":"$createdAt","range":3600,"step":3600,"ttl":604800}`

@@ -6,15 +6,16 @@ import (
 )
 
 // Version is a protocol version. Versions are declared once and never renumbered or
-// reused; a retired one keeps its number. The numbering follows the platform the seeds
-// describe: 13 is the first version this chain runs, 14 (document time to live) follows.
+// reused; a retired one keeps its number. The numbering follows Dash Platform's, whose
+// specifications this chain implements (docs/ARCHITECTURE.md, "Specifications"): 13 is
+// the first version this chain runs, 14 (document time to live) follows.
 type Version uint32
 
 const (
 	// V13 is the first version of this chain: identities, platform addresses, credit
 	// transfers, address-balance recent storage and its cleanup.
 	V13 Version = 13
-	// V14 turns document time to live on (seeds 000/001): the ttl keyword of document
+	// V14 turns document time to live on (Document Time To Live and the ttl keyword reference): the ttl keyword of document
 	// types, the documents expirations tree, expire_documents after every block, the
 	// document_ttl fee group and the lifetime storage fee pools.
 	V14 Version = 14
@@ -108,7 +109,7 @@ type Limits struct {
 	MinTimeRangeTTLDropOperationsPerWrite int
 	// MaxTimeRangeSweepDropsPerEpoch bounds the keys each epoch change drains from the
 	// expired windows of ttl'd grids, whether or not anyone still writes into them
-	// (ours: the backstop seed 002 leaves out of scope).
+	// (ours: the backstop Time-Range Index TTL leaves out of scope).
 	MaxTimeRangeSweepDropsPerEpoch int
 	// MaxTimeRangeSweepGridsPerEpoch bounds the registered grids one epoch change's
 	// sweep visits, so that its reads stay bounded however many grids are registered.

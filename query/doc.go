@@ -4,7 +4,7 @@
 // the index's entries to the answer; ParseCount reads a count or sum and chooses the
 // index whose count record answers it; ParseRanked reads a page of a ranked time-range
 // index's groups in one window. Window queries name a window of a time-range index
-// (seed 002), whose start is resolved at a block time (ResolveWindow); Matches checks a
+// (Time-Range Index TTL), whose start is resolved at a block time (ResolveWindow); Matches checks a
 // document against the where clauses. Every refusal is ErrInvalid, whose kind has a
 // stable query code (proofs.QueryCodeOf).
 //

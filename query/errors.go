@@ -14,7 +14,7 @@ const (
 	WrongValueType                           // a value that is not of its field's type
 	LimitTooLarge                            // limit outside 0..MaxQueryLimit
 	BothStarts                               // startAt and startAfter together
-	// WindowExpired: a window of a ttl'd time-range index past its horizon (seed 002:
+	// WindowExpired: a window of a ttl'd time-range index past its horizon (Time-Range Index TTL:
 	// "byStart rejects starts past the horizon").
 	WindowExpired
 )

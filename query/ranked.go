@@ -9,7 +9,7 @@ import (
 )
 
 // Ranked is a page of a ranked time-range index's groups in one window, most counted
-// first (seed 002: "ranked top-N"), after a cursor.
+// first (Time-Range Index TTL: "ranked top-N"), after a cursor.
 type Ranked struct {
 	Type   protocol.DocumentType
 	Index  protocol.Index

@@ -8,7 +8,7 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// Window selects one window of a time-range index (seed 002): by its start, or the
+// Window selects one window of a time-range index (Time-Range Index TTL): by its start, or the
 // newest or the oldest that can be queried, judged at a block time.
 type Window struct {
 	Index string
@@ -54,7 +54,7 @@ func parseWindow(t protocol.DocumentType, raw json.RawMessage) (*Window, protoco
 // resolveWindow sets w's start for index ix at block time nowMs:
 //
 //   - byStart: the start of one of the grid's windows (WrongValueType otherwise), and
-//     on a ttl'd index one still queryable at nowMs (WindowExpired otherwise: seed 002,
+//     on a ttl'd index one still queryable at nowMs (WindowExpired otherwise: Time-Range Index TTL,
 //     "An expired window is not queryable at all — byStart rejects starts past the
 //     horizon");
 //   - newest: the latest window begun at nowMs;
@@ -107,7 +107,7 @@ func newest(g protocol.Grid, nowMs uint64) (uint64, bool) {
 
 // queryable reports whether the window of r starting at startMs may be read at nowMs: a
 // window of an index without a ttl always, one with a ttl until TTL seconds past its
-// start, the boundary included (seed 002: "Entries under this index are queryable until
+// start, the boundary included (Time-Range Index TTL: "Entries under this index are queryable until
 // ttl seconds past their bucket's start (the exact expiry boundary remains
 // inclusive)"). It is the complement of TimeRange.Expired, the drain's predicate: a
 // window is drained exactly when it can no longer be queried.

@@ -8,7 +8,7 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// Seed 002's running example: likes feeding a trending index ("posts liked this hour").
+// Time-Range Index TTL's running example: likes feeding a trending index ("posts liked this hour").
 const seedLikes = `{"documentSchemas":{"like": {
   "type": "object",
   "indexOnly": true,
@@ -68,7 +68,7 @@ func TestQueriesSkipTimeRangeIndexes(t *testing.T) {
 	}
 }
 
-// FuzzWindowQueries: no query, count or ranked query of seed 002's likes panics its
+// FuzzWindowQueries: no query, count or ranked query of Time-Range Index TTL's likes panics its
 // parser or its window's resolution at any block time; every refusal is an
 // ErrInvalid of a known kind; and a window resolved, by any selector, is one of the
 // grid's windows within its horizon ("The relative selectors (newest / oldest) can never

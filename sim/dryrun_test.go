@@ -22,13 +22,12 @@ import (
 // is what the block charges on the same state in the same epoch, and its max fee is
 // never below what the block charges; a change of a document whose expiry falls
 // between the dry run's time and the block's is refused with 40140 by the block, for
-// no more than the max fee: "`--dry-run` (and the estimate query path) is never
-// below what execution charges: test it over random transitions" (issue 8, Fees). Each
-// transaction is dry-run against the check state (judged at the last block's time) and
-// then executed alone in the next block, whose time may fall in a later epoch (the
-// "issue 9, Fees" sentence: "The estimate (`--dry-run`, CheckTx) is never below
-// execution: the price never decreases with lifetime, so an earlier-block estimate is
-// an upper bound; test it"). Seeds 12 and 10 start on protocol version 14.
+// no more than the max fee: the dry run (and CheckTx's estimate) is never below what
+// execution charges (docs/TX.md, "Fee estimates"). Each transaction is dry-run against
+// the check state (judged at the last block's time) and then executed alone in the next
+// block, whose time may fall in a later epoch: the price never decreases with the
+// lifetime, so an estimate at an earlier block time is an upper bound. Seeds 12 and 10
+// start on protocol version 14.
 func TestDryRunBoundsFees(t *testing.T) {
 	expiredSince := 0
 	for _, seed := range []int64{7, 12, 10} {
@@ -81,7 +80,7 @@ func dryRunBoundsFees(t *testing.T, seed int64, blocks int) int {
 		tr := res.TxResults[0]
 		if tr.Code == uint32(protocol.CodeDocumentExpired) && ans.Code != tr.Code {
 			// A change estimated before its document's expiry and executed after:
-			// refused with 40140, at no more than estimated (issue 9, Fees).
+			// refused with 40140, at no more than estimated.
 			expiredSince++
 			if uint64(tr.GasUsed) > ans.MaxFee {
 				t.Errorf("seed %d height %d: the dry run said code %s fee %d, at most %d; the block refused it with 40140 and charged %d",
@@ -171,8 +170,8 @@ func TestDryRunBeforeRecipientExists(t *testing.T) {
 // TestDryRunBoundsFeesInBlocks: each transaction of random blocks is dry-run on the
 // state before its block, then executed after the block's earlier transactions; every
 // documents batch charged more than its dry run's max fee is reported with the seed
-// and height: "`--dry-run` (and the estimate query path) is never below what execution
-// charges" (issue 8, Fees). The other kinds are not checked here: between the dry run
+// and height: the dry run is never below what execution charges (docs/TX.md, "Fee
+// estimates"). The other kinds are not checked here: between the dry run
 // and the block, their balances and nonces change, which the max fee does not promise
 // to bound (it bounds later states where keys the dry run found absent hold values).
 // Nor are dry runs refused unpaid (a signer not yet created): their max fee is 0 by
@@ -263,9 +262,8 @@ func absentKeysChain(t *testing.T) (*Chain, identity) {
 // TestDryRunBoundsBatchOnAbsentContract: a documents batch dry-run before its contract
 // exists, then executed after the contract's create in the same block. The dry run's
 // max fee is promised "never below what a block on kv's state, or on a later state
-// where keys it found absent have been written, charges" (app.DryRun), and the issue's
-// "`--dry-run` (and the estimate query path) is never below what execution charges".
-// The contract key is a key it found absent.
+// where keys it found absent have been written, charges" (app.DryRun). The contract key
+// is a key it found absent.
 func TestDryRunBoundsBatchOnAbsentContract(t *testing.T) {
 	c, idn := absentKeysChain(t)
 	cc := &protocol.DataContractCreate{Identity: idn.id, Nonce: 1, Definition: []byte(shopDefinition)}

@@ -77,10 +77,10 @@ func mustBlock(t *testing.T, c *Chain, at time.Time, txs ...[]byte) {
 // sale and executed in a later block: half an hour later, the last millisecond before
 // the expiry, at the expiry, and two days later (the block that still sees it, before
 // its cleanup). "The price never decreases with the lifetime, so an estimate made at
-// an earlier block time (check_tx) stays an upper bound of the execution" (seed 000,
+// an earlier block time (check_tx) stays an upper bound of the execution" (Document Time To Live,
 // Fees): before the expiry the change succeeds for no more than the dry run's fee;
 // from the expiry on, "a document can no longer be replaced, transferred, bought or
-// repriced ... each is refused, paid, with DocumentExpiredError (40140)" (seed 000),
+// repriced ... each is refused, paid, with DocumentExpiredError (40140)" (Document Time To Live),
 // and the refusal costs no more than the dry run's fee either.
 func TestDryRunBoundsTTLChanges(t *testing.T) {
 	created := GenesisTime.Add(2 * time.Second)

@@ -91,13 +91,13 @@ func (c *BlockCleanup) removal(typ string, attrs map[string]string) error {
 	return nil
 }
 
-// CheckCleanup is the invariant "no document is visible past its expiry plus the
-// backlog" (issue 9, Tests) after the block at atMs whose cleanup was c, on the state
+// CheckCleanup is the invariant that no document is visible past its expiry plus the
+// backlog, after the block at atMs whose cleanup was c, on the state
 // kv the block left: "After each block's state transitions the platform deletes the
 // expired documents, oldest first, at most max_document_expirations_per_block per
 // block (128 at protocol version 14), and no more than
 // max_document_expiration_weight_per_block (1,024) in weight ... The rest wait for the
-// next block" (seed 000, Semantics). Either no expirations entry is due at atMs, or the
+// next block" (Document Time To Live, Semantics). Either no expirations entry is due at atMs, or the
 // cleanup removed the full count budget, or the next due entry would have passed the
 // weight budget; the cleanup's count agrees with its removals, and every entry it
 // removed comes before every due entry it left. invariants.CheckDocuments (the full scan)

@@ -40,7 +40,7 @@ type Generator struct {
 	// floodHeavy: this block's flood creates mostly heavy documents.
 	floodHeavy bool
 	// ExpiredChanges marks the transactions of the last block that replace, transfer,
-	// buy or reprice a document that has expired at the block's time (seed 000: "each
+	// buy or reprice a document that has expired at the block's time (Document Time To Live: "each
 	// is refused, paid, with DocumentExpiredError (40140)"); none may succeed.
 	ExpiredChanges []bool
 	// ExpiredUniques marks those that create the unique values of a document expired

@@ -70,7 +70,7 @@ func TestDeterminism(t *testing.T) {
 	// that succeeds): "From its expiry on, a document can no longer be replaced,
 	// transferred, bought or repriced ... each is refused, paid, with
 	// DocumentExpiredError (40140), whether or not the cleanup has reached the
-	// document" (seed 000).
+	// document" (Document Time To Live).
 	for _, ev := range []string{protocol.EventProtocolUpgrade, protocol.EventDocumentExpired, protocol.EventDocumentsCleanup} {
 		if a.Events[ev] == 0 {
 			t.Errorf("the simulation never produced a %s event: %v", ev, a.Events)
@@ -78,7 +78,7 @@ func TestDeterminism(t *testing.T) {
 	}
 	// "Until the cleanup deletes it, it ... keeps its values in the type's unique
 	// indexes: a create of the same unique value is refused as a duplicate until the
-	// cleanup has run" (seed 000): Run fails on any such create that succeeds.
+	// cleanup has run" (Document Time To Live): Run fails on any such create that succeeds.
 	if !testing.Short() && (a.ExpiredChanges == 0 || a.Codes[uint32(protocol.CodeDocumentExpired)] == 0 || a.ExpiredUniques == 0) {
 		t.Errorf("no change of an expired document (%d made, %d refused with 40140) or no create of the unique values one holds (%d)",
 			a.ExpiredChanges, a.Codes[uint32(protocol.CodeDocumentExpired)], a.ExpiredUniques)
@@ -183,7 +183,7 @@ func restart(t *testing.T, seed int64) {
 // TestFlood: a run of mostly creates of hour-long documents, blocks seconds apart with
 // jumps of tens of minutes, on a chain that starts on protocol version 14 (seed 2):
 // "a sustained flood of creations with a short time to live builds a backlog it drains
-// at that rate, and that lag grows with it" (seed 000, Semantics). After every block
+// at that rate, and that lag grows with it" (Document Time To Live, Semantics). After every block
 // the cleanup either left nothing due or used its whole budget (CheckCleanup), and the
 // run must have built a backlog past one block's budget and drained it at the count
 // budget (ping documents, weight 2) and at the weight budget (heavy ones, weight 10).

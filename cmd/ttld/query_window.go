@@ -17,7 +17,7 @@ import (
 )
 
 // newQueryWindowCmds are `ttld query window` and `ttld query trending`: reads of one
-// window of a time-range index (seed 002).
+// window of a time-range index (Time-Range Index TTL).
 func newQueryWindowCmds() []*cobra.Command {
 	window := &cobra.Command{
 		Use:   "window CONTRACT TYPE INDEX (--start T | --newest | --oldest) [--where 'FIELD OP VALUE']... [--order-by 'FIELD asc|desc']... [--limit N] [--count]",

@@ -149,9 +149,9 @@ func firstKey(t *testing.T, kv drive.KV, prefix []byte) ([]byte, []byte) {
 }
 
 // TestCheckDocumentsCatches: each way the documents tree can break is found, and the
-// error names the key that breaks the rule: "every index entry points at a stored
+// error names the key that breaks the rule: every index entry points at a stored
 // document, every stored document has all its entries, counts and sums equal a
-// recount" (issue 8, Bad input).
+// recount.
 func TestCheckDocumentsCatches(t *testing.T) {
 	c := protocol.ContractID{0xc0}
 	listing := func(id byte) []byte { return drive.DocumentKey(c, "listing", protocol.DocumentID{id}) }

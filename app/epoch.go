@@ -319,95 +319,183 @@ func payoutStep(kv drive.KV, current uint32, l protocol.Limits) ([]protocol.Even
 // rounded down; the remainder goes to the proposer with the most blocks (the lowest
 // address among equals). The share of a proposer with no payout identity, or the whole
 // pool of an epoch nobody proposed in (epochs a halted chain skipped), goes to the next
-// epoch's storage share.
+// epoch's storage share. It reads the pool and the proposers, shares the pool
+// (shareEpoch, which reads and writes nothing) and writes the result (settleEpoch).
 func payEpoch(kv drive.KV, p uint32) ([]protocol.Event, error) {
-	fees, err := drive.GetU64(kv, drive.EpochFeesKey(p))
+	pool, err := epochPayPool(kv, p)
 	if err != nil {
 		return nil, err
+	}
+	proposers, err := epochPayees(kv, p)
+	if err != nil {
+		return nil, err
+	}
+	s := shareEpoch(pool, proposers)
+	if err := settleEpoch(kv, p, s); err != nil {
+		return nil, err
+	}
+	return s.events(p), nil
+}
+
+// epochPayPool reads what epoch p pays out: its processing fees and its storage share.
+func epochPayPool(kv drive.KV, p uint32) (uint64, error) {
+	fees, err := drive.GetU64(kv, drive.EpochFeesKey(p))
+	if err != nil {
+		return 0, err
 	}
 	share, err := drive.GetU64(kv, drive.EpochStorageKey(p))
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	if fees+share < fees {
-		return nil, faultf("epoch %d's pool overflows", p)
+		return 0, faultf("epoch %d's pool overflows", p)
 	}
-	total := fees + share
-	proposers, err := drive.EpochProposers(kv, p)
+	return fees + share, nil
+}
+
+// epochProposer is a proposer's blocks in an epoch and its payout identity (nil: it has
+// none).
+type epochProposer struct {
+	drive.ProposerBlocks
+	payout *protocol.IdentityID
+}
+
+// epochPayees reads epoch p's proposers, in address order, and the payout identity of
+// each.
+func epochPayees(kv drive.KV, p uint32) ([]epochProposer, error) {
+	blocks, err := drive.EpochProposers(kv, p)
 	if err != nil {
 		return nil, err
 	}
-	type payee struct {
-		drive.ProposerBlocks
-		identity protocol.IdentityID
-		credits  uint64
-	}
-	var payees []payee
-	var blocks uint64
-	for _, pb := range proposers {
-		blocks += pb.Blocks
-	}
-	var paid uint64
-	for _, pb := range proposers {
+	proposers := make([]epochProposer, 0, len(blocks))
+	for _, pb := range blocks {
 		id, ok, err := drive.GetPayoutIdentity(kv, pb.Proposer)
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
+		pr := epochProposer{ProposerBlocks: pb}
+		if ok {
+			pr.payout = &id
+		}
+		proposers = append(proposers, pr)
+	}
+	return proposers, nil
+}
+
+// payee is a proposer paid out of an epoch's pool: its blocks, its payout identity and
+// the credits it gets.
+type payee struct {
+	drive.ProposerBlocks
+	identity protocol.IdentityID
+	credits  uint64
+}
+
+// epochShares is how an epoch's pool is shared. paid is the payees' credits summed;
+// paid + rolledOver is the pool.
+type epochShares struct {
+	payees []payee
+	paid   uint64
+	// rolledOver goes to the next epoch's storage share: the shares of proposers
+	// without a payout identity, or the whole pool when nobody is paid.
+	rolledOver uint64
+}
+
+// shareEpoch shares pool among proposers as payEpoch says: each proposer with a payout
+// identity gets pool times its blocks over all the epoch's blocks, rounded down, and
+// the one with the most blocks (topPayee) the remainder of that rounding.
+func shareEpoch(pool uint64, proposers []epochProposer) epochShares {
+	var blocks uint64
+	for _, pr := range proposers {
+		blocks += pr.Blocks
+	}
+	var s epochShares
+	for _, pr := range proposers {
+		if pr.payout == nil {
 			continue
 		}
-		hi, lo := bits.Mul64(total, pb.Blocks)
-		credits, _ := bits.Div64(hi, lo, blocks) // blocks >= pb.Blocks, so < 2^64
-		payees = append(payees, payee{pb, id, credits})
-		paid += credits
+		hi, lo := bits.Mul64(pool, pr.Blocks)
+		credits, _ := bits.Div64(hi, lo, blocks) // blocks >= pr.Blocks, so < 2^64
+		s.payees = append(s.payees, payee{pr.ProposerBlocks, *pr.payout, credits})
+		s.paid += credits
 	}
-	// The remainder of the rounding, when someone is paid at all, to the proposer with
-	// the most blocks; what proposers without a payout identity would have had rolls on.
+	if len(s.payees) > 0 {
+		due := payableShare(pool, s.payees, blocks)
+		s.payees[topPayee(s.payees)].credits += due - s.paid // the shares sum to at most due
+		s.paid = due
+	}
+	s.rolledOver = pool - s.paid
+	return s
+}
+
+// payableShare is the payees' part of pool: pool times their blocks over all blocks
+// (at least theirs), rounded down, and the whole pool when they proposed every block.
+func payableShare(pool uint64, payees []payee, blocks uint64) uint64 {
 	var payable uint64
 	for _, pe := range payees {
 		payable += pe.Blocks
 	}
-	if len(payees) > 0 {
-		hi, lo := bits.Mul64(total, payable)
-		due, _ := bits.Div64(hi, lo, blocks)
-		if payable == blocks {
-			due = total
-		}
-		top := 0
-		for i, pe := range payees {
-			if pe.Blocks > payees[top].Blocks || (pe.Blocks == payees[top].Blocks && bytes.Compare(pe.Proposer, payees[top].Proposer) < 0) {
-				top = i
-			}
-		}
-		payees[top].credits += due - paid
-		paid = due
+	if payable == blocks {
+		return pool
 	}
-	events := []protocol.Event{protocol.NewEpochPaidEvent(p, total, paid)}
-	for _, pe := range payees {
+	hi, lo := bits.Mul64(pool, payable)
+	due, _ := bits.Div64(hi, lo, blocks)
+	return due
+}
+
+// topPayee is the index of the payee with the most blocks, the lowest address among
+// equals: the one that gets the remainder of the rounding.
+func topPayee(payees []payee) int {
+	top := 0
+	for i, pe := range payees {
+		if pe.Blocks > payees[top].Blocks || (pe.Blocks == payees[top].Blocks && bytes.Compare(pe.Proposer, payees[top].Proposer) < 0) {
+			top = i
+		}
+	}
+	return top
+}
+
+// settleEpoch writes epoch p's payout s: the payees' credits, the roll-over into the
+// next epoch's storage share, the emptied pools, the paid record and the next unpaid
+// epoch, in that order.
+func settleEpoch(kv drive.KV, p uint32, s epochShares) error {
+	for _, pe := range s.payees {
 		if err := creditIdentity(kv, pe.identity, pe.credits); err != nil {
-			return nil, err
+			return err
 		}
-		events = append(events, protocol.NewEpochPayoutEvent(p, pe.Proposer, pe.identity, pe.Blocks, pe.credits))
 	}
-	if total > paid {
+	if s.rolledOver > 0 {
 		next, err := epochAt(p, 1)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if err := addU64(kv, drive.EpochStorageKey(next), total-paid); err != nil {
-			return nil, err
+		if err := addU64(kv, drive.EpochStorageKey(next), s.rolledOver); err != nil {
+			return err
 		}
 	}
 	if err := drive.SetU64(kv, drive.EpochFeesKey(p), 0); err != nil {
-		return nil, err
+		return err
 	}
 	if err := drive.SetU64(kv, drive.EpochStorageKey(p), 0); err != nil {
-		return nil, err
+		return err
 	}
-	if err := kv.Set(drive.EpochPaidKey(p), u64Bytes(paid)); err != nil {
-		return nil, err
+	// NB: a raw write, where drive.SetU64 would delete a zero: the paid record is
+	// present once the epoch is paid, also when it paid nothing (docs/STATE.md, the
+	// key table's 48 | 'e' | epoch | 'x'), and the client and the web view tell a paid
+	// epoch by its presence. Skipping it would change the app hash of every payout of
+	// an epoch that paid nothing.
+	if err := kv.Set(drive.EpochPaidKey(p), u64Bytes(s.paid)); err != nil {
+		return err
 	}
-	return events, drive.SetNextUnpaidEpoch(kv, p+1)
+	return drive.SetNextUnpaidEpoch(kv, p+1)
+}
+
+// events are epoch p's epoch_paid event and then each payee's epoch_payout.
+func (s epochShares) events(p uint32) []protocol.Event {
+	events := []protocol.Event{protocol.NewEpochPaidEvent(p, s.paid+s.rolledOver, s.paid)}
+	for _, pe := range s.payees {
+		events = append(events, protocol.NewEpochPayoutEvent(p, pe.Proposer, pe.identity, pe.Blocks, pe.credits))
+	}
+	return events
 }
 
 func u64Bytes(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"math/big"
 	"math/rand"
 	"testing"
 
@@ -61,6 +62,59 @@ func TestPayEpochRemainder(t *testing.T) {
 		}
 		if next, _ := drive.GetNextUnpaidEpoch(kv); next != 5 {
 			t.Errorf("%s: next unpaid %d", c.name, next)
+		}
+	}
+}
+
+// TestShareEpochRandom checks shareEpoch against a reference in big integers: each
+// payee gets pool*blocks/all rounded down, the payee with the most blocks (the lowest
+// address among equals) also the payees' share of the pool less those shares, and the
+// rest rolls over.
+func TestShareEpochRandom(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	for n := 0; n < 2000; n++ {
+		pool := rng.Uint64() >> rng.Intn(64)
+		var proposers []epochProposer
+		all, payable := new(big.Int), new(big.Int)
+		for i := range rng.Intn(6) {
+			pr := epochProposer{ProposerBlocks: drive.ProposerBlocks{Proposer: []byte{byte(i)}, Blocks: 1 + uint64(rng.Intn(3))*uint64(rng.Intn(1000))}}
+			all.Add(all, new(big.Int).SetUint64(pr.Blocks))
+			if rng.Intn(4) > 0 {
+				pr.payout = &protocol.IdentityID{byte(i)}
+				payable.Add(payable, new(big.Int).SetUint64(pr.Blocks))
+			}
+			proposers = append(proposers, pr)
+		}
+		s := shareEpoch(pool, proposers)
+		var due uint64
+		if payable.Sign() > 0 {
+			due = new(big.Int).Div(new(big.Int).Mul(new(big.Int).SetUint64(pool), payable), all).Uint64()
+		}
+		if s.paid != due || s.rolledOver != pool-due {
+			t.Fatalf("pool %d, %v: paid %d and rolled over %d, want %d and %d", pool, proposers, s.paid, s.rolledOver, due, pool-due)
+		}
+		top, sum := -1, uint64(0)
+		for i, pe := range s.payees {
+			if top < 0 || pe.Blocks > s.payees[top].Blocks {
+				top = i // proposers come in address order: the first of equals is the lowest
+			}
+			sum += pe.credits
+		}
+		if sum != s.paid {
+			t.Fatalf("pool %d, %v: credits sum to %d, paid %d", pool, proposers, sum, s.paid)
+		}
+		var floors uint64
+		for _, pe := range s.payees {
+			floors += new(big.Int).Div(new(big.Int).Mul(new(big.Int).SetUint64(pool), new(big.Int).SetUint64(pe.Blocks)), all).Uint64()
+		}
+		for i, pe := range s.payees {
+			want := new(big.Int).Div(new(big.Int).Mul(new(big.Int).SetUint64(pool), new(big.Int).SetUint64(pe.Blocks)), all).Uint64()
+			if i == top {
+				want += due - floors
+			}
+			if pe.credits != want {
+				t.Fatalf("pool %d, %v: payee %d got %d, want %d", pool, proposers, i, pe.credits, want)
+			}
 		}
 	}
 }

@@ -33,26 +33,10 @@ type execution struct {
 	cache  *drive.Cache
 	signed *protocol.Signed
 	payer  payer
-	// spent is what the transition moves out of the payer's balance besides its fee.
-	spent   uint64
-	credits []credit
-	// changes are the address balances the transaction set, in the order it set them.
-	changes []drive.BalanceChange
-	events  []protocol.Event
-	sigs    uint64 // signatures verified
-	// stored counts the bytes (keys and values) the transition adds to the state for
-	// ever; run prices them into the fee's PerpetualStorage part.
-	stored uint64
-	// removed counts the stored bytes the transition removed, and refunds what their
-	// payers get back; run puts both into the fee result.
-	removed uint64
-	refunds []feeschedule.Refund
-	// lifetime are the writes of documents of types with a ttl, priced by the
-	// lifetime they have left (and prepaying their deletion) instead of stored.
-	lifetime []drive.LifetimeWrite
-	// ephemeral counts the bytes added under ttl'd time-range indexes, billed as
-	// processing at the fee table's ephemeral rate.
-	ephemeral uint64
+	sigs   uint64 // signatures verified
+	// effects is what the transition staged besides its writes; a refusal drops it with
+	// them (discard).
+	effects
 	// margin is what the fee estimate adds besides the absent reads' margin, for a read
 	// that found nothing and whose later value would cost more than that margin covers.
 	margin uint64
@@ -62,6 +46,40 @@ type execution struct {
 	// then the payer's balance,
 	// which no later state that only adds what was absent lets the fee pass.
 	unbounded bool
+}
+
+// effects is the per-transaction state a refusal throws away, reset in one place
+// (discard). The estimate's margin and unbounded are not part of it: a paid refusal
+// keeps them, since on a later state the transition may get further than it did here
+// (refuseUnaffordable drops the margin).
+type effects struct {
+	// spent is what the transition moves out of the payer's balance besides its fee.
+	spent   uint64
+	credits []credit
+	// changes are the address balances the transaction set, in the order it set them.
+	changes []drive.BalanceChange
+	events  []protocol.Event
+	// stored counts the bytes (keys and values) the transition adds to the state for
+	// ever; storageFees prices them into the fee's PerpetualStorage part.
+	stored uint64
+	// removed counts the stored bytes the transition removed, and refunds what their
+	// payers get back; storageFees puts both into the fee result.
+	removed uint64
+	refunds []feeschedule.Refund
+	// lifetime are the writes of documents of types with a ttl, priced by the
+	// lifetime they have left (and prepaying their deletion) instead of stored.
+	lifetime []drive.LifetimeWrite
+	// ephemeral counts the bytes added under ttl'd time-range indexes, billed as
+	// processing at the fee table's ephemeral rate.
+	ephemeral uint64
+}
+
+// verdict is what a transition comes to once priced: its fee, the credits that fee
+// charges, and the paid refusal it gets (nil: accepted).
+type verdict struct {
+	fee     feeschedule.Result
+	charged uint64
+	refusal error
 }
 
 // errUnaffordable: the payer's balance does not cover what the transition spends. The
@@ -81,24 +99,17 @@ func (e *execution) spend(amount uint64) error {
 }
 
 // storage records bytes (keys and values) the transition adds to the state for ever: a
-// handler calls it with the size of what it staged. run charges their perpetual
+// handler calls it with the size of what it staged. storageFees prices their perpetual
 // storage fee with the processing fee.
 func (e *execution) storage(bytesAdded uint64) { e.stored += bytesAdded }
 
-// discard drops the transition's staged writes, credits, events and stored bytes; what
-// its reads cost stays counted.
+// discard drops the transition's staged writes and its effects; what its reads cost
+// stays counted.
 func (e *execution) discard() {
 	ops := e.cache.Operations()
 	e.cache.Discard()
 	e.cache.Charge(ops)
-	e.credits = nil
-	e.changes = nil
-	e.events = nil
-	e.stored = 0
-	e.removed = 0
-	e.refunds = nil
-	e.lifetime = nil
-	e.ephemeral = 0
+	e.effects = effects{}
 }
 
 // CheckTx runs tx against kv (the check state) as a block at atMs would, checking its
@@ -135,102 +146,185 @@ func executeTx(kv drive.KV, r rules, tx []byte, collected uint64) (TxResult, uin
 	return res, collected, nil
 }
 
-// run authenticates, applies and charges the transition; an error is a Fault.
+// run carries the transition through the pipeline: authenticate, apply, price the
+// fee, judge affordability, check the charge, charge, flush. What it returns through
+// refused is an unpaid refusal, which changes nothing; a paid refusal is charged and
+// flushed as a success is. An error is a Fault.
 func (e *execution) run(collected uint64) (TxResult, error) {
 	// Authenticate: signer exists, signature, nonce. Refusals here are unpaid.
 	if err := e.authenticate(); err != nil {
 		return refused(err)
 	}
 	authOps := e.cache.Operations()
-
-	// State validation and the transition's own writes. A paid refusal here is found
-	// before anything is written, so its fee is priced on the reads it made.
-	stateErr := handlers[e.signed.Type()](e, e.signed.Transition)
-	unaffordable := errors.Is(stateErr, errUnaffordable)
-	if stateErr != nil && !unaffordable {
-		code, ok := protocol.CodeOf(stateErr)
-		if !ok {
-			return TxResult{}, stateErr
-		}
-		if !code.Paid() {
-			return refused(stateErr)
-		}
-		e.discard()
-		e.spent = 0
+	refusal, err := e.apply()
+	if err != nil {
+		return refused(err)
 	}
+	v, err := e.price(refusal)
+	if err != nil {
+		return refused(err)
+	}
+	if e.unaffordable(v) {
+		if v, err = e.refuseUnaffordable(v.fee, authOps); err != nil {
+			return refused(err)
+		}
+	}
+	if err := e.payable(v.charged, collected); err != nil {
+		return refused(err)
+	}
+	if err := e.charge(v.charged); err != nil {
+		return TxResult{}, err
+	}
+	maxCharged, err := e.flush(v.charged)
+	if err != nil {
+		return TxResult{}, err
+	}
+	return e.result(v, maxCharged), nil
+}
+
+// apply runs the transition's handler: state validation and the transition's own
+// writes. refusal is nil for a success; errUnaffordable, with the effects kept for the
+// refusal that names them; or a paid refusal, found before anything is written, with
+// the effects dropped, so that its fee is priced on the reads it made. stop is an
+// unpaid refusal or a Fault, told apart by refused.
+func (e *execution) apply() (refusal, stop error) {
+	err := handlers[e.signed.Type()](e, e.signed.Transition)
+	if err == nil || errors.Is(err, errUnaffordable) {
+		return err, nil
+	}
+	if code, ok := protocol.CodeOf(err); !ok || !code.Paid() {
+		return nil, err
+	}
+	e.discard()
+	return err, nil
+}
+
+// price is the fee of the applied transition: processing for the reads and writes it
+// made and the payer's and credits' writes still to come, and for a success what its
+// writes store (storageFees). An overflow is an unpaid refusal.
+func (e *execution) price(refusal error) (verdict, error) {
 	fee := e.processing(e.cache.Operations())
-	if stateErr == nil {
-		storage, err := e.r.fees.PerpetualStorageFee(e.stored)
-		if err != nil {
-			return refused(protocol.ErrCreditOverflow{Account: "the storage fee", Amount: e.stored})
-		}
-		fee.PerpetualStorage = storage
-		if fee, err = fee.Add(feeschedule.Result{Refunds: e.refunds, RemovedBytes: e.removed}); err != nil {
-			return refused(protocol.ErrCreditOverflow{Account: "the refunds", Amount: e.removed})
-		}
-		lifetime, err := e.lifetimeFees()
-		if err == nil {
-			fee, err = fee.Add(lifetime)
-		}
-		if err != nil {
-			return refused(protocol.ErrCreditOverflow{Account: "the lifetime storage fee"})
-		}
-		eph, err := e.r.fees.EphemeralFee(e.ephemeral)
-		if err == nil {
-			fee, err = fee.Add(feeschedule.Result{Processing: eph})
-		}
-		if err != nil {
-			return refused(protocol.ErrCreditOverflow{Account: "the ephemeral bytes fee", Amount: e.ephemeral})
+	if refusal == nil {
+		var err error
+		if fee, err = e.storageFees(fee); err != nil {
+			return verdict{}, err
 		}
 	}
 	charged, err := fee.Charged()
 	if err != nil {
-		return refused(protocol.ErrCreditOverflow{Account: "the fee", Balance: fee.Processing, Amount: fee.PerpetualStorage})
+		return verdict{}, protocol.ErrCreditOverflow{Account: "the fee", Balance: fee.Processing, Amount: fee.PerpetualStorage}
 	}
-	if stateErr == nil && (e.payer.balance < e.spent || e.payer.balance-e.spent < charged) {
-		unaffordable = true
+	return verdict{fee: fee, charged: charged, refusal: refusal}, nil
+}
+
+// storageFees adds to fee the storage a successful transition's writes pay for: the
+// perpetual storage of the bytes it stored, the refunds of the bytes it removed, the
+// lifetime storage of its ttl'd documents (lifetimeFees) and its ephemeral bytes. An
+// overflow is an unpaid refusal naming the part that overflowed.
+func (e *execution) storageFees(fee feeschedule.Result) (feeschedule.Result, error) {
+	storage, err := e.r.fees.PerpetualStorageFee(e.stored)
+	if err != nil {
+		return fee, protocol.ErrCreditOverflow{Account: "the storage fee", Amount: e.stored}
 	}
-	if unaffordable {
-		// A paid refusal priced on the authentication alone, if the payer can pay
-		// that much; it names the whole fee the payer could not pay.
-		e.discard()
-		e.margin = 0
-		whole := fee
-		fee = e.processing(authOps)
-		stateErr = e.insufficient(whole, fee.Processing)
-		e.spent = 0
-		if charged, err = fee.Charged(); err != nil {
-			return refused(protocol.ErrCreditOverflow{Account: "the fee", Amount: fee.Processing})
-		}
+	fee.PerpetualStorage = storage
+	if fee, err = fee.Add(feeschedule.Result{Refunds: e.refunds, RemovedBytes: e.removed}); err != nil {
+		return fee, protocol.ErrCreditOverflow{Account: "the refunds", Amount: e.removed}
 	}
+	lifetime, err := e.lifetimeFees()
+	if err == nil {
+		fee, err = fee.Add(lifetime)
+	}
+	if err != nil {
+		return fee, protocol.ErrCreditOverflow{Account: "the lifetime storage fee"}
+	}
+	eph, err := e.r.fees.EphemeralFee(e.ephemeral)
+	if err == nil {
+		fee, err = fee.Add(feeschedule.Result{Processing: eph})
+	}
+	if err != nil {
+		return fee, protocol.ErrCreditOverflow{Account: "the ephemeral bytes fee", Amount: e.ephemeral}
+	}
+	return fee, nil
+}
+
+// unaffordable: the handler found the amount beyond the payer's balance, or the balance
+// does not cover a success's amount and fee.
+func (e *execution) unaffordable(v verdict) bool {
+	if v.refusal != nil {
+		return errors.Is(v.refusal, errUnaffordable)
+	}
+	return e.payer.balance < e.spent || e.payer.balance-e.spent < v.charged
+}
+
+// refuseUnaffordable turns the transition into the paid insufficient-balance refusal,
+// priced on the authentication alone (authOps) if the payer can pay that much; it names
+// the amount and the whole fee the payer could not pay. The effects go, and so does the
+// margin, which priced the transition's own work on a later state; unbounded stays set.
+func (e *execution) refuseUnaffordable(whole feeschedule.Result, authOps feeschedule.Operations) (verdict, error) {
+	amount := e.spent
+	e.discard()
+	e.margin = 0
+	fee := e.processing(authOps)
+	refusal := e.insufficient(whole, amount, fee.Processing)
+	charged, err := fee.Charged()
+	if err != nil {
+		return verdict{}, protocol.ErrCreditOverflow{Account: "the fee", Amount: fee.Processing}
+	}
+	return verdict{fee: fee, charged: charged, refusal: refusal}, nil
+}
+
+// payable refuses, unpaid, a charge the payer's balance or the block's fee pool (which
+// holds collected) cannot take.
+func (e *execution) payable(charged, collected uint64) error {
 	if e.payer.balance < charged {
-		return refused(protocol.ErrBalanceIsNotEnough{Balance: e.payer.balance, Fee: charged})
+		return protocol.ErrBalanceIsNotEnough{Balance: e.payer.balance, Fee: charged}
 	}
 	if collected+charged < collected {
-		return refused(protocol.ErrCreditOverflow{Account: "the fee pool", Balance: collected, Amount: charged})
+		return protocol.ErrCreditOverflow{Account: "the fee pool", Balance: collected, Amount: charged}
 	}
+	return nil
+}
+
+// charge stages the payer's debit of the amount and the fee, with its nonce, then the
+// credits. NB: in that order, after the handler's writes: the cache flushes keys in
+// the order they were first staged, and the IAVL root depends on that order.
+func (e *execution) charge(charged uint64) error {
 	if err := e.writePayer(e.payer.balance - e.spent - charged); err != nil {
-		return TxResult{}, err
+		return err
 	}
 	for _, c := range e.credits {
 		if err := e.writeCredit(c); err != nil {
-			return TxResult{}, err
+			return err
 		}
 	}
+	return nil
+}
+
+// flush writes the staged transition to the state under the cache and returns the
+// estimate's ceiling (MaxCharged): charged plus the margin of what the transition found
+// absent, counted before the flush clears the counts, or the payer's balance when no
+// margin bounds it.
+func (e *execution) flush(charged uint64) (uint64, error) {
 	margin := e.cache.Operations().AbsentReads*e.r.fees.AbsentReadMargin(drive.MaxReadValueLen) + e.margin
 	if err := e.cache.Flush(); err != nil {
-		return TxResult{}, err
+		return 0, err
 	}
 	maxCharged := charged + margin
 	if e.unbounded || maxCharged < charged {
 		maxCharged = max(charged, e.payer.balance)
 	}
-	res := TxResult{Fee: fee, Charged: charged, MaxCharged: maxCharged, Changes: e.changes, Events: append(e.events, e.transitionEvent(charged, stateErr))}
-	if stateErr != nil {
-		res.Code, _ = protocol.CodeOf(stateErr)
-		res.Log, res.Err = stateErr.Error(), stateErr
+	return maxCharged, nil
+}
+
+// result is the charged transition's result: its fee, the balances and events it set
+// with the transition event last, and a paid refusal's code and log.
+func (e *execution) result(v verdict, maxCharged uint64) TxResult {
+	res := TxResult{Fee: v.fee, Charged: v.charged, MaxCharged: maxCharged, Changes: e.changes, Events: append(e.events, e.transitionEvent(v.charged, v.refusal))}
+	if v.refusal != nil {
+		res.Code, _ = protocol.CodeOf(v.refusal)
+		res.Log, res.Err = v.refusal.Error(), v.refusal
 	}
-	return res, nil
+	return res
 }
 
 // lifetimeFees prices the writes of documents with a ttl (seed 000, "Fees"): every
@@ -362,17 +456,17 @@ func (e *execution) verify(pub ed25519.PublicKey) error {
 	return nil
 }
 
-// insufficient is the refusal of a payer that cannot pay the amount and the whole fee,
+// insufficient is the refusal of a payer that cannot pay amount and the whole fee,
 // charged charged instead.
-func (e *execution) insufficient(whole feeschedule.Result, charged uint64) error {
+func (e *execution) insufficient(whole feeschedule.Result, amount, charged uint64) error {
 	parts := protocol.FeeParts{Processing: whole.Processing, PerpetualStorage: whole.PerpetualStorage, DeletionPrepay: whole.DeletionPrepay}
 	for _, l := range whole.LifetimeStorage {
 		parts.LifetimeStorage += l.Credits // Charged summed them without overflow
 	}
 	if e.payer.address != nil {
-		return protocol.ErrAddressInsufficientBalance{Address: *e.payer.address, Balance: e.payer.balance, Amount: e.spent, Fee: parts, Charged: charged}
+		return protocol.ErrAddressInsufficientBalance{Address: *e.payer.address, Balance: e.payer.balance, Amount: amount, Fee: parts, Charged: charged}
 	}
-	return protocol.ErrIdentityInsufficientBalance{ID: *e.payer.identity, Balance: e.payer.balance, Amount: e.spent, Fee: parts, Charged: charged}
+	return protocol.ErrIdentityInsufficientBalance{ID: *e.payer.identity, Balance: e.payer.balance, Amount: amount, Fee: parts, Charged: charged}
 }
 
 // creditIdentity reads the recipient identity and queues its credit.

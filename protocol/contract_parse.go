@@ -367,53 +367,142 @@ func optBool(m map[string]any, key string, def bool) bool {
 	return def
 }
 
+// parseDocumentType parses the schema m of document type name (docs/CONTRACTS.md,
+// "Validation", step 4). NB: the order of the checks decides the code a type breaking
+// several rules is refused with, and that code is consensus: each step returns its
+// first refusal, and the steps run in this order: the type's name, its properties
+// (parseProperties), required (parseRequired), the flags (parseFlags), the indexes
+// (parseIndexes), the ttl (parseTTL), moderatorAbilities (parseModeratorAbilities)
+// and, for a submitted definition, a contested index (refuseContested). The
+// meta-schema has checked m's shapes already; a shape it should have refused is an
+// ErrJSONSchema all the same (jsonObject, jsonString), never a panic.
 func parseDocumentType(name string, m map[string]any, lim Limits, submitted, moderated bool) (DocumentType, error) {
 	path := "/documentSchemas/" + jsonPointer([]string{name})[1:]
 	if why := ValidName(name); why != "" {
 		return DocumentType{}, ErrInvalidName{Kind: "document type", Name: name, Reason: why}
 	}
 	t := DocumentType{Name: name}
-	props := m["properties"].(map[string]any)
-	if len(props) > lim.MaxPropertiesPerType {
-		return DocumentType{}, ErrTooManyProperties{Type: name, Count: len(props), Max: lim.MaxPropertiesPerType}
+	var err error
+	if t.Properties, err = parseProperties(name, m, path, lim); err != nil {
+		return DocumentType{}, err
 	}
+	if t.Required, err = parseRequired(t, m, path); err != nil {
+		return DocumentType{}, err
+	}
+	if err := parseFlags(&t, m, path); err != nil {
+		return DocumentType{}, err
+	}
+	if err := parseIndexes(&t, m, path, lim); err != nil {
+		return DocumentType{}, err
+	}
+	if err := parseTTL(&t, m, path, lim, submitted); err != nil {
+		return DocumentType{}, err
+	}
+	if err := parseModeratorAbilities(&t, m, path, moderated); err != nil {
+		return DocumentType{}, err
+	}
+	if submitted {
+		// After parseTTL: seed 001 refuses a ttl beside a contested index with 10231,
+		// and that refusal comes first.
+		if err := refuseContested(t); err != nil {
+			return DocumentType{}, err
+		}
+	}
+	return t, nil
+}
+
+// jsonObject is v, at path, as a JSON object. The meta-schema requires one wherever it
+// is called, so the refusal is a second line only, as in plainInteger.
+func jsonObject(v any, path string) (map[string]any, error) {
+	o, ok := v.(map[string]any)
+	if !ok {
+		return nil, ErrJSONSchema{Path: path, Keyword: "type", Reason: "not an object"}
+	}
+	return o, nil
+}
+
+// jsonString is v, at path, as a JSON string; the meta-schema requires one wherever it
+// is called, as for jsonObject.
+func jsonString(v any, path string) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", ErrJSONSchema{Path: path, Keyword: "type", Reason: "not a string"}
+	}
+	return s, nil
+}
+
+// parseProperties parses the properties of type typeName, sorted by position: their
+// count, then each in name order (its name, parseProperty, parseReference), then their
+// positions, which must run 0 to n-1 without gaps or repeats.
+func parseProperties(typeName string, m map[string]any, path string, lim Limits) ([]Property, error) {
+	props, err := jsonObject(m["properties"], path+"/properties")
+	if err != nil {
+		return nil, err
+	}
+	if len(props) > lim.MaxPropertiesPerType {
+		return nil, ErrTooManyProperties{Type: typeName, Count: len(props), Max: lim.MaxPropertiesPerType}
+	}
+	var out []Property
 	for _, pn := range sortedKeys(props) {
 		if why := ValidName(pn); why != "" {
-			return DocumentType{}, ErrInvalidName{Kind: "property", Type: name, Name: pn, Reason: why}
+			return nil, ErrInvalidName{Kind: "property", Type: typeName, Name: pn, Reason: why}
 		}
-		p, err := parseProperty(name, pn, props[pn].(map[string]any), path+"/properties/"+pn, lim)
+		ppath := path + "/properties/" + pn
+		pm, err := jsonObject(props[pn], ppath)
 		if err != nil {
-			return DocumentType{}, err
+			return nil, err
 		}
-		if err := parseReference(name, &p, props[pn].(map[string]any), path+"/properties/"+pn); err != nil {
-			return DocumentType{}, err
+		p, err := parseProperty(typeName, pn, pm, ppath, lim)
+		if err != nil {
+			return nil, err
 		}
-		t.Properties = append(t.Properties, p)
+		if err := parseReference(typeName, &p, pm, ppath); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
 	}
-	sort.SliceStable(t.Properties, func(i, j int) bool { return t.Properties[i].Position < t.Properties[j].Position })
-	for i, p := range t.Properties {
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Position < out[j].Position })
+	for i, p := range out {
 		switch {
-		case i > 0 && t.Properties[i-1].Position == p.Position:
-			return DocumentType{}, ErrInvalidPropertyPosition{Type: name, Property: p.Name, Position: p.Position,
-				Reason: fmt.Sprintf("also the position of %q", t.Properties[i-1].Name)}
+		case i > 0 && out[i-1].Position == p.Position:
+			return nil, ErrInvalidPropertyPosition{Type: typeName, Property: p.Name, Position: p.Position,
+				Reason: fmt.Sprintf("also the position of %q", out[i-1].Name)}
 		case p.Position != uint32(i):
-			return DocumentType{}, ErrInvalidPropertyPosition{Type: name, Property: p.Name, Position: p.Position,
-				Reason: fmt.Sprintf("positions must run 0 to %d without gaps; %d is missing", len(t.Properties)-1, i)}
+			return nil, ErrInvalidPropertyPosition{Type: typeName, Property: p.Name, Position: p.Position,
+				Reason: fmt.Sprintf("positions must run 0 to %d without gaps; %d is missing", len(out)-1, i)}
 		}
 	}
+	return out, nil
+}
 
-	if req, ok := m["required"].([]any); ok {
-		for _, r := range req {
-			rn := r.(string)
-			if _, isProp := t.Property(rn); !isProp && !slices.Contains(RequirableSystemFields, rn) {
-				return DocumentType{}, ErrInvalidContractStructure{Type: name, Path: path + "/required",
-					Reason: fmt.Sprintf("%q is neither a property of the type nor one of %v", rn, RequirableSystemFields)}
-			}
-			t.Required = append(t.Required, rn)
-		}
-		sort.Strings(t.Required)
+// parseRequired reads the required names of type t, whose properties are parsed: each
+// a property of the type or one of RequirableSystemFields. It returns them sorted, nil
+// when the type has no required keyword.
+func parseRequired(t DocumentType, m map[string]any, path string) ([]string, error) {
+	req, ok := m["required"].([]any)
+	if !ok {
+		return nil, nil
 	}
+	var out []string
+	for i, r := range req {
+		rn, err := jsonString(r, fmt.Sprintf("%s/required/%d", path, i))
+		if err != nil {
+			return nil, err
+		}
+		if _, isProp := t.Property(rn); !isProp && !slices.Contains(RequirableSystemFields, rn) {
+			return nil, ErrInvalidContractStructure{Type: t.Name, Path: path + "/required",
+				Reason: fmt.Sprintf("%q is neither a property of the type nor one of %v", rn, RequirableSystemFields)}
+		}
+		out = append(out, rn)
+	}
+	sort.Strings(out)
+	return out, nil
+}
 
+// parseFlags reads type t's booleans (documentsMutable and canBeDeleted default to
+// true, documentsKeepHistory and indexOnly to false) and then its enums, in this order:
+// transferable, tradeMode, creationRestrictionMode (0 when absent).
+func parseFlags(t *DocumentType, m map[string]any, path string) error {
 	t.DocumentsMutable = optBool(m, "documentsMutable", true)
 	t.CanBeDeleted = optBool(m, "canBeDeleted", true)
 	t.DocumentsKeepHistory = optBool(m, "documentsKeepHistory", false)
@@ -428,58 +517,75 @@ func parseDocumentType(name string, m map[string]any, lim Limits, submitted, mod
 	} {
 		v, err := optUint8(m, f.key, path)
 		if err != nil {
-			return DocumentType{}, err
+			return err
 		}
 		*f.dst = v
 	}
+	return nil
+}
 
-	if idx, ok := m["indices"].([]any); ok {
-		if len(idx) > lim.MaxIndexesPerType {
-			return DocumentType{}, ErrTooManyIndexes{Type: name, Count: len(idx), Max: lim.MaxIndexesPerType}
+// parseIndexes reads type t's indexes into t.Indices, sorted by name: their count,
+// then each in the order written (parseIndex, which sees the indexes before it in t),
+// then duplicate names, then duplicate indexes and the ttls of shared grids
+// (refuseDuplicateIndexes).
+func parseIndexes(t *DocumentType, m map[string]any, path string, lim Limits) error {
+	idx, ok := m["indices"].([]any)
+	if !ok {
+		return nil
+	}
+	if len(idx) > lim.MaxIndexesPerType {
+		return ErrTooManyIndexes{Type: t.Name, Count: len(idx), Max: lim.MaxIndexesPerType}
+	}
+	for i, raw := range idx {
+		ipath := fmt.Sprintf("%s/indices/%d", path, i)
+		im, err := jsonObject(raw, ipath)
+		if err != nil {
+			return err
 		}
-		for i, raw := range idx {
-			x, err := parseIndex(t, raw.(map[string]any), fmt.Sprintf("%s/indices/%d", path, i), lim)
-			if err != nil {
-				return DocumentType{}, err
+		x, err := parseIndex(*t, im, ipath, lim)
+		if err != nil {
+			return err
+		}
+		t.Indices = append(t.Indices, x)
+	}
+	sort.SliceStable(t.Indices, func(i, j int) bool { return t.Indices[i].Name < t.Indices[j].Name })
+	for i := 1; i < len(t.Indices); i++ {
+		if t.Indices[i].Name == t.Indices[i-1].Name {
+			return ErrDuplicateIndexName{Type: t.Name, Index: t.Indices[i].Name}
+		}
+	}
+	return refuseDuplicateIndexes(*t, path)
+}
+
+// refuseDuplicateIndexes refuses, pair by pair in name order, two indexes of t with the
+// same properties and grid, and two time-range indexes that share a grid but not a ttl
+// (docs/CONTRACTS.md, "A time-range index").
+func refuseDuplicateIndexes(t DocumentType, path string) error {
+	for i := range t.Indices {
+		for j := i + 1; j < len(t.Indices); j++ {
+			a, b := t.Indices[i], t.Indices[j]
+			if slices.Equal(a.Properties, b.Properties) && sameGrid(a, b) {
+				return ErrDuplicateIndex{Type: t.Name, Index: b.Name, Other: a.Name}
 			}
-			t.Indices = append(t.Indices, x)
-		}
-		sort.SliceStable(t.Indices, func(i, j int) bool { return t.Indices[i].Name < t.Indices[j].Name })
-		for i := 1; i < len(t.Indices); i++ {
-			if t.Indices[i].Name == t.Indices[i-1].Name {
-				return DocumentType{}, ErrDuplicateIndexName{Type: name, Index: t.Indices[i].Name}
-			}
-		}
-		for i := range t.Indices {
-			for j := i + 1; j < len(t.Indices); j++ {
-				a, b := t.Indices[i], t.Indices[j]
-				if slices.Equal(a.Properties, b.Properties) && sameGrid(a, b) {
-					return DocumentType{}, ErrDuplicateIndex{Type: name, Index: b.Name, Other: a.Name}
-				}
-				if a.TimeRange != nil && b.TimeRange != nil && a.TimeRange.Grid() == b.TimeRange.Grid() && a.TimeRange.TTL != b.TimeRange.TTL {
-					return DocumentType{}, ErrInvalidContractStructure{Type: name, Path: path + "/indices", Reason: fmt.Sprintf(
-						"indexes %q and %q bucket %s on the same grid, so they share its windows, but declare different ttls (%d and %d): one ttl per grid per field",
-						a.Name, b.Name, a.TimeRange.On, a.TimeRange.TTL, b.TimeRange.TTL)}
-				}
+			if a.TimeRange != nil && b.TimeRange != nil && a.TimeRange.Grid() == b.TimeRange.Grid() && a.TimeRange.TTL != b.TimeRange.TTL {
+				return ErrInvalidContractStructure{Type: t.Name, Path: path + "/indices", Reason: fmt.Sprintf(
+					"indexes %q and %q bucket %s on the same grid, so they share its windows, but declare different ttls (%d and %d): one ttl per grid per field",
+					a.Name, b.Name, a.TimeRange.On, a.TimeRange.TTL, b.TimeRange.TTL)}
 			}
 		}
 	}
-	if err := parseTTL(&t, m, path, lim, submitted); err != nil {
-		return DocumentType{}, err
-	}
-	if err := parseModeratorAbilities(&t, m, path, moderated); err != nil {
-		return DocumentType{}, err
-	}
-	if submitted {
-		// After parseTTL: seed 001 refuses a ttl beside a contested index with 10231,
-		// and that refusal comes first.
-		for _, x := range t.Indices {
-			if x.Contested != nil {
-				return DocumentType{}, ErrContestedIndexUnsupported{Type: name, Index: x.Name}
-			}
+	return nil
+}
+
+// refuseContested refuses a contested index of t, in name order, in a definition
+// being registered or updated.
+func refuseContested(t DocumentType) error {
+	for _, x := range t.Indices {
+		if x.Contested != nil {
+			return ErrContestedIndexUnsupported{Type: t.Name, Index: x.Name}
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // parseTTL reads the ttl keyword of type t (protocol version 14 on: no earlier
@@ -521,8 +627,8 @@ func parseTTL(t *DocumentType, m map[string]any, path string, lim Limits, submit
 // decides: range a multiple of step, the phase below the step, ttl >= range, unique only
 // with range == step on $createdAt, ranked only with countable on a time-range index;
 // and, when the version has them, its bounds: the overlap factor and the ttl's maximum.
-// The rule between indexes (one ttl per grid) is parseDocumentType's. Each refusal is
-// ErrInvalidContractStructure.
+// The rule between indexes (one ttl per grid) is refuseDuplicateIndexes'. Each
+// refusal is ErrInvalidContractStructure.
 func parseTimeRange(t DocumentType, x *Index, m map[string]any, path string, lim Limits) error {
 	bad := func(format string, args ...any) error {
 		return ErrInvalidContractStructure{Type: t.Name, Path: path + "/timeRange", Reason: fmt.Sprintf("index %q: %s", x.Name, fmt.Sprintf(format, args...))}

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -384,6 +385,32 @@ func TestParseRefusals(t *testing.T) {
 				r.check(t, err)
 			}
 		})
+	}
+}
+
+// TestParseDocumentTypeShapes: the shapes the meta-schema guarantees, handed to
+// parseDocumentType without it, are ErrJSONSchema refusals at their pointer, not panics.
+func TestParseDocumentTypeShapes(t *testing.T) {
+	lim, err := LimitsFor(V13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prop := map[string]any{"type": "integer", "position": json.Number("0")}
+	for _, c := range []struct {
+		name string
+		m    map[string]any
+		path string
+	}{
+		{"properties not an object", map[string]any{"properties": []any{}}, "/documentSchemas/n/properties"},
+		{"a property not an object", map[string]any{"properties": map[string]any{"a": "x"}}, "/documentSchemas/n/properties/a"},
+		{"a required name not a string", map[string]any{"properties": map[string]any{"a": prop}, "required": []any{json.Number("1")}}, "/documentSchemas/n/required/0"},
+		{"an index not an object", map[string]any{"properties": map[string]any{"a": prop}, "indices": []any{"i"}}, "/documentSchemas/n/indices/0"},
+	} {
+		_, err := parseDocumentType("n", c.m, lim, false, false)
+		var e ErrJSONSchema
+		if !errors.As(err, &e) || e.Path != c.path || e.Keyword != "type" {
+			t.Errorf("%s: %v, want an ErrJSONSchema at %s", c.name, err, c.path)
+		}
 	}
 }
 

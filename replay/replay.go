@@ -151,172 +151,44 @@ func openReadOnly(name, dir string) (cmtdb.DB, error) {
 	return db, nil
 }
 
-// Run replays the home's blocks.
+// Run replays the home's blocks: it opens the node's stores read-only (openSource),
+// settles the heights to check (span), rebuilds the state from genesis in a temporary
+// replica (newReplica, initChain), checks the genesis root against the first header,
+// then replays every block up to the last height (session.block), stopping at the
+// first mismatch.
 func Run(ctx context.Context, opts Options) (Summary, error) {
-	gen, err := node.LoadGenesis(opts.Home)
+	src, err := openSource(opts.Home)
 	if err != nil {
 		return Summary{}, err
 	}
-	cfg, err := node.LoadConfig(opts.Home)
+	defer src.close()
+	from, to, err := src.span(opts.From, opts.To)
 	if err != nil {
 		return Summary{}, err
 	}
-	dataDir := cfg.DBDir()
-	if _, err := os.Stat(filepath.Join(dataDir, "blockstore.db")); errors.Is(err, os.ErrNotExist) {
-		return Summary{}, ErrNoBlocks{Home: opts.Home}
-	}
-	blockDB, err := openReadOnly("blockstore", dataDir)
-	if err != nil {
-		return Summary{}, err
-	}
-	defer blockDB.Close()
-	stateDB, err := openReadOnly("state", dataDir)
-	if err != nil {
-		return Summary{}, err
-	}
-	defer stateDB.Close()
-	blockPath := filepath.Join(dataDir, "blockstore.db")
-	statePath := filepath.Join(dataDir, "state.db")
-	var blocks *store.BlockStore
-	if err := node.RecoverCorrupt(blockPath, 0, func() { blocks = store.NewBlockStore(blockDB) }); err != nil {
-		return Summary{}, err
-	}
-	states := sm.NewStore(stateDB, sm.StoreOptions{DiscardABCIResponses: false})
-	saved, err := node.LoadCometState(stateDB, statePath)
-	if err != nil {
-		return Summary{}, err
-	}
-
-	last := blocks.Height()
-	if last == 0 {
-		return Summary{}, ErrNoBlocks{Home: opts.Home}
-	}
-	if blocks.Base() > gen.InitialHeight {
-		return Summary{}, ErrPruned{Base: blocks.Base(), Initial: gen.InitialHeight}
-	}
-	if opts.From < 0 || opts.To < 0 || (opts.To > 0 && opts.From > opts.To) || opts.From > last {
-		return Summary{}, ErrEmptyRange{From: opts.From, To: opts.To, First: gen.InitialHeight, Last: last}
-	}
-	to := last
-	if opts.To > 0 && opts.To < last {
-		to = opts.To
-	}
-	from := gen.InitialHeight
-	if opts.From > from {
-		from = opts.From
-	}
-	sum := Summary{ChainID: gen.ChainID, From: from, To: to, Verdict: "match"}
-	// blocksAt loads block h and the meta of h+1; a record that does not decode (the
-	// block store panics on it) is an ErrCorruptStore at the height it belongs to.
-	blocksAt := func(h int64) (block *cmttypes.Block, next *cmttypes.BlockMeta, err error) {
-		if err := node.RecoverCorrupt(blockPath, h, func() { block = blocks.LoadBlock(h) }); err != nil || block == nil {
-			return nil, nil, err
-		}
-		err = node.RecoverCorrupt(blockPath, h+1, func() { next = blocks.LoadBlockMeta(h + 1) })
-		return block, next, err
-	}
-
-	tmp, err := os.MkdirTemp("", "ttld-replay-")
+	sum := Summary{ChainID: src.gen.ChainID, From: from, To: to, Verdict: "match"}
+	rep, err := newReplica(src.gen, opts.Logger)
 	if err != nil {
 		return sum, err
 	}
-	defer os.RemoveAll(tmp)
-	appDB, err := dbm.NewGoLevelDB("application", tmp, nil)
+	defer rep.close()
+	root, err := rep.initChain(ctx, src.gen)
 	if err != nil {
 		return sum, err
 	}
-	defer appDB.Close()
-	st, err := drive.NewStore(appDB, drive.Options{InitialVersion: uint64(gen.InitialHeight)})
+	m, err := src.genesisMismatch(root)
 	if err != nil {
 		return sum, err
 	}
-	defer st.Close()
-	app, err := abci.New(st, opts.Logger, nil)
-	if err != nil {
-		return sum, err
-	}
-	// The genesis validators, as CometBFT's handshake hands them to InitChain.
-	vals := make([]*cmttypes.Validator, len(gen.Validators))
-	for i, v := range gen.Validators {
-		vals[i] = cmttypes.NewValidator(v.PubKey, v.Power)
-	}
-	initRes, err := app.InitChain(ctx, &abcitypes.RequestInitChain{
-		Time: gen.GenesisTime, ChainId: gen.ChainID, InitialHeight: gen.InitialHeight, AppStateBytes: gen.AppState,
-		Validators: cmttypes.TM2PB.ValidatorUpdates(cmttypes.NewValidatorSet(vals)),
-	})
-	if err != nil {
-		return sum, err
-	}
-	// The first header carries the genesis state's root.
-	var first *cmttypes.BlockMeta
-	if err := node.RecoverCorrupt(blockPath, gen.InitialHeight, func() { first = blocks.LoadBlockMeta(gen.InitialHeight) }); err != nil {
-		return sum, err
-	}
-	if first != nil && !bytes.Equal(first.Header.AppHash, initRes.AppHash) {
-		sum.Verdict = "mismatch"
-		sum.Mismatch = &Mismatch{Height: gen.InitialHeight - 1, What: "app_hash", Header: HexBytes(first.Header.AppHash), Replayed: initRes.AppHash}
+	if m != nil {
+		sum.diverged(m)
 		return sum, nil
 	}
-
+	s := session{opts: opts, src: src, rep: rep}
 	start := time.Now()
-	total := to - gen.InitialHeight + 1
-	for h := gen.InitialHeight; h <= to; h++ {
-		if err := ctx.Err(); err != nil {
+	for h := src.gen.InitialHeight; h <= to && sum.Mismatch == nil; h++ {
+		if err := s.block(ctx, h, &sum); err != nil {
 			return sum, err
-		}
-		block, next, err := blocksAt(h)
-		if err != nil {
-			return sum, err
-		}
-		if block == nil {
-			return sum, ErrMissingBlock{Path: blockPath, Height: h}
-		}
-		res, err := app.FinalizeBlock(ctx, finalizeRequest(block))
-		if err != nil {
-			return sum, fmt.Errorf("replay: block %d: %w", h, err)
-		}
-		appHash := res.AppHash
-		if opts.Tamper != nil {
-			if err := opts.Tamper(h, st.Working(), res); err != nil {
-				return sum, err
-			}
-			appHash = st.WorkingHash()
-		}
-		if _, err := app.Commit(ctx, &abcitypes.RequestCommit{}); err != nil {
-			return sum, fmt.Errorf("replay: commit %d: %w", h, err)
-		}
-		sum.Blocks++
-		if opts.Progress != nil {
-			opts.Progress(sum.Blocks, total)
-		}
-		// The app hash and results hash of block h are in header h+1; for the last
-		// block, which has no next header yet, CometBFT's saved state holds them.
-		var wantApp, wantResults []byte
-		switch {
-		case next != nil:
-			wantApp, wantResults = next.Header.AppHash, next.Header.LastResultsHash
-		case saved.LastBlockHeight == h:
-			wantApp, wantResults = saved.AppHash, saved.LastResultsHash
-			sum.LastFromState = h >= from
-		default:
-			// The node saved block h and stopped before executing it.
-			sum.Unchecked = h
-		}
-		if h < from || wantApp == nil {
-			continue
-		}
-		sum.Checked++
-		if !bytes.Equal(wantApp, appHash) {
-			sum.Mismatch = mismatch(st, opts.Home, dataDir, h, "app_hash", wantApp, appHash)
-		} else if rh := sm.TxResultsHash(res.TxResults); !bytes.Equal(wantResults, rh) {
-			sum.Mismatch = mismatch(st, opts.Home, dataDir, h, "results_hash", wantResults, rh)
-		}
-		if sum.Mismatch != nil {
-			sum.Verdict = "mismatch"
-			break
-		}
-		if stored, err := states.LoadFinalizeBlockResponse(h); err == nil && len(stored.TxResults) != len(res.TxResults) {
-			return sum, fmt.Errorf("replay: block %d: the node stored %d results, the replay made %d", h, len(stored.TxResults), len(res.TxResults))
 		}
 	}
 	sum.Seconds = time.Since(start).Seconds()
@@ -324,6 +196,265 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 		sum.BlocksPerSecond = float64(sum.Blocks) / sum.Seconds
 	}
 	return sum, nil
+}
+
+// diverged records the first mismatch.
+func (s *Summary) diverged(m *Mismatch) { s.Verdict, s.Mismatch = "mismatch", m }
+
+// source is the node's home as the replay reads it: its genesis, its block store,
+// CometBFT's state store and the state CometBFT saved last, opened read-only.
+type source struct {
+	home      string
+	gen       *cmttypes.GenesisDoc
+	dataDir   string
+	blockPath string
+	blockDB   cmtdb.DB
+	stateDB   cmtdb.DB
+	blocks    *store.BlockStore
+	states    sm.Store
+	saved     sm.State
+}
+
+// openSource opens home's block store and state store read-only; close releases them.
+// A record that does not decode is an ErrCorruptStore.
+func openSource(home string) (src *source, err error) {
+	gen, err := node.LoadGenesis(home)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := node.LoadConfig(home)
+	if err != nil {
+		return nil, err
+	}
+	dataDir := cfg.DBDir()
+	src = &source{home: home, gen: gen, dataDir: dataDir, blockPath: filepath.Join(dataDir, "blockstore.db")}
+	if _, err := os.Stat(src.blockPath); errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNoBlocks{Home: home}
+	}
+	defer func() {
+		if err != nil {
+			src.close()
+			src = nil
+		}
+	}()
+	if src.blockDB, err = openReadOnly("blockstore", dataDir); err != nil {
+		return src, err
+	}
+	if src.stateDB, err = openReadOnly("state", dataDir); err != nil {
+		return src, err
+	}
+	if err := node.RecoverCorrupt(src.blockPath, 0, func() { src.blocks = store.NewBlockStore(src.blockDB) }); err != nil {
+		return src, err
+	}
+	src.states = sm.NewStore(src.stateDB, sm.StoreOptions{DiscardABCIResponses: false})
+	src.saved, err = node.LoadCometState(src.stateDB, filepath.Join(dataDir, "state.db"))
+	return src, err
+}
+
+// close releases the stores openSource opened.
+func (s *source) close() {
+	if s.stateDB != nil {
+		s.stateDB.Close()
+	}
+	if s.blockDB != nil {
+		s.blockDB.Close()
+	}
+}
+
+// span settles the heights whose hashes are compared, from..to, given the options'
+// from and to (0: the first and the last block): the block store must hold every
+// block from the initial height on, and the range must select one of them.
+func (s *source) span(optFrom, optTo int64) (from, to int64, err error) {
+	last := s.blocks.Height()
+	if last == 0 {
+		return 0, 0, ErrNoBlocks{Home: s.home}
+	}
+	if s.blocks.Base() > s.gen.InitialHeight {
+		return 0, 0, ErrPruned{Base: s.blocks.Base(), Initial: s.gen.InitialHeight}
+	}
+	if optFrom < 0 || optTo < 0 || (optTo > 0 && optFrom > optTo) || optFrom > last {
+		return 0, 0, ErrEmptyRange{From: optFrom, To: optTo, First: s.gen.InitialHeight, Last: last}
+	}
+	to = last
+	if optTo > 0 && optTo < last {
+		to = optTo
+	}
+	return max(s.gen.InitialHeight, optFrom), to, nil
+}
+
+// blocksAt loads block h and the meta of h+1; a record that does not decode (the block
+// store panics on it) is an ErrCorruptStore at the height it belongs to.
+func (s *source) blocksAt(h int64) (block *cmttypes.Block, next *cmttypes.BlockMeta, err error) {
+	if err := node.RecoverCorrupt(s.blockPath, h, func() { block = s.blocks.LoadBlock(h) }); err != nil || block == nil {
+		return nil, nil, err
+	}
+	err = node.RecoverCorrupt(s.blockPath, h+1, func() { next = s.blocks.LoadBlockMeta(h + 1) })
+	return block, next, err
+}
+
+// genesisMismatch compares the genesis state's root with the one the first header
+// carries; a mismatch is reported at the height below the initial one.
+func (s *source) genesisMismatch(root []byte) (*Mismatch, error) {
+	var first *cmttypes.BlockMeta
+	if err := node.RecoverCorrupt(s.blockPath, s.gen.InitialHeight, func() { first = s.blocks.LoadBlockMeta(s.gen.InitialHeight) }); err != nil {
+		return nil, err
+	}
+	if first != nil && !bytes.Equal(first.Header.AppHash, root) {
+		return &Mismatch{Height: s.gen.InitialHeight - 1, What: "app_hash", Header: HexBytes(first.Header.AppHash), Replayed: root}, nil
+	}
+	return nil, nil
+}
+
+// expected is what block h must come to: the app hash and results hash header h+1
+// carries, or for the node's last block, which has no next header yet, the ones
+// CometBFT's saved state holds (sum.LastFromState). Nil when the node saved block h and
+// stopped before executing it (sum.Unchecked).
+func (s *source) expected(h int64, next *cmttypes.BlockMeta, sum *Summary) (app, results []byte) {
+	switch {
+	case next != nil:
+		return next.Header.AppHash, next.Header.LastResultsHash
+	case s.saved.LastBlockHeight == h:
+		sum.LastFromState = h >= sum.From
+		return s.saved.AppHash, s.saved.LastResultsHash
+	default:
+		sum.Unchecked = h
+		return nil, nil
+	}
+}
+
+// replica is the application the replay rebuilds, in a temporary directory that close
+// removes.
+type replica struct {
+	tmp   string
+	db    dbm.DB
+	store *drive.Store
+	app   *abci.Application
+}
+
+// newReplica opens an empty application store at gen's initial height in a new
+// temporary directory.
+func newReplica(gen *cmttypes.GenesisDoc, log zerolog.Logger) (r *replica, err error) {
+	r = &replica{}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
+	if r.tmp, err = os.MkdirTemp("", "ttld-replay-"); err != nil {
+		return r, err
+	}
+	if r.db, err = dbm.NewGoLevelDB("application", r.tmp, nil); err != nil {
+		return r, err
+	}
+	if r.store, err = drive.NewStore(r.db, drive.Options{InitialVersion: uint64(gen.InitialHeight)}); err != nil {
+		return r, err
+	}
+	r.app, err = abci.New(r.store, log, nil)
+	return r, err
+}
+
+// close closes the store and its database and removes the directory.
+func (r *replica) close() {
+	if r.store != nil {
+		r.store.Close()
+	}
+	if r.db != nil {
+		r.db.Close()
+	}
+	if r.tmp != "" {
+		os.RemoveAll(r.tmp)
+	}
+}
+
+// initChain runs InitChain with the genesis validators as CometBFT's handshake hands
+// them, and returns the genesis state's root.
+func (r *replica) initChain(ctx context.Context, gen *cmttypes.GenesisDoc) ([]byte, error) {
+	vals := make([]*cmttypes.Validator, len(gen.Validators))
+	for i, v := range gen.Validators {
+		vals[i] = cmttypes.NewValidator(v.PubKey, v.Power)
+	}
+	res, err := r.app.InitChain(ctx, &abcitypes.RequestInitChain{
+		Time: gen.GenesisTime, ChainId: gen.ChainID, InitialHeight: gen.InitialHeight, AppStateBytes: gen.AppState,
+		Validators: cmttypes.TM2PB.ValidatorUpdates(cmttypes.NewValidatorSet(vals)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.AppHash, nil
+}
+
+// execute runs block h on the replica and commits it. The app hash is FinalizeBlock's,
+// or, when tamper changed the working state, the working state's root.
+func (r *replica) execute(ctx context.Context, h int64, block *cmttypes.Block, tamper func(int64, drive.KV, *abcitypes.ResponseFinalizeBlock) error) (*abcitypes.ResponseFinalizeBlock, []byte, error) {
+	res, err := r.app.FinalizeBlock(ctx, finalizeRequest(block))
+	if err != nil {
+		return nil, nil, fmt.Errorf("replay: block %d: %w", h, err)
+	}
+	appHash := res.AppHash
+	if tamper != nil {
+		if err := tamper(h, r.store.Working(), res); err != nil {
+			return nil, nil, err
+		}
+		appHash = r.store.WorkingHash()
+	}
+	if _, err := r.app.Commit(ctx, &abcitypes.RequestCommit{}); err != nil {
+		return nil, nil, fmt.Errorf("replay: commit %d: %w", h, err)
+	}
+	return res, appHash, nil
+}
+
+// session is one replay under way: the node's stores, the replica, the options.
+type session struct {
+	opts Options
+	src  *source
+	rep  *replica
+}
+
+// block replays height h: it loads the block and the next header, executes and
+// commits the block on the replica, reports progress and checks the block (check).
+func (s *session) block(ctx context.Context, h int64, sum *Summary) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	block, next, err := s.src.blocksAt(h)
+	if err != nil {
+		return err
+	}
+	if block == nil {
+		return ErrMissingBlock{Path: s.src.blockPath, Height: h}
+	}
+	res, appHash, err := s.rep.execute(ctx, h, block, s.opts.Tamper)
+	if err != nil {
+		return err
+	}
+	sum.Blocks++
+	if s.opts.Progress != nil {
+		s.opts.Progress(sum.Blocks, sum.To-s.src.gen.InitialHeight+1)
+	}
+	return s.check(h, next, res, appHash, sum)
+}
+
+// check compares block h, from sum.From on, with what the node recorded (expected):
+// the app hash, then the results hash; the first that differs is the mismatch. A block
+// that matches must also have as many results as the node stored for it.
+func (s *session) check(h int64, next *cmttypes.BlockMeta, res *abcitypes.ResponseFinalizeBlock, appHash []byte, sum *Summary) error {
+	wantApp, wantResults := s.src.expected(h, next, sum)
+	if h < sum.From || wantApp == nil {
+		return nil
+	}
+	sum.Checked++
+	if !bytes.Equal(wantApp, appHash) {
+		sum.diverged(mismatch(s.rep.store, s.src.dataDir, h, "app_hash", wantApp, appHash))
+		return nil
+	}
+	if rh := sm.TxResultsHash(res.TxResults); !bytes.Equal(wantResults, rh) {
+		sum.diverged(mismatch(s.rep.store, s.src.dataDir, h, "results_hash", wantResults, rh))
+		return nil
+	}
+	if stored, err := s.src.states.LoadFinalizeBlockResponse(h); err == nil && len(stored.TxResults) != len(res.TxResults) {
+		return fmt.Errorf("replay: block %d: the node stored %d results, the replay made %d", h, len(stored.TxResults), len(res.TxResults))
+	}
+	return nil
 }
 
 func finalizeRequest(b *cmttypes.Block) *abcitypes.RequestFinalizeBlock {
@@ -342,7 +473,7 @@ func finalizeRequest(b *cmttypes.Block) *abcitypes.RequestFinalizeBlock {
 }
 
 // mismatch gathers what explains a divergence at height h.
-func mismatch(st *drive.Store, home, dataDir string, h int64, what string, header, replayed []byte) *Mismatch {
+func mismatch(st *drive.Store, dataDir string, h int64, what string, header, replayed []byte) *Mismatch {
 	m := &Mismatch{Height: h, What: what, Header: header, Replayed: replayed}
 	if changes, err := st.VersionChanges(h); err == nil {
 		m.Changes = render(changes)

@@ -133,10 +133,9 @@ type storedDoc struct {
 // of every kind, mostly valid: creates with data made from the stored type, actions on
 // documents sampled from those created before, signed by their owner (a purchase by
 // someone else) at the next revision, transfers to known identities. invalid makes one
-// action wrong in one of the ways the issue lists (action's faults). Duplicate unique
-// values come of themselves: strings are drawn from a few values. identities are the
-// known identities (at least one); it returns the batch (its nonce left to the caller)
-// and its signer.
+// action wrong in one of the ways fault names (action). Duplicate unique values come of
+// themselves: strings are drawn from a few values. identities are the known identities
+// (at least one); it returns the batch (its nonce left to the caller) and its signer.
 func (b *documentBatches) batch(kv drive.KV, c protocol.ContractID, identities []identity, invalid bool) (*protocol.DocumentsBatch, identity, error) {
 	p := b.pick
 	b.identities = identities
@@ -294,62 +293,141 @@ func typeNamed(types []protocol.DocumentType, name string) (protocol.DocumentTyp
 	return protocol.DocumentType{}, false
 }
 
+// fault is the one way a wrong action is made invalid (documentBatches.action). The
+// values are the draws of the seeded source: renumbering them changes every run.
+type fault int
+
+const (
+	noFault              fault = iota - 1 // a valid action
+	faultNoSuchType                       // a type the contract does not have
+	faultOthersDocument                   // another owner's document
+	faultRevision                         // a stale or skipped revision
+	faultWrongType                        // data of a wrong type, or a purchase at another price
+	faultMissingRequired                  // a missing required property
+	faultExtraProperty                    // an extra property
+	faultOversizedString                  // an oversized string
+	faultFloat                            // a float
+	faultNotJSON                          // data that is not JSON
+	faultStoredID                         // a create of an id that is stored
+	faultKinds                            // the number of faults: not a fault
+)
+
 // action makes one action of batch t; buyer is the balance a boundary price is set
-// around; wrong makes the action invalid by one fault: 0 a type the contract does not
-// have, 1 another owner's document, 2 a stale or skipped revision, 3 data of a wrong
-// type (or a purchase at another price), 4 a missing required property, 5 an extra
-// property, 6 an oversized string, 7 a float, 8 data that is not JSON, 9 a create of an
-// id that is stored. (A fault that does not apply to the action leaves it valid.)
+// around; wrong makes the action invalid by one fault, drawn among all of them. (A
+// fault that does not apply to the action leaves it valid.) In order, each step drawing
+// from the seeded source only when the one before made nothing: a create of a stored
+// id (faultStoredID), a create of the unique values an expired document holds, a
+// restore, a create, a moderator's deletion of a sampled document, or a change of it.
 func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.DocumentType, sample []storedDoc, used map[protocol.DocumentID]bool, buyer uint64, wrong bool) protocol.DocumentAction {
 	p := b.pick
-	fault := -1
+	f := noFault
 	if wrong {
-		fault = p.n(10)
+		f = fault(p.n(int(faultKinds)))
 	}
-	if fault == 9 { // a create of an id that is stored: the signer's create again
-		for _, o := range sample {
-			if o.stored && o.ref.creator == t.Identity && !used[o.ref.id] {
-				return protocol.DocumentAction{Kind: protocol.ActionCreate, Type: o.ref.typ, ID: o.ref.id, Entropy: o.ref.entropy, Data: []byte("{}")}
-			}
+	if f == faultStoredID {
+		if a, ok := createStored(t, sample, used); ok {
+			return a
 		}
 	}
-	if fault < 0 && p.n(3) == 0 {
-		for _, o := range sample { // a create of the unique values an expired document holds
-			dt, _ := typeNamed(types, o.ref.typ)
-			if at, ok := dt.ExpiresAtMs(o.doc); ok && o.stored && at <= b.nowMs && !dt.CanBeDeleted && holdsUnique(dt, o.doc, t.Identity) {
-				b.expiredUnique = true
-				a := protocol.DocumentAction{Kind: protocol.ActionCreate, Type: dt.Name, Data: protocol.DocumentData(dt, o.doc)}
-				binary.BigEndian.PutUint64(a.Entropy[:], p.u64())
-				a.ID = t.CreateID(a)
-				return a
-			}
+	if f == noFault && p.n(3) == 0 {
+		if a, ok := b.createExpiredUnique(t, types, sample); ok {
+			return a
 		}
 	}
-	if len(b.restorable) > 0 && (b.contract.Moderator(t.Identity) || p.n(4) == 0) && p.n(2) == 0 {
+	if b.restoreNow(t) {
 		if a, ok := b.restore(t, types, used, wrong); ok {
 			return a
 		}
 	}
 	if len(sample) == 0 || p.n(5) < 2 {
-		return b.create(t, types, fault)
+		return b.create(t, types, f)
 	}
-	// A purchase of someone else's document for sale, or an action on one of the
-	// signer's own (another's, when the action is to be wrong by its owner) that its
-	// type allows; failing those, any sampled document, stored ones first.
-	var s *storedDoc
+	s, buy := b.choose(t, types, sample, used, f)
+	if s == nil {
+		return b.create(t, types, f)
+	}
+	dt, _ := typeNamed(types, s.ref.typ)
+	if s.stored && dt.ModeratorsDelete() && b.contract.Moderator(t.Identity) && p.n(2) == 0 {
+		return b.moderatorDeletion(*s, dt)
+	}
+	if !buy && f != faultOthersDocument && s.stored && s.doc.Owner != t.Identity && p.n(4) > 0 {
+		return b.create(t, types, f) // none of the signer's own sampled
+	}
+	kind, ok := b.kind(dt, buy)
+	if !ok {
+		return b.create(t, types, f)
+	}
+	return b.change(t, *s, dt, kind, f, buyer)
+}
+
+// createStored is faultStoredID's action: the signer's create of a sampled document
+// it created, again.
+func createStored(t *protocol.DocumentsBatch, sample []storedDoc, used map[protocol.DocumentID]bool) (protocol.DocumentAction, bool) {
+	for _, o := range sample {
+		if o.stored && o.ref.creator == t.Identity && !used[o.ref.id] {
+			return protocol.DocumentAction{Kind: protocol.ActionCreate, Type: o.ref.typ, ID: o.ref.id, Entropy: o.ref.entropy, Data: []byte("{}")}, true
+		}
+	}
+	return protocol.DocumentAction{}, false
+}
+
+// createExpiredUnique is a create of the unique values a sampled document holds that
+// has expired at nowMs and that the cleanup has not deleted yet (expiredUnique).
+func (b *documentBatches) createExpiredUnique(t *protocol.DocumentsBatch, types []protocol.DocumentType, sample []storedDoc) (protocol.DocumentAction, bool) {
+	for _, o := range sample {
+		dt, _ := typeNamed(types, o.ref.typ)
+		if at, ok := dt.ExpiresAtMs(o.doc); ok && o.stored && at <= b.nowMs && !dt.CanBeDeleted && holdsUnique(dt, o.doc, t.Identity) {
+			b.expiredUnique = true
+			a := protocol.DocumentAction{Kind: protocol.ActionCreate, Type: dt.Name, Data: protocol.DocumentData(dt, o.doc)}
+			binary.BigEndian.PutUint64(a.Entropy[:], b.pick.u64())
+			a.ID = t.CreateID(a)
+			return a, true
+		}
+	}
+	return protocol.DocumentAction{}, false
+}
+
+// restoreNow draws whether the action is a restore, when there are restorable records:
+// half the time for a moderator signer, an eighth for another.
+func (b *documentBatches) restoreNow(t *protocol.DocumentsBatch) bool {
+	return len(b.restorable) > 0 && (b.contract.Moderator(t.Identity) || b.pick.n(4) == 0) && b.pick.n(2) == 0
+}
+
+// choose picks the sampled document the action is on, and whether the action is a
+// purchase: someone else's document for sale, or one of the signer's own (another's,
+// for faultOthersDocument), now and then one of its own that has expired; failing
+// those, any sampled document, stored ones first. Nil when no stored document was
+// sampled and the action is to be a create instead (mostly; now and then a miss).
+func (b *documentBatches) choose(t *protocol.DocumentsBatch, types []protocol.DocumentType, sample []storedDoc, used map[protocol.DocumentID]bool, f fault) (s *storedDoc, buy bool) {
+	p := b.pick
 	for i := range sample {
 		o := &sample[i]
 		if !used[o.ref.id] && o.stored && (s == nil || !s.stored) {
 			s = o
 		}
 	}
-	if s == nil { // no stored document sampled: mostly a create, now and then a miss
+	if s == nil {
 		if p.n(8) > 0 {
-			return b.create(t, types, fault)
+			return nil, false
 		}
 		s = &sample[p.n(len(sample))]
 	}
-	buy := p.n(6) == 0
+	buy = p.n(6) == 0
+	if o := wanted(t, sample, used, buy, f); o != nil {
+		s = o
+	}
+	if !buy && f != faultOthersDocument && p.n(2) == 0 {
+		if o := b.expiredOwn(t, types, sample, used); o != nil {
+			s = o
+		}
+	}
+	return s, buy
+}
+
+// wanted is the first unused sampled document the action wants: for a purchase one
+// another owns that is for sale, for faultOthersDocument one another owns, otherwise
+// one of the signer's own.
+func wanted(t *protocol.DocumentsBatch, sample []storedDoc, used map[protocol.DocumentID]bool, buy bool, f fault) *storedDoc {
 	for i := range sample {
 		o := &sample[i]
 		mine := o.stored && o.doc.Owner == t.Identity
@@ -357,57 +435,80 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 		if buy {
 			want = o.stored && !mine && o.doc.Price > 0
 		}
-		if fault == 1 {
+		if f == faultOthersDocument {
 			want = o.stored && !mine
 		}
 		if want && !used[o.ref.id] {
-			s = o
-			break
+			return o
 		}
 	}
-	if !buy && fault != 1 && p.n(2) == 0 { // one of the signer's own that has expired
-		for i := range sample {
-			o := &sample[i]
-			dt, _ := typeNamed(types, o.ref.typ)
-			if at, ok := dt.ExpiresAtMs(o.doc); ok && o.stored && o.doc.Owner == t.Identity && !used[o.ref.id] && at <= b.nowMs {
-				s = o
-				break
-			}
+	return nil
+}
+
+// expiredOwn is the first unused sampled document of the signer's own that has
+// expired at nowMs.
+func (b *documentBatches) expiredOwn(t *protocol.DocumentsBatch, types []protocol.DocumentType, sample []storedDoc, used map[protocol.DocumentID]bool) *storedDoc {
+	for i := range sample {
+		o := &sample[i]
+		dt, _ := typeNamed(types, o.ref.typ)
+		if at, ok := dt.ExpiresAtMs(o.doc); ok && o.stored && o.doc.Owner == t.Identity && !used[o.ref.id] && at <= b.nowMs {
+			return o
 		}
 	}
-	dt, _ := typeNamed(types, s.ref.typ)
-	if s.stored && dt.ModeratorsDelete() && b.contract.Moderator(t.Identity) && p.n(2) == 0 {
-		// A moderator's deletion (within deleteWithin or not), remembered for a restore.
-		b.remember(s.doc.Encode(dt))
-		return protocol.DocumentAction{Kind: protocol.ActionModerateDelete, Type: s.ref.typ, ID: s.ref.id, Reason: []string{"spam", "", "off-topic"}[p.n(3)]}
-	}
-	if !buy && fault != 1 && s.stored && s.doc.Owner != t.Identity && p.n(4) > 0 {
-		return b.create(t, types, fault) // none of the signer's own sampled
-	}
+	return nil
+}
+
+// moderatorDeletion is a moderator's deletion of s (within deleteWithin or not), its
+// document remembered for a restore.
+func (b *documentBatches) moderatorDeletion(s storedDoc, dt protocol.DocumentType) protocol.DocumentAction {
+	b.remember(s.doc.Encode(dt))
+	return protocol.DocumentAction{Kind: protocol.ActionModerateDelete, Type: s.ref.typ, ID: s.ref.id, Reason: []string{"spam", "", "off-topic"}[b.pick.n(3)]}
+}
+
+// kind draws the kind of a change of a document of type dt: mostly one of those dt
+// allows (allowedKinds), false when it allows none; a tenth of the time any kind.
+func (b *documentBatches) kind(dt protocol.DocumentType, buy bool) (protocol.DocumentActionKind, bool) {
 	kinds := []protocol.DocumentActionKind{protocol.ActionReplace, protocol.ActionDelete, protocol.ActionTransfer, protocol.ActionPurchase, protocol.ActionUpdatePrice}
-	if p.n(10) > 0 {
-		kinds = kinds[:0]
-		if buy && dt.TradeMode == protocol.TradeModeDirectPurchase {
-			kinds = append(kinds, protocol.ActionPurchase)
-		} else {
-			if dt.DocumentsMutable {
-				kinds = append(kinds, protocol.ActionReplace, protocol.ActionReplace)
-			}
-			if dt.CanBeDeleted {
-				kinds = append(kinds, protocol.ActionDelete)
-			}
-			if dt.Transferable == protocol.TransferableAlways {
-				kinds = append(kinds, protocol.ActionTransfer)
-			}
-			if dt.TradeMode == protocol.TradeModeDirectPurchase {
-				kinds = append(kinds, protocol.ActionUpdatePrice, protocol.ActionUpdatePrice)
-			}
-		}
-		if len(kinds) == 0 {
-			return b.create(t, types, fault)
+	if b.pick.n(10) > 0 {
+		if kinds = allowedKinds(dt, buy); len(kinds) == 0 {
+			return 0, false
 		}
 	}
-	kind := kinds[p.n(len(kinds))]
+	return kinds[b.pick.n(len(kinds))], true
+}
+
+// allowedKinds are the changes type dt allows, weighted by repeats: a purchase when
+// buying from a type that sells, otherwise replaces, a delete, a transfer and price
+// updates as its rules permit.
+func allowedKinds(dt protocol.DocumentType, buy bool) []protocol.DocumentActionKind {
+	var kinds []protocol.DocumentActionKind
+	if buy && dt.TradeMode == protocol.TradeModeDirectPurchase {
+		return append(kinds, protocol.ActionPurchase)
+	}
+	if dt.DocumentsMutable {
+		kinds = append(kinds, protocol.ActionReplace, protocol.ActionReplace)
+	}
+	if dt.CanBeDeleted {
+		kinds = append(kinds, protocol.ActionDelete)
+	}
+	if dt.Transferable == protocol.TransferableAlways {
+		kinds = append(kinds, protocol.ActionTransfer)
+	}
+	if dt.TradeMode == protocol.TradeModeDirectPurchase {
+		kinds = append(kinds, protocol.ActionUpdatePrice, protocol.ActionUpdatePrice)
+	}
+	return kinds
+}
+
+// change makes an action of kind on sampled document s of type dt, at its next
+// revision (2 for a document not stored), with what the kind carries: new data, a
+// recipient (now and then nobody), the price paid, or a new price (now and then a
+// boundary price, BoundaryAmount, around buyer). f spoils the revision
+// (faultRevision), the type (faultNoSuchType), the data or the price paid
+// (faultWrongType and data's faults). A change of a document expired at nowMs sets
+// expiredChange.
+func (b *documentBatches) change(t *protocol.DocumentsBatch, s storedDoc, dt protocol.DocumentType, kind protocol.DocumentActionKind, f fault, buyer uint64) protocol.DocumentAction {
+	p := b.pick
 	if at, ok := dt.ExpiresAtMs(s.doc); ok && s.stored && kind != protocol.ActionDelete && b.nowMs > 0 && at <= b.nowMs {
 		b.expiredChange = true
 	}
@@ -415,23 +516,23 @@ func (b *documentBatches) action(t *protocol.DocumentsBatch, types []protocol.Do
 	if !s.stored {
 		a.Revision = 2
 	}
-	if fault == 2 { // a stale or skipped revision
+	if f == faultRevision {
 		a.Revision = []uint64{s.doc.Revision, s.doc.Revision + 2, 1}[p.n(3)]
 	}
-	if fault == 0 {
+	if f == faultNoSuchType {
 		a.Type = "nosuchtype"
 	}
 	switch kind {
 	case protocol.ActionReplace:
-		a.Data = b.data(dt, fault)
+		a.Data = b.data(dt, f)
 	case protocol.ActionTransfer:
-		a.Recipient = protocol.IdentityID{0xee, byte(p.n(4))} // now and then nobody
+		a.Recipient = protocol.IdentityID{0xee, byte(p.n(4))}
 		if idn := b.identities[p.n(len(b.identities))]; idn.id != t.Identity && p.n(8) > 0 {
 			a.Recipient = idn.id
 		}
 	case protocol.ActionPurchase:
 		a.Price = s.doc.Price
-		if a.Price == 0 || fault == 3 {
+		if a.Price == 0 || f == faultWrongType {
 			a.Price = 1 + uint64(p.n(1000))
 		}
 	case protocol.ActionUpdatePrice:
@@ -530,7 +631,7 @@ func (b *documentBatches) flood(c protocol.Contract, signer protocol.IdentityID,
 			name = "heavy"
 		}
 		dt, _ := c.DocumentType(name)
-		a := protocol.DocumentAction{Kind: protocol.ActionCreate, Type: name, Data: b.data(dt, -1)}
+		a := protocol.DocumentAction{Kind: protocol.ActionCreate, Type: name, Data: b.data(dt, noFault)}
 		binary.BigEndian.PutUint64(a.Entropy[:], b.pick.u64())
 		a.ID = t.CreateID(a)
 		t.Actions = append(t.Actions, a)
@@ -538,13 +639,13 @@ func (b *documentBatches) flood(c protocol.Contract, signer protocol.IdentityID,
 	return t
 }
 
-// create makes a create action of batch t of one of types (fault 0: of no type of the
-// contract) and remembers the id it names.
-func (b *documentBatches) create(t *protocol.DocumentsBatch, types []protocol.DocumentType, fault int) protocol.DocumentAction {
+// create makes a create action of batch t of one of types (faultNoSuchType: of no type
+// of the contract), its data spoiled by f as data says, and remembers the id it names.
+func (b *documentBatches) create(t *protocol.DocumentsBatch, types []protocol.DocumentType, f fault) protocol.DocumentAction {
 	p := b.pick
 	a := protocol.DocumentAction{Kind: protocol.ActionCreate, Type: "nosuchtype"}
 	var dt protocol.DocumentType
-	if len(types) > 0 && fault != 0 {
+	if len(types) > 0 && f != faultNoSuchType {
 		dt = types[p.n(len(types))]
 		a.Type = dt.Name
 	}
@@ -552,16 +653,17 @@ func (b *documentBatches) create(t *protocol.DocumentsBatch, types []protocol.Do
 		a.Entropy[i] = byte(p.n(256))
 	}
 	a.Entropy[31] = byte(len(b.docs[t.Contract]))
-	a.Data = b.data(dt, fault)
+	a.Data = b.data(dt, f)
 	a.ID = t.CreateID(a)
 	b.docs[t.Contract] = append(b.docs[t.Contract], docRef{typ: a.Type, id: a.ID, creator: t.Identity, entropy: a.Entropy})
 	return a
 }
 
-// data writes the JSON values of a document of type t, valid for it unless fault picks
-// one of the ways data is wrong (3..8). Strings and identifiers are drawn from a few
-// values, so unique indexes meet duplicates and counts gather several documents.
-func (b *documentBatches) data(t protocol.DocumentType, fault int) []byte {
+// data writes the JSON values of a document of type t, valid for it unless f is one of
+// the ways data is wrong (faultWrongType to faultNotJSON). Strings and identifiers are
+// drawn from a few values, so unique indexes meet duplicates and counts gather several
+// documents.
+func (b *documentBatches) data(t protocol.DocumentType, f fault) []byte {
 	p := b.pick
 	obj := map[string]any{}
 	for _, prop := range t.Properties {
@@ -640,27 +742,27 @@ func (b *documentBatches) data(t protocol.DocumentType, fault int) []byte {
 	if len(t.Properties) > 0 {
 		prop = t.Properties[p.n(len(t.Properties))]
 	}
-	switch fault {
-	case 3: // a wrong type
+	switch f {
+	case faultWrongType:
 		obj[prop.Name] = map[string]any{"x": 1}
-	case 4: // a missing required property
+	case faultMissingRequired:
 		for _, r := range t.Required {
 			delete(obj, r)
 		}
 		if len(t.Required) == 0 {
 			obj[prop.Name] = []any{true}
 		}
-	case 5: // an extra property
+	case faultExtraProperty:
 		obj["extra"] = 1
-	case 6: // an oversized string
+	case faultOversizedString:
 		n := 1 << 14
 		if prop.MaxLength != nil && p.n(2) == 0 {
 			n = int(*prop.MaxLength)
 		}
 		obj[prop.Name] = strings.Repeat("z", n+1)
-	case 7: // a float
+	case faultFloat:
 		obj[prop.Name] = json.Number(fmt.Sprintf("%d.5", p.n(100)))
-	case 8: // not JSON
+	case faultNotJSON:
 		return []byte(`{"` + prop.Name + `":`)
 	}
 	out, err := json.Marshal(obj)

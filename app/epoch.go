@@ -63,7 +63,7 @@ func epochStep(kv drive.KV, p drive.ChainParams, lim protocol.Limits, b Block) (
 
 // spreadLifetimePools spreads every lifetime storage fee pool collected before epoch
 // first evenly over its number of epochs from first on, the remainder of the division
-// to first, and removes it (seed 000: "the next epoch change spreads each pool of an
+// to first, and removes it (Document Time To Live: "the next epoch change spreads each pool of an
 // earlier epoch evenly over its number of epochs from the new epoch on, the remainder
 // of the division to the new epoch, and removes it"). It returns the amount spread.
 func spreadLifetimePools(kv drive.KV, first uint32) (uint64, error) {

@@ -327,7 +327,7 @@ func (e *execution) result(v verdict, maxCharged uint64) TxResult {
 	return res
 }
 
-// lifetimeFees prices the writes of documents with a ttl (seed 000, "Fees"): every
+// lifetimeFees prices the writes of documents with a ttl (Document Time To Live, "Fees"): every
 // byte a write adds, at the price of the lifetime the document has left at the block
 // time, reported under the number of epochs that lifetime spans; a create prepays its
 // deletion (base, index levels, document bytes), a change the deletion of the document

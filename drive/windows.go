@@ -224,8 +224,8 @@ func (w WindowItem) EntryKey(t DocumentType, id protocol.DocumentID) []byte {
 //
 //   - an entry before has and after has not is removed: from a window within its ttl
 //     it must stand (ErrCorrupt otherwise); from an expired window, which the drain may
-//     have taken in part, it is removed if it still stands and skipped if not (seed
-//     002: "an entry whose bucket ... the drain already took is skipped as cleanly
+//     have taken in part, it is removed if it still stands and skipped if not
+//     (Time-Range Index TTL: "an entry whose bucket ... the drain already took is skipped as cleanly
 //     removed; one whose trees still stand is removed normally");
 //   - an entry after has and before has not is written, never into an expired window;
 //   - counts and sums follow in the windows within their ttl; an expired window's

@@ -123,7 +123,7 @@ func ParseDefinition(raw []byte, v Version) (Definition, error) {
 
 // ParseSubmittedDocumentTypes parses the definition a contract registration or update
 // submits: ParseDocumentTypes and, for each type with a ttl, the version's bounds
-// MinDocumentTTLSeconds..MaxDocumentTTLSeconds (seed 000: "When a contract is
+// MinDocumentTTLSeconds..MaxDocumentTTLSeconds (Document Time To Live: "When a contract is
 // registered or updated, a ttl below min_document_ttl_seconds (one hour at protocol
 // version 14) or above max_document_ttl_seconds (one year) is refused too"). A stored
 // contract read back is not held to them.
@@ -402,7 +402,7 @@ func parseDocumentType(name string, m map[string]any, lim Limits, submitted, mod
 		return DocumentType{}, err
 	}
 	if submitted {
-		// After parseTTL: seed 001 refuses a ttl beside a contested index with 10231,
+		// After parseTTL: the ttl keyword reference refuses a ttl beside a contested index with 10231,
 		// and that refusal comes first.
 		if err := refuseContested(t); err != nil {
 			return DocumentType{}, err
@@ -589,7 +589,7 @@ func refuseContested(t DocumentType) error {
 }
 
 // parseTTL reads the ttl keyword of type t (protocol version 14 on: no earlier
-// meta-schema admits it) into t.TTLSeconds and checks its rules (seed 001, "Rules at
+// meta-schema admits it) into t.TTLSeconds and checks its rules (the ttl keyword reference, "Rules at
 // registration"): $createdAt required; no documentsKeepHistory, no indexOnly, no
 // contested index; and, when submitted, the version's bounds. The meta-schema has
 // already refused 0 and anything past 4294967295. Each refusal is
@@ -623,7 +623,7 @@ func parseTTL(t *DocumentType, m map[string]any, path string, lim Limits, submit
 }
 
 // parseTimeRange reads index x's timeRange map (protocol version 14 on: no earlier
-// meta-schema admits it, nor ranked) and checks the rules of seed 002 that one index
+// meta-schema admits it, nor ranked) and checks the rules of Time-Range Index TTL that one index
 // decides: range a multiple of step, the phase below the step, ttl >= range, unique only
 // with range == step on $createdAt, ranked only with countable on a time-range index;
 // and, when the version has them, its bounds: the overlap factor and the ttl's maximum.

@@ -64,7 +64,7 @@ func storedContract(raw string) []byte {
 // TestTTLSeedExamples: Document Time To Live's note and the ttl keyword reference's story parse at version 14 with
 // their ttl ("Documents of note above are deleted two weeks (1,209,600 seconds) after
 // their creation."; "Each story is deleted one day (86,400 seconds) after its
-// creation."), and docs/examples/story-ttl.json is the seed's story.
+// creation."), and docs/examples/story-ttl.json is that story.
 func TestTTLSeedExamples(t *testing.T) {
 	for _, c := range []struct {
 		name, raw string
@@ -92,7 +92,7 @@ func TestTTLSeedExamples(t *testing.T) {
 	}
 	fromSeed, _ := ParseDocumentTypes([]byte(seedStory), V14)
 	if !reflect.DeepEqual(fromFile, fromSeed) {
-		t.Errorf("story-ttl.json is not the seed's story:\n%+v\n%+v", fromFile, fromSeed)
+		t.Errorf("story-ttl.json is not the ttl keyword reference's story:\n%+v\n%+v", fromFile, fromSeed)
 	}
 }
 

@@ -39,8 +39,8 @@ func refList(target string) string {
 // TestReferenceRules: the ttl keyword reference: "For references, a type with a ttl is deletable. A
 // permanentDocument reference and a listElement reference may not point at it, a
 // lookup included (ReferencedDocumentTypeDeletableError, 40122); a deletableDocument
-// reference may." The same holds for canBeDeleted and moderatorAbilities.delete (seed
-// 000: "like one with canBeDeleted or moderatorAbilities.delete"). What the referring
+// reference may." The same holds for canBeDeleted and moderatorAbilities.delete
+// (Document Time To Live: "like one with canBeDeleted or moderatorAbilities.delete"). What the referring
 // type alone decides is 10231 at the parse; what needs the target is
 // CheckReferences'.
 func TestReferenceRules(t *testing.T) {

@@ -73,7 +73,7 @@ func TestTimeRangeRules(t *testing.T) {
 		indexes string
 		code    Code // 0: accepted
 	}{
-		{"the seed's grid", trIndex("h", hourly, ""), 0},
+		{"the published example's grid", trIndex("h", hourly, ""), 0},
 		{"overlap 24 (max_time_range_overlap_factor)", trIndex("h", `{"on":"$createdAt","range":86400,"step":3600}`, ""), 0},
 		{"overlap 25", trIndex("h", `{"on":"$createdAt","range":90000,"step":3600}`, ""), CodeInvalidContractStructure},
 		{"range not a multiple of step", trIndex("h", `{"on":"$createdAt","range":5400,"step":3600}`, ""), CodeInvalidContractStructure},
@@ -121,9 +121,9 @@ func TestTimeRangeRules(t *testing.T) {
 	}
 }
 
-// TestTimeRangeOnIndexOnly: "Composes with everything the grid already composes with:
+// TestTimeRangeOnIndexOnly: Time-Range Index TTL, "Composes with everything the grid already composes with:
 // countable, the range axes, ranked levels below the bucket, unique (range == step,
-// $createdAt), indexOnly document types." The seed's likes are indexOnly.
+// $createdAt), indexOnly document types." Its example likes are indexOnly.
 func TestTimeRangeOnIndexOnly(t *testing.T) {
 	types, err := ParseSubmittedDocumentTypes([]byte(seedLikes), V14)
 	if err != nil || !types[0].IndexOnly {

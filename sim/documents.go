@@ -49,7 +49,7 @@ type documentBatches struct {
 	expiredChange bool
 	// expiredUnique: the batch creates the unique values of a sampled document that has
 	// expired at nowMs and waits for the cleanup: "a create of the same unique value is
-	// refused as a duplicate until the cleanup has run" (seed 000).
+	// refused as a duplicate until the cleanup has run" (Document Time To Live).
 	expiredUnique bool
 	// contract is the stored contract of the batch being made (zero: none), whose
 	// moderators may delete and restore and whose references name its documents.

@@ -81,8 +81,8 @@ func (l *benchLikes) block(b *testing.B, at time.Time, txs, perTx, posts int) ti
 	return took
 }
 
-// BenchmarkTimeRangeLikes measures a countable, ranked, ttl'd time-range index (issue
-// "Time-range indexes", Benchmark) on goleveldb with the node's IAVL cache, likes of
+// BenchmarkTimeRangeLikes measures a countable, ranked, ttl'd time-range index
+// (docs/BENCHMARKS.md) on goleveldb with the node's IAVL cache, likes of
 // 500 posts from benchChain's identities:
 //
 //   - likes/overlap=1 and likes/overlap=24: blocks of 1,000 likes (100 batches of 10)

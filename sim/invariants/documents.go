@@ -412,9 +412,9 @@ func (s *typeScan) addWindowKey(key, v []byte, w drive.WindowKeyParts) error {
 }
 
 // checkWindows checks the type's time-range windows against its documents at the last
-// block's time (issue "Time-range indexes": "every standing entry in a live window
-// points to a live document and every live document has its entries in every live
-// window it belongs to"):
+// block's time: every standing entry in a live window points to a live document and
+// every live document has its entries in every live window it belongs to
+// (docs/STATE.md, "Time-range windows"):
 //
 //   - every stored document has its entry in each window within its ttl that holds it;
 //   - every standing entry, in a window within its ttl or past it, is one of a stored

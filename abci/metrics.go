@@ -2,9 +2,9 @@ package abci
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
+	"math/big"
 
+	"github.com/dustin/go-humanize"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ttld-dev/ttld/app"
@@ -218,14 +218,4 @@ func (d metric) build(chain prometheus.Labels) (prometheus.Collector, error) {
 
 // thousands writes n with commas between groups of three digits, as the help texts
 // write their figures: 100,000.
-func thousands(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+func thousands(n uint64) string { return humanize.BigComma(new(big.Int).SetUint64(n)) }

@@ -15,15 +15,7 @@ import (
 // every time.
 func TestGetContractMemo(t *testing.T) {
 	kv := NewCache(Empty())
-	raw, err := os.ReadFile("../docs/examples/market.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	types, err := protocol.ParseDocumentTypes(raw, protocol.Latest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := protocol.Contract{ID: protocol.ContractID{0xc0}, Owner: protocol.IdentityID{0xa1}, Version: 1, DocumentTypes: types}
+	c := protocol.Contract{ID: protocol.ContractID{0xc0}, Owner: protocol.IdentityID{0xa1}, Version: 1, DocumentTypes: marketTypes(t)}
 	if _, err := SetContract(kv, c); err != nil {
 		t.Fatal(err)
 	}
@@ -81,4 +73,19 @@ func TestGetContractMemo(t *testing.T) {
 			t.Fatalf("a value that does not decode: %v, want ErrCorrupt", err)
 		}
 	}
+}
+
+// marketTypes are the document types of docs/examples/market.json at the latest
+// protocol version.
+func marketTypes(t *testing.T) []protocol.DocumentType {
+	t.Helper()
+	raw, err := os.ReadFile("../docs/examples/market.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := protocol.ParseDocumentTypes(raw, protocol.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return types
 }

@@ -69,14 +69,7 @@ func hexFields(fields []string) string {
 // The annotated breakdowns of the document's key, its value and one index entry's key
 // (each line: hex fields, then words) must concatenate to those bytes.
 func TestStateDocExample(t *testing.T) {
-	raw, err := os.ReadFile("../docs/examples/market.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	types, err := protocol.ParseDocumentTypes(raw, protocol.Latest)
-	if err != nil {
-		t.Fatal(err)
-	}
+	types := marketTypes(t)
 	var listing protocol.DocumentType
 	for _, dt := range types {
 		if dt.Name == "listing" {

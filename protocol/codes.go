@@ -2,8 +2,9 @@ package protocol
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
+	"math/big"
+
+	"github.com/dustin/go-humanize"
 )
 
 // Code is a stable consensus error code. It goes into the transaction result; the
@@ -194,17 +195,7 @@ func kib(n int) string {
 }
 
 // grouped writes n with commas between groups of three digits: 31,536,000.
-func grouped(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+func grouped(n uint64) string { return humanize.BigComma(new(big.Int).SetUint64(n)) }
 
 // codeIndex finds a code's row; built once from codeTable.
 var codeIndex = func() map[Code]int {

@@ -1,25 +1,22 @@
 package protocol
 
 import (
+	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// Time-Range Index TTL's running example: likes feeding a trending index ("posts liked this hour").
-const seedLikes = `{"documentSchemas":{"like": {
-  "type": "object",
-  "indexOnly": true,
-  "properties": { "post": { "type": "array", "byteArray": true, "minItems": 32, "maxItems": 32, "position": 0 } },
-  "required": ["$createdAt", "post"],
-  "additionalProperties": false,
-  "indices": [
-    { "name": "byPost", "properties": [{ "post": "asc" }], "countable": true },
-    { "name": "trending", "properties": [{ "post": "asc" }], "countable": true, "ranked": true,
-      "timeRange": { "on": "$createdAt", "range": 3600, "step": 3600, "ttl": 604800 } }
-  ]
-}}}`
+// Time-Range Index TTL's running example, as published: likes feeding a trending index
+// ("posts liked this hour"). The query package's tests read the same file.
+var seedLikes = func() string {
+	b, err := os.ReadFile("testdata/likes.json")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 // timeRangeType is a type of one indexed string s and one integer n, with the indexes
 // given (their JSON, comma-separated).

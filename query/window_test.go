@@ -2,25 +2,22 @@ package query
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// Time-Range Index TTL's running example: likes feeding a trending index ("posts liked this hour").
-const seedLikes = `{"documentSchemas":{"like": {
-  "type": "object",
-  "indexOnly": true,
-  "properties": { "post": { "type": "array", "byteArray": true, "minItems": 32, "maxItems": 32, "position": 0 } },
-  "required": ["$createdAt", "post"],
-  "additionalProperties": false,
-  "indices": [
-    { "name": "byPost", "properties": [{ "post": "asc" }], "countable": true },
-    { "name": "trending", "properties": [{ "post": "asc" }], "countable": true, "ranked": true,
-      "timeRange": { "on": "$createdAt", "range": 3600, "step": 3600, "ttl": 604800 } }
-  ]
-}}}`
+// Time-Range Index TTL's running example, as published (protocol's testdata): likes
+// feeding a trending index ("posts liked this hour").
+var seedLikes = func() string {
+	b, err := os.ReadFile("../protocol/testdata/likes.json")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 // TestTimeRangeHorizon: "Entries under this index are queryable until ttl seconds past
 // their bucket's start (the exact expiry boundary remains inclusive)", and a window is

@@ -2,9 +2,11 @@ package web
 
 import (
 	"html/template"
-	"strconv"
+	"math/big"
 	"strings"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
 // funcs are the helpers the templates use.
@@ -15,18 +17,8 @@ var funcs = template.FuncMap{
 	"join":    func(xs []string) string { return strings.Join(xs, ", ") },
 }
 
-// credits writes n with thin thousands separators: 1,234,567.
-func credits(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+// credits writes n with thousands separators: 1,234,567.
+func credits(n uint64) string { return humanize.BigComma(new(big.Int).SetUint64(n)) }
 
 // short abbreviates a long hex string to its first and last 8 digits.
 func short(s string) string {

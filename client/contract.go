@@ -38,7 +38,7 @@ func (c *Client) Contract(ctx context.Context, id protocol.ContractID, height in
 	if err != nil {
 		return ContractState{}, err
 	}
-	v, err := drive.GetProtocolVersion(one(key, vb))
+	v, err := drive.GetProtocolVersion(proofs.SingleKV(key, vb))
 	if err != nil {
 		return ContractState{}, corrupt(err)
 	}

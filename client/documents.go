@@ -132,7 +132,7 @@ func (c *Client) blockTime(ctx context.Context, height int64, prove bool) (uint6
 	if err != nil {
 		return 0, err
 	}
-	b, ok, err := drive.GetLastBlock(one(key, v))
+	b, ok, err := drive.GetLastBlock(proofs.SingleKV(key, v))
 	if err != nil || !ok {
 		return 0, ErrCorruptValue{Key: key, Err: errors.Join(err, errors.New("no last block record"))}
 	}

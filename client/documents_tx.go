@@ -69,7 +69,7 @@ func (c *Client) TxLimits(ctx context.Context) (protocol.Version, protocol.Limit
 	if err != nil {
 		return 0, protocol.Limits{}, err
 	}
-	version, err := drive.GetProtocolVersion(one(key, v))
+	version, err := drive.GetProtocolVersion(proofs.SingleKV(key, v))
 	if err != nil {
 		return 0, protocol.Limits{}, corrupt(err)
 	}

@@ -27,7 +27,7 @@ func (c *Client) Expirations(ctx context.Context, untilMs uint64, height int64, 
 	if err != nil {
 		return ExpirationsState{}, err
 	}
-	last, ok, err := drive.GetLastBlock(one(drive.LastBlockKey(), first))
+	last, ok, err := drive.GetLastBlock(proofs.SingleKV(drive.LastBlockKey(), first))
 	if err != nil || !ok {
 		return ExpirationsState{}, corrupt(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"sort"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
@@ -80,48 +79,7 @@ var (
 	errNotPendingRefundKey = errors.New("not a pending refund key")
 	errNotExpirationEntry  = errors.New("not an entry of the documents expirations tree")
 	errNotRemovalKey       = errors.New("not a removal record key")
-	errReadOnly            = errors.New("client: answers are read only")
 )
-
-// answerKV is a read-only drive.KV over entries of verified answers, in key order, so
-// that drive's own readers decode them.
-type answerKV []proofs.KV
-
-// EntriesKV is a read-only drive.KV over the entries of a range answer, in key order:
-// drive's readers decode them as they decode state.
-func EntriesKV(entries []proofs.KV) drive.KV { return answerKV(entries) }
-
-func (a answerKV) Get(key []byte) ([]byte, error) {
-	i := sort.Search(len(a), func(i int) bool { return bytes.Compare(a[i].Key, key) >= 0 })
-	if i < len(a) && bytes.Equal(a[i].Key, key) {
-		return a[i].Value, nil
-	}
-	return nil, nil
-}
-
-func (answerKV) Set([]byte, []byte) error { return errReadOnly }
-func (answerKV) Delete([]byte) error      { return errReadOnly }
-
-func (a answerKV) Iterate(start, end []byte, fn func(key, value []byte) (bool, error)) error {
-	for _, e := range a {
-		if bytes.Compare(e.Key, start) < 0 || (end != nil && bytes.Compare(e.Key, end) >= 0) {
-			continue
-		}
-		stop, err := fn(e.Key, e.Value)
-		if err != nil || stop {
-			return err
-		}
-	}
-	return nil
-}
-
-// one is the answerKV of a single-key answer (value nil: absent).
-func one(key, value []byte) answerKV {
-	if value == nil {
-		return nil
-	}
-	return answerKV{{Key: key, Value: value}}
-}
 
 // corrupt turns a drive.ErrCorrupt from decoding an answer into an ErrCorruptValue.
 func corrupt(err error) error {
@@ -161,7 +119,7 @@ func (c *Client) Epoch(ctx context.Context, index uint32, height int64, prove bo
 	if err != nil {
 		return EpochState{}, err
 	}
-	kv := answerKV(entries)
+	kv := proofs.EntriesKV(entries)
 	out := EpochState{
 		Index:    index,
 		StartMs:  protocol.EpochStartMs(params.GenesisTimeMs, params.EpochLengthS, index),
@@ -197,7 +155,7 @@ func (c *Client) chainParams(ctx context.Context, h int64, prove bool) (drive.Ch
 	if v == nil {
 		return drive.ChainParams{}, ErrInconsistentAnswer{Path: proofs.PathKey, Reason: "no genesis parameters in state"}
 	}
-	p, err := drive.GetChainParams(one(key, v))
+	p, err := drive.GetChainParams(proofs.SingleKV(key, v))
 	return p, corrupt(err)
 }
 
@@ -215,7 +173,7 @@ func (c *Client) Pools(ctx context.Context, height int64, prove bool) (PoolsStat
 			return PoolsState{}, ErrCorruptValue{Key: e.Key, Err: errNotPoolKey}
 		}
 	}
-	kv := answerKV(entries)
+	kv := proofs.EntriesKV(entries)
 	out := PoolsState{Height: h, Verified: prove}
 	if out.CurrentEpoch, out.Started, err = drive.GetCurrentEpoch(kv); err != nil {
 		return PoolsState{}, corrupt(err)
@@ -228,7 +186,7 @@ func (c *Client) Pools(ctx context.Context, height int64, prove bool) (PoolsStat
 	if err != nil {
 		return PoolsState{}, err
 	}
-	if out.NextUnpaidEpoch, err = drive.GetNextUnpaidEpoch(one(key, v)); err != nil {
+	if out.NextUnpaidEpoch, err = drive.GetNextUnpaidEpoch(proofs.SingleKV(key, v)); err != nil {
 		return PoolsState{}, corrupt(err)
 	}
 	refunds, _, err := c.rangeRead(ctx, proofs.PathPendingRefunds, nil, h, prove, func(last proofs.KV) ([]byte, error) {
@@ -246,14 +204,14 @@ func (c *Client) Pools(ctx context.Context, height int64, prove bool) (PoolsStat
 	if err != nil {
 		return PoolsState{}, err
 	}
-	if out.PendingRefunds, err = drive.PendingRefunds(answerKV(refunds)); err != nil {
+	if out.PendingRefunds, err = drive.PendingRefunds(proofs.EntriesKV(refunds)); err != nil {
 		return PoolsState{}, corrupt(err)
 	}
 	lifetime, _, err := c.rangeRead(ctx, proofs.PathLifetimePools, nil, h, prove, cutShort(proofs.PathLifetimePools))
 	if err != nil {
 		return PoolsState{}, err
 	}
-	if out.LifetimePools, err = drive.LifetimePools(answerKV(lifetime), protocol.MaxEpoch); err != nil {
+	if out.LifetimePools, err = drive.LifetimePools(proofs.EntriesKV(lifetime), protocol.MaxEpoch); err != nil {
 		return PoolsState{}, corrupt(err)
 	}
 	return out, nil
@@ -268,13 +226,13 @@ func (c *Client) TotalCredits(ctx context.Context, height int64, prove bool) (Cr
 		return CreditTotals{}, err
 	}
 	out := CreditTotals{Height: h, Verified: prove}
-	if out.Total, err = drive.GetU64(one(drive.TotalCreditsKey(), v), drive.TotalCreditsKey()); err != nil {
+	if out.Total, err = drive.GetU64(proofs.SingleKV(drive.TotalCreditsKey(), v), drive.TotalCreditsKey()); err != nil {
 		return CreditTotals{}, corrupt(err)
 	}
 	if v, _, err = c.single(ctx, proofs.PathKey, drive.SupplyKey(), h, prove); err != nil {
 		return CreditTotals{}, err
 	}
-	if out.Supply, err = drive.GetSupply(one(drive.SupplyKey(), v)); err != nil {
+	if out.Supply, err = drive.GetSupply(proofs.SingleKV(drive.SupplyKey(), v)); err != nil {
 		return CreditTotals{}, corrupt(err)
 	}
 	return out, nil

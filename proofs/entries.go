@@ -3,7 +3,11 @@ package proofs
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"sort"
+
+	"github.com/ttld-dev/ttld/drive"
 )
 
 // KV is one key/value of a range answer.
@@ -100,4 +104,46 @@ func (d *entryDecoder) bytes() ([]byte, error) {
 	b := bytes.Clone(d.data[d.off : d.off+int(l)])
 	d.off += int(l)
 	return nonNil(b), nil
+}
+
+// EntriesKV is a read-only drive.KV over the entries of a range answer, in key order,
+// so that drive's own readers decode an answer as they decode state.
+type EntriesKV []KV
+
+// errReadOnly: an answer's entries are read, never written.
+var errReadOnly = errors.New("proofs: an answer's entries are read only")
+
+var _ drive.KV = EntriesKV(nil)
+
+func (a EntriesKV) Get(key []byte) ([]byte, error) {
+	i := sort.Search(len(a), func(i int) bool { return bytes.Compare(a[i].Key, key) >= 0 })
+	if i < len(a) && bytes.Equal(a[i].Key, key) {
+		return a[i].Value, nil
+	}
+	return nil, nil
+}
+
+func (EntriesKV) Set([]byte, []byte) error { return errReadOnly }
+func (EntriesKV) Delete([]byte) error      { return errReadOnly }
+
+func (a EntriesKV) Iterate(start, end []byte, fn func(key, value []byte) (bool, error)) error {
+	for _, e := range a {
+		if bytes.Compare(e.Key, start) < 0 || (end != nil && bytes.Compare(e.Key, end) >= 0) {
+			continue
+		}
+		stop, err := fn(e.Key, e.Value)
+		if err != nil || stop {
+			return err
+		}
+	}
+	return nil
+}
+
+// SingleKV is the EntriesKV of a single-key answer: key with value, or nothing when
+// value is nil (absent).
+func SingleKV(key, value []byte) EntriesKV {
+	if value == nil {
+		return nil
+	}
+	return EntriesKV{{Key: key, Value: value}}
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ttld-dev/ttld/client"
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
@@ -52,7 +51,7 @@ func (s *Server) epochs(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	params, err := drive.GetChainParams(client.EntriesKV([]proofs.KV{{Key: drive.GenesisKey(), Value: g.Value}}))
+	params, err := drive.GetChainParams(proofs.EntriesKV([]proofs.KV{{Key: drive.GenesisKey(), Value: g.Value}}))
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +63,7 @@ func (s *Server) epochs(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		kv := client.EntriesKV(a.Entries)
+		kv := proofs.EntriesKV(a.Entries)
 		start := protocol.EpochStartMs(params.GenesisTimeMs, params.EpochLengthS, index)
 		row := epochRow{Index: index, Start: time.UnixMilli(int64(start)).UTC()}
 		if row.Fees, err = drive.GetU64(kv, drive.EpochFeesKey(index)); err != nil {

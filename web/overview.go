@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/ttld-dev/ttld/client"
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
 )
@@ -81,7 +80,7 @@ func (s *Server) overview(r *http.Request) (any, error) {
 			return err
 		}},
 		{proofs.PathPools, "ttld query pools --prove", nil, &p.PoolsProof, func(a rawAnswer) (err error) {
-			kv := client.EntriesKV(a.Entries)
+			kv := proofs.EntriesKV(a.Entries)
 			if p.Epoch, p.EpochStarted, err = drive.GetCurrentEpoch(kv); err != nil {
 				return err
 			}

@@ -38,16 +38,10 @@ type Options struct {
 	Wait time.Duration
 	// MaxAge bounds how old a verified read of the latest state may be: the signed
 	// header after the answer's state (whose app hash proves it) must be at most
-	// MaxAge older than the local clock. Zero: DefaultMaxAge; negative: no bound.
+	// MaxAge older than the local clock. Zero: proofs.DefaultMaxAge; negative: no bound.
 	// Reads at an explicit height are not bounded (the caller chose the state).
 	MaxAge time.Duration
 }
-
-// DefaultMaxAge is the freshness bound of verified latest-state reads when
-// Options.MaxAge is zero: well above the block interval (about a second), well below
-// what an operator would call stale. A chain that does not make empty blocks can
-// leave the latest header older than this while idle: raise or disable the bound.
-const DefaultMaxAge = time.Minute
 
 // Client is a ttld client over one node's RPC. It is safe for concurrent use.
 type Client struct {

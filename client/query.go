@@ -85,7 +85,7 @@ func (c *Client) query(ctx context.Context, path string, data []byte, height int
 func (c *Client) fresh(path string, asked, answered int64, headerTime time.Time) error {
 	maxAge := c.opts.MaxAge
 	if maxAge == 0 {
-		maxAge = DefaultMaxAge
+		maxAge = proofs.DefaultMaxAge
 	}
 	if asked != 0 || maxAge < 0 {
 		return nil

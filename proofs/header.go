@@ -14,6 +14,14 @@ import (
 // DefaultWait is how long a Verifier waits for a header to exist when Wait is zero.
 const DefaultWait = 10 * time.Second
 
+// DefaultMaxAge is the freshness bound of a verified read of the latest state: the
+// signed header after the answer's state may be at most this much older than the
+// reader's clock (docs/PROOFS.md, "Height and freshness"). The client's default and
+// the web view's, in the browser: well above the block interval (about a second), well
+// below what an operator would call stale. A chain that does not make empty blocks can
+// leave the latest header older than this while idle: raise or disable the bound.
+const DefaultMaxAge = time.Minute
+
 // Verifier checks answers against headers signed by the chain's validators.
 type Verifier struct {
 	Client Client

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ttld-dev/ttld/client"
 	"github.com/ttld-dev/ttld/node"
+	"github.com/ttld-dev/ttld/proofs"
 )
 
 // errVerification is returned by a query with --prove whose answer does not verify;
@@ -30,7 +31,7 @@ func newQueryCmd() *cobra.Command {
 	f := cmd.PersistentFlags()
 	f.Bool("prove", false, "verify the answer's proof against a header signed by the validators")
 	f.Int64("height", 0, "state height to read (0: the latest)")
-	f.Duration("max-age", client.DefaultMaxAge, "with --prove at the latest height: refuse a state whose signed header is older than this (0: no bound)")
+	f.Duration("max-age", proofs.DefaultMaxAge, "with --prove at the latest height: refuse a state whose signed header is older than this (0: no bound)")
 
 	identity := &cobra.Command{
 		Use:   "identity ID",

@@ -379,6 +379,14 @@ func CountData(c protocol.ContractID, typeName, index string, query []byte) []by
 	return append(append(out, index...), query...)
 }
 
+// ParseDocumentsData reads the request data of PathDocument or PathDocuments: the
+// contract, the type name and what follows them (a document id, and a revision or not;
+// a query's JSON), as the node reads it.
+func ParseDocumentsData(path string, data []byte) (protocol.ContractID, string, []byte, error) {
+	r, err := parseDocumentsData(path, data)
+	return r.contract, r.typeName, r.query, err
+}
+
 // documentsRequest is a decoded request of the document paths.
 type documentsRequest struct {
 	contract protocol.ContractID

@@ -48,10 +48,11 @@ var layout = map[string][]string{
 	// the plotting program reads CSV files and draws them: nothing of ours
 	"scripts/plot": {},
 	// the web view reads a node as a client does (through CometBFT's RPC and the query
-	// paths) and draws pages; web/check verifies one proven answer offline, for the
-	// browser, and sits over proofs alone; e2e/web drives the view in a browser.
+	// paths) and draws pages; web/check verifies proven answers offline, for the
+	// browser, and writes the figures a page shows of them, decoding state as drive
+	// and protocol do; e2e/web drives the view in a browser.
 	"web":       {"protocol", "query", "proofs", "drive", "client", "web/check"},
-	"web/check": {"proofs"},
+	"web/check": {"protocol", "proofs", "drive"},
 	// the WebAssembly build of web/check, for the browser
 	"web/verify": {"web/check"},
 	"e2e/web":    {"*"},

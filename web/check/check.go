@@ -90,31 +90,6 @@ func Check(b Bundle, trusted *cmttypes.ValidatorSet) (proofs.Result, error) {
 	return proofs.Result{Height: r.Height, Key: target.Start, Value: b.Response.Value, Present: len(r.Entries) > 0, AppHash: r.AppHash, Time: r.Time}, nil
 }
 
-// ErrNotShown: the proven value is not the one the page shows.
-type ErrNotShown struct{ Proven, Shown []byte }
-
-func (e ErrNotShown) Error() string {
-	return fmt.Sprintf("the page shows %X, which the proven value %X does not end with", e.Shown, e.Proven)
-}
-
-// CheckShown is Check, and then that the proven value ends with shown: what the page
-// displays (for a document, its encoding, which its row holds after the storage flags;
-// for an address, its whole value), or, when shown is empty, that the key is proven
-// absent, as the page says. A server cannot show one thing and prove another.
-func CheckShown(b Bundle, trusted *cmttypes.ValidatorSet, shown []byte) (proofs.Result, error) {
-	r, err := Check(b, trusted)
-	if err != nil {
-		return r, err
-	}
-	if len(shown) == 0 && !r.Present {
-		return r, nil
-	}
-	if !r.Present || len(shown) == 0 || !bytes.HasSuffix(r.Value, shown) {
-		return r, ErrNotShown{Proven: r.Value, Shown: shown}
-	}
-	return r, nil
-}
-
 // checkDocuments verifies a /documents answer: every document returned present, every
 // document of the ranges it read accounted for, against the signed app hash
 // (proofs.VerifyDocumentsQuery). Its Result holds the answer's JSON as its Value,

@@ -2,40 +2,48 @@ package check_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/cometbft/cometbft/crypto/ed25519"
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
+	cmttypes "github.com/cometbft/cometbft/types"
 
+	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/e2e"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/web/check"
 )
+
+// bundleAt is the bundle of the node's proven answer to path and data at height h
+// (0: the latest), with the signed header after it.
+func bundleAt(t *testing.T, env *e2e.Env, path string, data []byte, h int64) check.Bundle {
+	t.Helper()
+	ctx := context.Background()
+	res, err := env.Client.RPC().ABCIQueryWithOptions(ctx, path, data, rpcclient.ABCIQueryOptions{Prove: true, Height: h})
+	if err != nil || res.Response.Code != 0 {
+		t.Fatalf("%s at %d: %v %+v", path, h, err, res)
+	}
+	next := res.Response.Height + 1
+	if _, err := env.Client.WaitForHeight(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	commit, err := env.Client.RPC().(rpcclient.SignClient).Commit(ctx, &next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return check.Bundle{ChainID: e2e.ChainID, Path: path, Data: data, Response: res.Response, SignedHeader: &commit.SignedHeader}
+}
 
 // TestCheck: an address's proven answer, bundled with the header after it, checks
 // against the genesis set; a byte flipped in the value, in the proof or in the commit's
 // signature, a proof of another key, and another validator set are each refused.
 func TestCheck(t *testing.T) {
 	env := e2e.StartNode(t)
-	ctx := context.Background()
-	bundle := func() check.Bundle {
-		t.Helper()
-		addr := env.Dev.Address()
-		res, err := env.Client.RPC().ABCIQueryWithOptions(ctx, proofs.PathAddress, addr[:], rpcclient.ABCIQueryOptions{Prove: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		next := res.Response.Height + 1
-		if _, err := env.Client.WaitForHeight(ctx, next); err != nil {
-			t.Fatal(err)
-		}
-		commit, err := env.Client.RPC().(rpcclient.SignClient).Commit(ctx, &next)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return check.Bundle{ChainID: e2e.ChainID, Path: proofs.PathAddress, Data: addr[:], Response: res.Response, SignedHeader: &commit.SignedHeader}
-	}
-	b := bundle()
-	raw, err := b.Encode()
+	addr := env.Dev.Address()
+	raw, err := bundleAt(t, env, proofs.PathAddress, addr[:], 0).Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,13 +72,201 @@ func TestCheck(t *testing.T) {
 			t.Errorf("a bundle with its %s changed was accepted", name)
 		}
 	}
-	if _, err := check.CheckShown(again, env.Trusted, r.Value[len(r.Value)-8:]); err != nil {
-		t.Errorf("the value's end, shown: %v", err)
-	}
-	if _, err := check.CheckShown(again, env.Trusted, []byte{1, 2, 3}); err == nil {
-		t.Error("a page showing another value than the proof's was accepted")
-	}
 	if _, err := check.Check(again, nil); err == nil {
 		t.Error("a bundle checked against no validator set was accepted")
+	}
+}
+
+// shownAs is what an honest page shows of figures: each figure once, as proven.
+func shownAs(f check.Figures) check.Shown {
+	s := check.Shown{}
+	for name, text := range f {
+		s[name] = []string{text}
+	}
+	return s
+}
+
+// TestVerify: the figures of a document's proof box (the document, its contract, the
+// protocol version and the block time, at one height) are the document's, its text
+// with its bidirectional controls escaped and its expiry its $createdAt plus the
+// type's ttl; a page showing them as proven verifies, and one that shows another text,
+// leaves one out or adds one is refused naming both texts. A header of another chain or
+// validator set than pinned, one older than the bound and answers of two states are
+// refused.
+func TestVerify(t *testing.T) {
+	env := e2e.StartNodeShortTTL(t, 60)
+	ctx := context.Background()
+	const text = "price: \u202e0001\u202c credits"
+	note := env.SeedNote(t, text)
+	h, err := env.Client.LatestHeight(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := func(h int64) []check.Bundle {
+		return []check.Bundle{
+			bundleAt(t, env, proofs.PathDocument, proofs.DocumentData(note.Contract, "note", note.Document), h),
+			bundleAt(t, env, proofs.PathContract, note.Contract[:], h),
+			bundleAt(t, env, proofs.PathKey, drive.ProtocolVersionKey(), h),
+			bundleAt(t, env, proofs.PathKey, drive.LastBlockKey(), h),
+		}
+	}
+	bundles := box(h)
+	now := bundles[0].SignedHeader.Time.Add(time.Second)
+	pin := check.Pin{ChainID: e2e.ChainID, Validators: env.Trusted}
+
+	// A page that shows nothing: every figure is missing, and the verdict holds them.
+	v, err := check.Verify(bundles, pin, now, 0, nil)
+	var shown check.ErrShown
+	if !errors.As(err, &shown) || v.Figures == nil {
+		t.Fatalf("a page that shows nothing: %v", err)
+	}
+	doc, err := env.Client.Document(ctx, note.Contract, "note", note.Document, h, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		check.FigureChain:  e2e.ChainID,
+		check.FigureHeight: v.Figures[check.FigureHeight],
+		"type":             "note",
+		"field.0.name":     "text",
+		"field.0.value":    "price: ⟨U+202E⟩0001⟨U+202C⟩ credits",
+		"expiry":           check.Expiry(doc.CreatedAt+120_000, doc.BlockTimeMs),
+		"created":          check.When(time.UnixMilli(int64(doc.CreatedAt))),
+		"owner":            note.Identity.String(),
+		"protocol-version": "14",
+	} {
+		if got := v.Figures[name]; got != want {
+			t.Errorf("figure %s: %q, want %q", name, got, want)
+		}
+	}
+	if v.ChainID != e2e.ChainID || v.Height != h || v.MaxAge != proofs.DefaultMaxAge {
+		t.Errorf("verdict: %+v", v)
+	}
+
+	// The honest page verifies; a changed, a missing and an added figure do not.
+	honest := shownAs(v.Figures)
+	if _, err := check.Verify(bundles, pin, now, 0, honest); err != nil {
+		t.Fatalf("the honest page: %v", err)
+	}
+	for name, spoil := range map[string]struct {
+		change func(check.Shown)
+		want   string
+	}{
+		"text":     {func(s check.Shown) { s["field.0.value"] = []string{"price: 1000 credits"} }, `the page showed "price: 1000 credits", the proof says "price: ⟨U+202E⟩0001⟨U+202C⟩ credits"`},
+		"expiry":   {func(s check.Shown) { s["expiry"] = []string{"expires at 2099-01-01T00:00:00Z, in 640000h"} }, `expiry: the page showed "expires at 2099`},
+		"chain":    {func(s check.Shown) { s[check.FigureChain] = []string{e2e.ChainID, "ttld-fake"} }, `chain: the page showed "ttld-fake"`},
+		"missing":  {func(s check.Shown) { delete(s, "expiry") }, "expiry: the page does not show it"},
+		"twice":    {func(s check.Shown) { s["owner"] = append(s["owner"], s["owner"][0]) }, "owner: the page shows it 2 times"},
+		"unproven": {func(s check.Shown) { s["price"] = []string{"9,999"} }, `price: the page showed "9,999", which the proof does not have`},
+	} {
+		s := shownAs(v.Figures)
+		spoil.change(s)
+		_, err := check.Verify(bundles, pin, now, 0, s)
+		if !errors.As(err, &shown) || !strings.Contains(err.Error(), spoil.want) {
+			t.Errorf("%s: %v, want ErrShown with %q", name, err, spoil.want)
+		}
+	}
+
+	// The pin: another chain, another validator set.
+	var pinned check.ErrPinned
+	if _, err := check.Verify(bundles, check.Pin{ChainID: "ttld-fake", Validators: env.Trusted}, now, 0, honest); !errors.As(err, &pinned) ||
+		!strings.Contains(err.Error(), "this view pinned chain ttld-fake") {
+		t.Errorf("another pinned chain: %v", err)
+	}
+	other := cmttypes.NewValidatorSet([]*cmttypes.Validator{cmttypes.NewValidator(ed25519.GenPrivKey().PubKey(), 10)})
+	if _, err := check.Verify(bundles, check.Pin{ChainID: e2e.ChainID, Validators: other}, now, 0, honest); !errors.As(err, &pinned) {
+		t.Errorf("another pinned set: %v", err)
+	}
+	// Nothing pinned yet: the header's chain is taken, the set's hash reported.
+	if v, err := check.Verify(bundles, check.Pin{Validators: env.Trusted}, now, 0, honest); err != nil || v.ChainID != e2e.ChainID ||
+		string(v.SetHash) != string(env.Trusted.Hash()) {
+		t.Errorf("a first verification: %+v %v", v, err)
+	}
+
+	// Freshness: a header older than the bound, or than one given.
+	var stale check.ErrStale
+	if _, err := check.Verify(bundles, pin, now.Add(proofs.DefaultMaxAge), 0, honest); !errors.As(err, &stale) {
+		t.Errorf("a header older than the default bound: %v", err)
+	}
+	if _, err := check.Verify(bundles, pin, now.Add(time.Hour), -1, honest); err != nil {
+		t.Errorf("no bound: %v", err)
+	}
+
+	// Answers of two states in one box.
+	var two check.ErrNotOneState
+	mixed := append(box(h - 1)[:1], bundles[1:]...)
+	if _, err := check.Verify(mixed, pin, now, 0, honest); !errors.As(err, &two) {
+		t.Errorf("answers of two heights: %v", err)
+	}
+	// A document without its contract has no figures.
+	var answers check.ErrAnswers
+	if _, err := check.Verify([]check.Bundle{bundles[0], bundles[3]}, pin, now, 0, honest); !errors.As(err, &answers) {
+		t.Errorf("a document without its contract: %v", err)
+	}
+}
+
+// TestReadOverview: the overview's figures, from answers read at one height without
+// proofs as the server reads them; a backlog counted until another time than the block
+// time is refused.
+func TestReadOverview(t *testing.T) {
+	env := e2e.StartNode(t)
+	ctx := context.Background()
+	h, err := env.Client.LatestHeight(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(path string, data []byte) check.Answer {
+		res, err := env.Client.RPC().ABCIQueryWithOptions(ctx, path, data, rpcclient.ABCIQueryOptions{Height: h})
+		if err != nil || res.Response.Code != 0 {
+			t.Fatalf("%s: %v %+v", path, err, res)
+		}
+		return check.AnswerOf(path, data, res.Response)
+	}
+	last := read(proofs.PathKey, drive.LastBlockKey())
+	b, _ := drive.DecodeLastBlock(last.Value)
+	answers := []check.Answer{
+		read(proofs.PathKey, drive.ProtocolVersionKey()), read(proofs.PathPools, nil), read(proofs.PathLifetimePools, nil),
+		read(proofs.PathPendingRefunds, nil), read(proofs.PathTotalCredits, nil), read(proofs.PathKey, drive.SupplyKey()), last,
+		read(proofs.PathExpirations, proofs.ExpirationsData(b.TimeMs, nil)),
+	}
+	f, err := check.Read(e2e.ChainID, answers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	totals, err := env.Client.TotalCredits(ctx, h, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"protocol-version": "14", "backlog": "0", "conserved": "conserved", "lifetime-pools": "0", "pending-refunds": "0",
+		"supply": check.Credits(totals.Supply), "block-time": check.When(time.UnixMilli(int64(b.TimeMs))),
+	} {
+		if f[name] != want {
+			t.Errorf("figure %s: %q, want %q", name, f[name], want)
+		}
+	}
+	answers[len(answers)-1] = read(proofs.PathExpirations, proofs.ExpirationsData(b.TimeMs-1, nil))
+	if _, err := check.Read(e2e.ChainID, answers); err == nil {
+		t.Error("a backlog counted before the block time was accepted")
+	}
+}
+
+// TestVisible: every character that is invisible or reorders text is escaped, and so
+// is the escape's opening bracket; the rest reads as written.
+func TestVisible(t *testing.T) {
+	for in, want := range map[string]string{
+		"price: \u202e0001\u202c credits": "price: ⟨U+202E⟩0001⟨U+202C⟩ credits",
+		"a\u200bb\u200dc\ufeff":           "a⟨U+200B⟩b⟨U+200D⟩c⟨U+FEFF⟩",
+		"\u2066x\u2069 \u200f":            "⟨U+2066⟩x⟨U+2069⟩ ⟨U+200F⟩",
+		"1\u00a0000\u3164":                "1⟨U+00A0⟩000⟨U+3164⟩",
+		"line\nbreak\ttab":                "line⟨U+000A⟩break⟨U+0009⟩tab",
+		"⟨U+202E⟩":                        "⟨U+27E8⟩U+202E⟩",
+		"bad \xff byte":                   "bad ⟨0xFF⟩ byte",
+		"❤\ufe0f":                         "❤⟨U+FE0F⟩",
+		"héllo 世界 שלום <b>":               "héllo 世界 שלום <b>",
+	} {
+		if got := check.Visible(in); got != want {
+			t.Errorf("Visible(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

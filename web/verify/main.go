@@ -4,7 +4,9 @@ package main
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"syscall/js"
+	"time"
 
 	"github.com/ttld-dev/ttld/web/check"
 )
@@ -12,32 +14,51 @@ import (
 func main() {
 	js.Global().Set("ttldCheck", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		out := map[string]any{"verified": false}
-		if len(args) != 3 {
-			out["reason"] = "ttldCheck(bundle, validators, shown) takes two JSON strings and the hex of what the page shows"
+		if len(args) != 5 || args[0].Type() != js.TypeObject {
+			out["reason"] = "ttldCheck(bundles, validators, pinnedChain, nowMs, shown) takes an array of bundles' JSON, the validator set's JSON, the pinned chain id, the clock in milliseconds and the shown figures' JSON"
 			return out
 		}
-		shown, err := hex.DecodeString(args[2].String())
-		if err != nil {
-			out["reason"] = "what the page shows is not hex: " + err.Error()
-			return out
-		}
-		b, err := check.DecodeBundle([]byte(args[0].String()))
-		if err != nil {
-			out["reason"] = "the bundle does not decode: " + err.Error()
-			return out
+		bundles := make([]check.Bundle, args[0].Length())
+		for i := range bundles {
+			b, err := check.DecodeBundle([]byte(args[0].Index(i).String()))
+			if err != nil {
+				out["reason"] = "a bundle does not decode: " + err.Error()
+				return out
+			}
+			bundles[i] = b
 		}
 		vals, err := check.DecodeValidators([]byte(args[1].String()))
 		if err != nil {
-			out["reason"] = "the pinned validator set does not decode: " + err.Error()
+			out["reason"] = "the validator set does not decode: " + err.Error()
 			return out
 		}
-		r, err := check.CheckShown(b, vals, shown)
+		var shown check.Shown
+		if err := json.Unmarshal([]byte(args[4].String()), &shown); err != nil {
+			out["reason"] = "the shown figures do not decode: " + err.Error()
+			return out
+		}
+		now := time.UnixMilli(int64(args[3].Float()))
+		v, err := check.Verify(bundles, check.Pin{ChainID: args[2].String(), Validators: vals}, now, 0, shown)
+		out["chain_id"], out["set_hash"] = v.ChainID, hex.EncodeToString(v.SetHash)
+		out["height"], out["app_hash"] = v.Height, hex.EncodeToString(v.AppHash)
+		out["header_time_ms"], out["age_ms"], out["max_age_ms"] = v.HeaderTime.UnixMilli(), v.Age.Milliseconds(), v.MaxAge.Milliseconds()
+		if v.Figures != nil {
+			figures := map[string]any{}
+			for name, text := range v.Figures {
+				figures[name] = text
+			}
+			out["figures"] = figures
+		}
+		mismatches := make([]any, len(v.Mismatches))
+		for i, m := range v.Mismatches {
+			mismatches[i] = map[string]any{"name": m.Name, "shown": m.Shown, "proven": m.Proven, "unproven": m.Unproven, "text": m.String()}
+		}
+		out["mismatches"] = mismatches
 		if err != nil {
 			out["reason"] = err.Error()
 			return out
 		}
-		out["verified"], out["height"], out["present"] = true, r.Height, r.Present
-		out["app_hash"] = hex.EncodeToString(r.AppHash)
+		out["verified"] = true
 		return out
 	}))
 	select {} // the page calls ttldCheck for as long as it is open

@@ -1,0 +1,709 @@
+package check
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	abci "github.com/cometbft/cometbft/abci/types"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// Answer is one answer a page reads figures from: the query (Path, Data) and the
+// node's answer at state Height: its value (a range's entries encoded, a document
+// query's JSON) and, for a range, whether it was cut at proofs.MaxRangeEntries.
+type Answer struct {
+	Path   string
+	Data   []byte
+	Height int64
+	Value  []byte
+	More   bool
+}
+
+// AnswerOf is the Answer that resp gives to path and data.
+func AnswerOf(path string, data []byte, resp abci.ResponseQuery) Answer {
+	return Answer{Path: path, Data: data, Height: resp.Height, Value: resp.Value, More: resp.Info == proofs.InfoMore}
+}
+
+// Figures are what a set of answers shows, each figure by name and written as a page
+// shows it (the functions of format.go). A page shows every figure of its proof box
+// exactly once, in an element that carries its name (docs/PROOFS.md, "Proof bundles
+// (the web view)"); FigureChain and FigureHeight it may show anywhere, any number of
+// times.
+type Figures map[string]string
+
+// The figures every set of answers has: the chain and the state they are about.
+const (
+	FigureChain  = "chain"
+	FigureHeight = "height"
+)
+
+// anyTimes reports whether figure name may be shown any number of times.
+func anyTimes(name string) bool { return name == FigureChain || name == FigureHeight }
+
+// Name is the name of a figure of a list: its parts joined by dots (doc.3.id).
+func Name(parts ...any) string {
+	s := make([]string, len(parts))
+	for i, p := range parts {
+		s[i] = fmt.Sprint(p)
+	}
+	return strings.Join(s, ".")
+}
+
+// ErrAnswers: a set of answers that no page of the view reads its figures from: a
+// figure it needs is missing, an answer is there twice, or answers disagree.
+type ErrAnswers struct{ Reason string }
+
+func (e ErrAnswers) Error() string { return "the answers do not make a page: " + e.Reason }
+
+// answers is a set of answers sorted by what they read: the single keys of /key by
+// key, then each path. An answer a page does not read figures from has no slot.
+type answers struct {
+	version, supply, lastBlock, genesis                  *Answer
+	pools, lifetime, refunds, total, expirations         *Answer
+	address, compacted, blocks, identity, contract, docs *Answer
+	document                                             *Answer
+	epochs                                               []Answer
+}
+
+// sort places each answer of list in its slot.
+func (s *answers) sort(list []Answer) error {
+	for i := range list {
+		a := &list[i]
+		var slot **Answer
+		switch a.Path {
+		case proofs.PathKey:
+			switch {
+			case bytes.Equal(a.Data, drive.ProtocolVersionKey()):
+				slot = &s.version
+			case bytes.Equal(a.Data, drive.SupplyKey()):
+				slot = &s.supply
+			case bytes.Equal(a.Data, drive.LastBlockKey()):
+				slot = &s.lastBlock
+			case bytes.Equal(a.Data, drive.GenesisKey()):
+				slot = &s.genesis
+			default:
+				return ErrAnswers{fmt.Sprintf("no page shows key %X", a.Data)}
+			}
+		case proofs.PathPools:
+			slot = &s.pools
+		case proofs.PathLifetimePools:
+			slot = &s.lifetime
+		case proofs.PathPendingRefunds:
+			slot = &s.refunds
+		case proofs.PathTotalCredits:
+			slot = &s.total
+		case proofs.PathExpirations:
+			slot = &s.expirations
+		case proofs.PathAddress:
+			slot = &s.address
+		case proofs.PathAddressChangesCompacted:
+			slot = &s.compacted
+		case proofs.PathAddressChangesBlocks:
+			slot = &s.blocks
+		case proofs.PathIdentity:
+			slot = &s.identity
+		case proofs.PathContract:
+			slot = &s.contract
+		case proofs.PathDocument:
+			slot = &s.document
+		case proofs.PathDocuments:
+			slot = &s.docs
+		case proofs.PathEpoch:
+			s.epochs = append(s.epochs, *a)
+			continue
+		default:
+			return ErrAnswers{"no page shows the answers of " + a.Path}
+		}
+		if *slot != nil {
+			return ErrAnswers{fmt.Sprintf("two answers to %s %X", a.Path, a.Data)}
+		}
+		*slot = a
+	}
+	return nil
+}
+
+// Read returns the figures that answers, all about one state of chain chainID, show.
+// The server draws a page's figures with it from the answers it read, and the browser
+// its proven figures from the answers it verified. A figure drawn from several answers
+// takes them all: a document's expiry is its $createdAt and its type's ttl (the
+// contract, decoded under the protocol version) and is said relative to the block
+// time; the cleanup backlog counts the expirations due at the block time; the epochs
+// are the current one and those just before it, each starting when the genesis
+// parameters say.
+func Read(chainID string, list []Answer) (Figures, error) {
+	if len(list) == 0 {
+		return nil, ErrAnswers{"no answer"}
+	}
+	for _, a := range list[1:] {
+		if a.Height != list[0].Height {
+			return nil, ErrAnswers{fmt.Sprintf("answers at heights %d and %d", list[0].Height, a.Height)}
+		}
+	}
+	var s answers
+	if err := s.sort(list); err != nil {
+		return nil, err
+	}
+	f := Figures{FigureChain: Visible(chainID), FigureHeight: strconv.FormatInt(list[0].Height, 10)}
+	for _, read := range []func(Figures, answers) error{
+		readSingleKeys, readPools, readCredits, readBacklog, readEpochs,
+		readAddress, readIdentity, readContract, readDocument, readDocuments,
+	} {
+		if err := read(f, s); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// readSingleKeys: the protocol version, the block time and the epoch length.
+func readSingleKeys(f Figures, s answers) error {
+	if a := s.version; a != nil {
+		v, err := drive.DecodeProtocolVersion(a.Value)
+		if err != nil {
+			return ErrAnswers{"the protocol version: " + err.Error()}
+		}
+		f["protocol-version"] = strconv.FormatUint(uint64(v), 10)
+	}
+	if s.lastBlock != nil {
+		b, err := lastBlock(s)
+		if err != nil {
+			return err
+		}
+		f["block-time"] = whenMs(b.TimeMs)
+	}
+	if s.genesis != nil {
+		p, err := genesis(s)
+		if err != nil {
+			return err
+		}
+		f["epoch-length"] = strconv.FormatUint(p.EpochLengthS, 10) + " s"
+	}
+	return nil
+}
+
+func lastBlock(s answers) (drive.LastBlock, error) {
+	if s.lastBlock == nil {
+		return drive.LastBlock{}, ErrAnswers{"no block time (the last block record)"}
+	}
+	b, ok := drive.DecodeLastBlock(s.lastBlock.Value)
+	if !ok {
+		return b, ErrAnswers{"the last block record does not decode"}
+	}
+	return b, nil
+}
+
+func genesis(s answers) (drive.ChainParams, error) {
+	if s.genesis == nil {
+		return drive.ChainParams{}, ErrAnswers{"no genesis parameters"}
+	}
+	p, err := drive.GetChainParams(proofs.SingleKV(drive.GenesisKey(), s.genesis.Value))
+	if err != nil {
+		return p, ErrAnswers{"the genesis parameters: " + err.Error()}
+	}
+	return p, nil
+}
+
+// entries decodes a range answer that a page shows in full, or counts (cut: whether
+// it may be cut).
+func entries(a *Answer, cut bool) ([]proofs.KV, error) {
+	if a.More && !cut {
+		return nil, ErrAnswers{a.Path + " cut short"}
+	}
+	e, err := proofs.DecodeEntries(a.Value)
+	if err != nil {
+		return nil, ErrAnswers{a.Path + ": " + err.Error()}
+	}
+	return e, nil
+}
+
+// noData refuses an answer to a range a page shows from its start, read from
+// elsewhere: a pending refunds answer that skips the first ones would count fewer.
+func noData(a *Answer) error {
+	if len(a.Data) != 0 {
+		return ErrAnswers{fmt.Sprintf("%s read from %X, not from its start", a.Path, a.Data)}
+	}
+	return nil
+}
+
+// readPools: the current epoch, the storage pool, the lifetime pools and the pending
+// refunds.
+func readPools(f Figures, s answers) error {
+	if a := s.pools; a != nil {
+		e, err := entries(a, false)
+		if err != nil {
+			return err
+		}
+		cur, started, err := drive.GetCurrentEpoch(proofs.EntriesKV(e))
+		if err != nil {
+			return ErrAnswers{"the current epoch: " + err.Error()}
+		}
+		f["epoch"] = "not started"
+		if started {
+			f["epoch"] = fmt.Sprintf("%d, from height %d", cur.Index, cur.FirstHeight)
+		}
+		pool, err := drive.GetU64(proofs.EntriesKV(e), drive.StoragePoolKey())
+		if err != nil {
+			return ErrAnswers{"the storage pool: " + err.Error()}
+		}
+		f["storage-pool"] = Credits(pool)
+	}
+	for _, c := range []struct {
+		name string
+		a    *Answer
+	}{{"lifetime-pools", s.lifetime}, {"pending-refunds", s.refunds}} {
+		name, a := c.name, c.a
+		if a == nil {
+			continue
+		}
+		if err := noData(a); err != nil {
+			return err
+		}
+		e, err := entries(a, true)
+		if err != nil {
+			return err
+		}
+		f[name] = count(len(e), a.More)
+	}
+	return nil
+}
+
+// readCredits: the credits in state and those supplied at genesis, and whether they
+// are equal.
+func readCredits(f Figures, s answers) error {
+	var total, supply uint64
+	var err error
+	if a := s.total; a != nil {
+		if total, err = drive.GetU64(proofs.SingleKV(drive.TotalCreditsKey(), a.Value), drive.TotalCreditsKey()); err != nil {
+			return ErrAnswers{"the total credits: " + err.Error()}
+		}
+		f["total-credits"] = Credits(total)
+	}
+	if a := s.supply; a != nil {
+		if supply, err = drive.GetSupply(proofs.SingleKV(drive.SupplyKey(), a.Value)); err != nil {
+			return ErrAnswers{"the supply: " + err.Error()}
+		}
+		f["supply"] = Credits(supply)
+	}
+	if s.total != nil && s.supply != nil {
+		f["conserved"] = "conserved"
+		if total != supply {
+			f["conserved"] = "differ"
+		}
+	}
+	return nil
+}
+
+// readBacklog: the documents expired and waiting for the cleanup, the expirations due
+// at the block time (no earlier: an answer until an earlier time would count fewer).
+func readBacklog(f Figures, s answers) error {
+	a := s.expirations
+	if a == nil {
+		return nil
+	}
+	b, err := lastBlock(s)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(a.Data, proofs.ExpirationsData(b.TimeMs, nil)) {
+		return ErrAnswers{fmt.Sprintf("the expirations read are not those due at the block time %d", b.TimeMs)}
+	}
+	e, err := entries(a, true)
+	if err != nil {
+		return err
+	}
+	f["backlog"] = count(len(e), a.More)
+	return nil
+}
+
+// readEpochs: each epoch's start, fees, storage share, proposers and payout; the
+// epochs are the current one and those right before it, none left out.
+func readEpochs(f Figures, s answers) error {
+	if len(s.epochs) == 0 {
+		return nil
+	}
+	params, err := genesis(s)
+	if err != nil {
+		return err
+	}
+	if s.pools == nil {
+		return ErrAnswers{"epochs without the current epoch"}
+	}
+	e, err := entries(s.pools, false)
+	if err != nil {
+		return err
+	}
+	cur, started, err := drive.GetCurrentEpoch(proofs.EntriesKV(e))
+	if err != nil || !started {
+		return ErrAnswers{"epochs before the first epoch started"}
+	}
+	sort.Slice(s.epochs, func(i, j int) bool { return bytes.Compare(s.epochs[i].Data, s.epochs[j].Data) > 0 })
+	for i, a := range s.epochs {
+		if uint32(i) > cur.Index || len(a.Data) != 4 || binary.BigEndian.Uint32(a.Data) != cur.Index-uint32(i) {
+			return ErrAnswers{fmt.Sprintf("the epochs are not the current one (%d) and those right before it", cur.Index)}
+		}
+		if err := readEpoch(f, params, cur.Index-uint32(i), &a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func readEpoch(f Figures, params drive.ChainParams, index uint32, a *Answer) error {
+	e, err := entries(a, false)
+	if err != nil {
+		return err
+	}
+	kv := proofs.EntriesKV(e)
+	fees, err := drive.GetU64(kv, drive.EpochFeesKey(index))
+	if err != nil {
+		return ErrAnswers{fmt.Sprintf("epoch %d: %v", index, err)}
+	}
+	storage, err := drive.GetU64(kv, drive.EpochStorageKey(index))
+	if err != nil {
+		return ErrAnswers{fmt.Sprintf("epoch %d: %v", index, err)}
+	}
+	proposers, err := drive.EpochProposers(kv, index)
+	if err != nil {
+		return ErrAnswers{fmt.Sprintf("epoch %d: %v", index, err)}
+	}
+	f[Name("epoch", index, "index")] = strconv.FormatUint(uint64(index), 10)
+	f[Name("epoch", index, "start")] = whenMs(protocol.EpochStartMs(params.GenesisTimeMs, params.EpochLengthS, index))
+	f[Name("epoch", index, "fees")] = Credits(fees)
+	f[Name("epoch", index, "storage")] = Credits(storage)
+	for j, p := range proposers {
+		f[Name("epoch", index, "proposer", j, "address")] = Short(strings.ToUpper(hex.EncodeToString(p.Proposer)))
+		f[Name("epoch", index, "proposer", j, "blocks")] = strconv.FormatUint(p.Blocks, 10)
+	}
+	f[Name("epoch", index, "payout")] = "not yet"
+	if paid, _ := kv.Get(drive.EpochPaidKey(index)); paid != nil {
+		credits, err := drive.GetU64(kv, drive.EpochPaidKey(index))
+		if err != nil {
+			return ErrAnswers{fmt.Sprintf("epoch %d: %v", index, err)}
+		}
+		f[Name("epoch", index, "payout")] = "paid " + Credits(credits)
+	}
+	return nil
+}
+
+// readAddress: an address's balance and last nonce, and its balance changes since a
+// height, which take the address's answer and both records' answers from that height.
+func readAddress(f Figures, s answers) error {
+	a := s.address
+	if a == nil {
+		if s.compacted != nil || s.blocks != nil {
+			return ErrAnswers{"balance changes without their address"}
+		}
+		return nil
+	}
+	if len(a.Data) != protocol.AddressLen {
+		return ErrAnswers{"an address of " + strconv.Itoa(len(a.Data)) + " bytes"}
+	}
+	var addr protocol.Address
+	copy(addr[:], a.Data)
+	f["address"] = addr.String()
+	if len(a.Value) == 0 {
+		f["state"] = "holds nothing"
+	} else {
+		st, err := drive.DecodeAddressState(a.Value)
+		if err != nil {
+			return ErrAnswers{"the address: " + err.Error()}
+		}
+		f["balance"] = Credits(st.Balance)
+		f["nonce"] = strconv.FormatUint(st.Nonce.Last, 10)
+	}
+	if s.compacted == nil && s.blocks == nil {
+		return nil
+	}
+	changes, err := BalanceChanges(addr, s.compacted, s.blocks)
+	if err != nil {
+		return err
+	}
+	f["since"] = strconv.FormatUint(changes.Since, 10)
+	for i, c := range changes.List {
+		heights := strconv.FormatUint(c.From, 10)
+		if c.To != c.From {
+			heights += "–" + strconv.FormatUint(c.To, 10)
+		}
+		f[Name("change", i, "heights")] = heights
+		f[Name("change", i, "balance")] = Credits(c.Balance)
+	}
+	if changes.Cut {
+		f["changes-cut"] = "more records than one answer holds: the list stops here"
+	}
+	return nil
+}
+
+// BalanceChange is an address's balance after blocks From..To (a per-block record:
+// From == To).
+type BalanceChange struct{ From, To, Balance uint64 }
+
+// AddressChanges are an address's balance changes since a height, oldest first: those
+// of the compacted records that end at or after it, then those of the block records.
+// Cut: one of the two answers was cut, so that changes may be missing after the last
+// of its records.
+type AddressChanges struct {
+	Since uint64
+	List  []BalanceChange
+	Cut   bool
+}
+
+// BalanceChanges reads the changes of addr from the answers to both address-changes
+// paths, asked from the same height.
+func BalanceChanges(addr protocol.Address, compacted, blocks *Answer) (AddressChanges, error) {
+	if compacted == nil || blocks == nil || !bytes.Equal(compacted.Data, blocks.Data) || len(blocks.Data) != 8 {
+		return AddressChanges{}, ErrAnswers{"the balance changes take the compacted and the block records from one height"}
+	}
+	out := AddressChanges{Since: binary.BigEndian.Uint64(blocks.Data), Cut: compacted.More || blocks.More}
+	for _, a := range []*Answer{compacted, blocks} {
+		e, err := entries(a, true)
+		if err != nil {
+			return out, err
+		}
+		for _, kv := range e {
+			from, to, ok := drive.ParseCompactedChangesKey(kv.Key)
+			if a == blocks {
+				from, ok = drive.ParseBlockChangesKey(kv.Key)
+				to = from
+			}
+			if !ok {
+				return out, ErrAnswers{fmt.Sprintf("%s: key %X is not of its records", a.Path, kv.Key)}
+			}
+			changes, err := drive.DecodeBalanceChanges(kv.Value)
+			if err != nil {
+				return out, ErrAnswers{err.Error()}
+			}
+			for _, c := range changes {
+				if c.Address == addr {
+					out.List = append(out.List, BalanceChange{From: from, To: to, Balance: c.Balance})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// readIdentity: an identity's balance, last nonce and keys.
+func readIdentity(f Figures, s answers) error {
+	a := s.identity
+	if a == nil {
+		return nil
+	}
+	if len(a.Data) != protocol.IdentityIDLen {
+		return ErrAnswers{"an identity id of " + strconv.Itoa(len(a.Data)) + " bytes"}
+	}
+	var id protocol.IdentityID
+	copy(id[:], a.Data)
+	e, err := entries(a, false)
+	if err != nil {
+		return err
+	}
+	raw := make([][2][]byte, len(e))
+	for i, kv := range e {
+		raw[i] = [2][]byte{kv.Key, kv.Value}
+	}
+	idn, present, err := drive.DecodeIdentity(id, raw)
+	if err != nil {
+		return ErrAnswers{"the identity: " + err.Error()}
+	}
+	f["id"] = id.String()
+	if !present {
+		f["state"] = "no such identity"
+		return nil
+	}
+	f["balance"] = Credits(idn.Balance)
+	f["nonce"] = strconv.FormatUint(idn.Nonce.Last, 10)
+	for i, k := range idn.Keys {
+		f[Name("key", i)] = fmt.Sprintf("%d: %s", i, hex.EncodeToString(k))
+	}
+	return nil
+}
+
+// contractOf decodes the contract of answer a under the proven protocol version.
+func contractOf(s answers, a *Answer) (protocol.Contract, bool, error) {
+	if len(a.Data) != protocol.ContractIDLen {
+		return protocol.Contract{}, false, ErrAnswers{"a contract id of " + strconv.Itoa(len(a.Data)) + " bytes"}
+	}
+	if len(a.Value) == 0 {
+		return protocol.Contract{}, false, nil
+	}
+	if s.version == nil {
+		return protocol.Contract{}, false, ErrAnswers{"a contract without the protocol version it is decoded under"}
+	}
+	v, err := drive.DecodeProtocolVersion(s.version.Value)
+	if err != nil {
+		return protocol.Contract{}, false, ErrAnswers{"the protocol version: " + err.Error()}
+	}
+	c, err := protocol.DecodeContract(a.Value, v)
+	if err != nil {
+		return c, false, ErrAnswers{"the contract: " + err.Error()}
+	}
+	if !bytes.Equal(c.ID[:], a.Data) {
+		return c, false, ErrAnswers{"the stored contract names another id"}
+	}
+	return c, true, nil
+}
+
+// readContract: a contract, its types, their properties and indexes, and its
+// definition, unless the contract is read to decode a document (readDocument).
+func readContract(f Figures, s answers) error {
+	a := s.contract
+	if a == nil || s.document != nil {
+		return nil
+	}
+	c, present, err := contractOf(s, a)
+	if err != nil {
+		return err
+	}
+	f["id"] = hex.EncodeToString(a.Data)
+	if !present {
+		f["state"] = "no such contract"
+		return nil
+	}
+	f["owner"] = c.Owner.String()
+	f["version"] = strconv.FormatUint(uint64(c.Version), 10)
+	if m := c.Moderation; m != nil {
+		for i, id := range m.Moderators {
+			f[Name("moderator", i)] = id.String()
+		}
+	}
+	for i, t := range c.DocumentTypes {
+		describeType(f, i, t)
+	}
+	f["definition"] = Visible(string(protocol.CanonicalDefinitionJSON(c.Definition())))
+	return nil
+}
+
+// readDocument: a document's system fields, its values, and its expiry and the part
+// of its lifetime used at the block time; the type comes from the contract at the same
+// state, decoded under the protocol version there.
+func readDocument(f Figures, s answers) error {
+	a := s.document
+	if a == nil {
+		return nil
+	}
+	c, typeName, rest, err := proofs.ParseDocumentsData(proofs.PathDocument, a.Data)
+	if err != nil || len(rest) != protocol.DocumentIDLen {
+		return ErrAnswers{"a document's request names no document id"}
+	}
+	var id protocol.DocumentID
+	copy(id[:], rest)
+	if s.contract == nil || !bytes.Equal(s.contract.Data, c[:]) {
+		return ErrAnswers{"a document without its contract"}
+	}
+	contract, present, err := contractOf(s, s.contract)
+	if err != nil {
+		return err
+	}
+	b, err := lastBlock(s)
+	if err != nil {
+		return err
+	}
+	f["id"], f["contract"], f["type"] = id.String(), c.String(), Visible(typeName)
+	t, ok := contract.DocumentType(typeName)
+	if len(a.Value) == 0 {
+		f["state"] = "no such document"
+		return nil
+	}
+	if !present || !ok {
+		return ErrAnswers{"a document of a type its contract does not have"}
+	}
+	d, err := drive.DecodeStoredDocument(drive.DocumentKey(c, typeName, id), a.Value, t)
+	if err != nil || d.ID != id {
+		return ErrAnswers{"the stored document is not the one asked"}
+	}
+	f["owner"] = d.Owner.String()
+	f["revision"] = strconv.FormatUint(d.Revision, 10)
+	f["created"], f["updated"] = whenMs(d.CreatedAt), whenMs(d.UpdatedAt)
+	if d.Price > 0 {
+		f["price"] = Credits(d.Price)
+	}
+	if exp, ok := t.ExpiresAtMs(d.Document); ok {
+		f["expiry"] = Expiry(exp, b.TimeMs)
+		f["lifetime"] = strconv.FormatUint(Lived(d.CreatedAt, exp, b.TimeMs, 100), 10) + "%"
+	}
+	readValues(f, []any{"field"}, t, d.Document)
+	return nil
+}
+
+// Lived is how much of a lifetime from createdMs to expiresMs has passed at atMs, in
+// parts of scale (100: percent).
+func Lived(createdMs, expiresMs, atMs, scale uint64) uint64 {
+	if expiresMs <= createdMs {
+		return scale
+	}
+	life := expiresMs - createdMs
+	used := min(atMs, expiresMs) - min(atMs, createdMs)
+	return min(scale, used*scale/life)
+}
+
+// readValues writes the values of d that are set, each with its property's name,
+// numbered from 0 under prefix.
+func readValues(f Figures, prefix []any, t protocol.DocumentType, d protocol.Document) {
+	j := 0
+	for _, p := range t.Properties {
+		v := d.Value(p.Position)
+		if !v.Set {
+			continue
+		}
+		f[Name(append(prefix, j, "name")...)] = Visible(p.Name)
+		f[Name(append(prefix, j, "value")...)] = Value(p.Type, v)
+		j++
+	}
+}
+
+// readDocuments: the documents a query returns, in its order, with their expiry at the
+// block time; the contract and the protocol version come with the answer.
+func readDocuments(f Figures, s answers) error {
+	a := s.docs
+	if a == nil {
+		return nil
+	}
+	c, typeName, query, err := proofs.ParseDocumentsData(proofs.PathDocuments, a.Data)
+	if err != nil {
+		return ErrAnswers{err.Error()}
+	}
+	b, err := lastBlock(s)
+	if err != nil {
+		return err
+	}
+	ans, err := proofs.DecodeDocumentsAnswer(a.Value)
+	if err != nil {
+		return ErrAnswers{err.Error()}
+	}
+	v, err := drive.DecodeProtocolVersion(ans.ProtocolVersion)
+	if err != nil {
+		return ErrAnswers{"the protocol version: " + err.Error()}
+	}
+	contract, err := protocol.DecodeContract(ans.Contract, v)
+	if err != nil || contract.ID != c {
+		return ErrAnswers{"the answer's contract is not the one asked"}
+	}
+	t, ok := contract.DocumentType(typeName)
+	if !ok {
+		return ErrAnswers{"the contract has no type " + Visible(typeName)}
+	}
+	f["contract"], f["type"], f["query"] = c.String(), Visible(typeName), Visible(string(query))
+	for i, row := range ans.Documents {
+		d, err := drive.DecodeStoredDocument(nil, row, t)
+		if err != nil {
+			return ErrAnswers{fmt.Sprintf("document %d: %v", i, err)}
+		}
+		f[Name("doc", i, "id")] = Short(d.ID.String())
+		f[Name("doc", i, "owner")] = Short(d.Owner.String())
+		f[Name("doc", i, "revision")] = strconv.FormatUint(d.Revision, 10)
+		f[Name("doc", i, "created")] = whenMs(d.CreatedAt)
+		if exp, ok := t.ExpiresAtMs(d.Document); ok {
+			f[Name("doc", i, "expiry")] = Expiry(exp, b.TimeMs)
+		}
+		readValues(f, []any{"doc", i, "field"}, t, d.Document)
+	}
+	return nil
+}

@@ -1,56 +1,48 @@
 package web
 
 import (
-	"encoding/hex"
+	"fmt"
 	"net/http"
 
-	"github.com/ttld-dev/ttld/client"
-	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/web/check"
 )
 
 type addressPage struct {
 	proofBox
 	Address string
-	Present bool
-	Balance uint64
-	Nonce   uint64
-	Changes []client.BalanceChange
-	Since   uint64
-	Height  int64
+	// Changes are the balance changes the figures change.i.* show, for their links.
+	Changes []check.BalanceChange
 }
 
 // AddressChangesBlocks is how far back the address page looks for balance changes.
 const AddressChangesBlocks = 10_000
 
+// address shows an address and its balance changes since AddressChangesBlocks before
+// the state read, in one proof box: the address and both kinds of balance change
+// records, at one height.
 func (s *Server) address(r *http.Request) (any, error) {
+	ctx := r.Context()
 	a, err := protocol.ParseAddress(r.PathValue("address"))
 	if err != nil {
 		return nil, errBadInput{"address", r.PathValue("address"), "40 hex digits"}
 	}
-	// The raw value, not client.Address: the page shows it, and the browser checks it
-	// against the proven one.
-	res, err := s.rpc.ABCIQuery(r.Context(), proofs.PathAddress, a[:])
+	first, err := s.rawRead(ctx, proofs.PathAddress, a[:], 0)
 	if err != nil {
 		return nil, err
 	}
-	p := addressPage{Address: a.String(), Height: res.Response.Height}
-	if v := res.Response.Value; len(v) > 0 {
-		st, err := drive.DecodeAddressState(v)
-		if err != nil {
-			return nil, err
-		}
-		p.Present, p.Balance, p.Nonce = true, st.Balance, st.Nonce.Last
-	}
-	if p.proofBox, err = s.proofBox(r.Context(), proofs.PathAddress, a[:], p.Height, hex.EncodeToString(res.Response.Value), "ttld query address "+a.String()+" --prove"); err != nil {
-		return nil, err
-	}
-	p.Since = uint64(max(1, p.Height-AddressChangesBlocks))
-	ch, err := s.c.AddressChanges(r.Context(), a, p.Since, p.Height, false)
+	since := proofs.SinceData(uint64(max(1, first.Height-AddressChangesBlocks)))
+	changes, err := s.rawReads(ctx, first.Height, read{proofs.PathAddressChangesCompacted, since}, read{proofs.PathAddressChangesBlocks, since})
 	if err != nil {
 		return nil, err
 	}
-	p.Changes = ch.Changes
-	return p, nil
+	list, err := check.BalanceChanges(a, &changes[0], &changes[1])
+	if err != nil {
+		return nil, err
+	}
+	p := addressPage{Address: a.String(), Changes: list.List}
+	p.proofBox, err = s.proofBox(ctx, append([]check.Answer{first}, changes...),
+		"ttld query address "+a.String()+" --prove", fmt.Sprintf("ttld query address-changes %s --since %d --prove", a, list.Since))
+	return p, err
 }

@@ -1,39 +1,30 @@
 package web
 
 import (
-	"encoding/hex"
-	"encoding/json"
 	"net/http"
-	"time"
+	"strconv"
+	"strings"
 
-	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/web/check"
 )
-
-type fieldRow struct{ Name, Value string }
 
 type documentPage struct {
 	proofBox
-	Contract, Type, ID string
-	Present            bool
-	Owner              string
-	Revision           uint64
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
-	Fields             []fieldRow
-	Price              uint64
-	TTL                bool
-	ExpiresAt          time.Time
-	Expired            bool
-	Expiry             string
-	BlockTime          time.Time
-	// Lived is how much of its lifetime the document has used at the block time, in
-	// percent (0..100), and LivedX the same in thousandths of the lifetime bar's width.
-	Lived, LivedX int
-	Height        int64
+	ID string
+	// Expired: the document is past its expiry at the block time, waiting for the
+	// cleanup (its expiry figure says so).
+	Expired bool
+	// LivedX is the lifetime figure in thousandths of the lifetime bar's width.
+	LivedX int
 }
 
+// document shows a document in one proof box of four answers at one state: the
+// document, its contract and the protocol version the contract is decoded under (its
+// type gives the document's values and ttl), and the last block record, whose time
+// the expiry is said against.
 func (s *Server) document(r *http.Request) (any, error) {
 	c, typeName, err := contractAndType(r)
 	if err != nil {
@@ -43,44 +34,23 @@ func (s *Server) document(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, errBadInput{"document", r.PathValue("id"), "64 hex digits"}
 	}
-	st, err := s.c.Document(r.Context(), c, typeName, id, 0, false)
+	d, err := s.rawRead(r.Context(), proofs.PathDocument, proofs.DocumentData(c, typeName, id), 0)
 	if err != nil {
 		return nil, err
 	}
-	p := documentPage{Contract: c.String(), Type: typeName, ID: id.String(), Present: st.Present, Height: st.Height,
-		BlockTime: time.UnixMilli(int64(st.BlockTimeMs)).UTC()}
-	// What the page shows of the document is its encoding (empty: absent), which the
-	// browser's check finds at the end of the proven row.
-	shown := ""
-	if st.Present {
-		shown = hex.EncodeToString(st.Document.Encode(st.Type))
+	rest, err := s.rawReads(r.Context(), d.Height, read{proofs.PathContract, c[:]},
+		read{proofs.PathKey, drive.ProtocolVersionKey()}, read{proofs.PathKey, drive.LastBlockKey()})
+	if err != nil {
+		return nil, err
 	}
-	if p.proofBox, err = s.proofBox(r.Context(), proofs.PathDocument, proofs.DocumentData(c, typeName, id), st.Height, shown,
+	p := documentPage{ID: id.String()}
+	if p.proofBox, err = s.proofBox(r.Context(), append([]check.Answer{d}, rest...),
 		"ttld query document "+c.String()+" "+typeName+" "+id.String()+" --prove"); err != nil {
 		return nil, err
 	}
-	if !st.Present {
-		return p, nil
-	}
-	p.Owner, p.Revision, p.Price = st.Owner.String(), st.Revision, st.Price
-	p.CreatedAt, p.UpdatedAt = time.UnixMilli(int64(st.CreatedAt)).UTC(), time.UnixMilli(int64(st.UpdatedAt)).UTC()
-	var data map[string]json.RawMessage
-	if err := json.Unmarshal(client.ReadableDocumentData(st.Type, st.Document), &data); err != nil {
-		return nil, err
-	}
-	for _, prop := range st.Type.Properties {
-		if v, ok := data[prop.Name]; ok {
-			p.Fields = append(p.Fields, fieldRow{prop.Name, string(v)})
-		}
-	}
-	if st.ExpiresAtMs > 0 {
-		p.TTL, p.Expired = true, st.Expired
-		p.ExpiresAt = time.UnixMilli(int64(st.ExpiresAtMs)).UTC()
-		p.Expiry = expiryText(st.ExpiresAtMs, st.BlockTimeMs)
-		if life := st.ExpiresAtMs - st.CreatedAt; life > 0 {
-			used := min(st.BlockTimeMs, st.ExpiresAtMs) - min(st.BlockTimeMs, st.CreatedAt)
-			p.Lived, p.LivedX = int(min(100, used*100/life)), int(min(1000, used*1000/life))
-		}
+	p.Expired = strings.HasPrefix(p.F["expiry"], "expired")
+	if lived, err := strconv.Atoi(strings.TrimSuffix(p.F["lifetime"], "%")); err == nil {
+		p.LivedX = lived * 10
 	}
 	return p, nil
 }

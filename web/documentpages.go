@@ -1,9 +1,7 @@
 package web
 
 import (
-	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/ttld-dev/ttld/protocol"
 )
@@ -19,13 +17,4 @@ func contractAndType(r *http.Request) (protocol.ContractID, string, error) {
 		return c, "", errBadInput{"document type", t, "a type name: " + why}
 	}
 	return c, t, nil
-}
-
-// expiryText says when a document expires relative to the block time atMs.
-func expiryText(expiresMs, atMs uint64) string {
-	at := time.UnixMilli(int64(expiresMs)).UTC().Format(time.RFC3339)
-	if atMs >= expiresMs {
-		return "expired at " + at + ", waiting for cleanup"
-	}
-	return fmt.Sprintf("expires at %s, in %s", at, (time.Duration(expiresMs-atMs) * time.Millisecond).Round(time.Second))
 }

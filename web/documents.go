@@ -1,40 +1,32 @@
 package web
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
-
-	rpcclient "github.com/cometbft/cometbft/rpc/client"
 
 	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-type docRow struct {
-	ID, Owner string
-	Revision  uint64
-	CreatedAt time.Time
-	Data      string
-	Expiry    string
-}
-
 type documentsPage struct {
 	proofBox
 	Contract, Type string
-	Query          string
+	// Query is the query asked, which the form offers to change.
+	Query string
+	// IDs and Owners are the listed documents' ids and owners, for their links.
+	IDs, Owners []string
 	// Next is the query of the next page (startAfter the last document), "" when the
 	// page is not full.
-	Next      string
-	Documents []docRow
-	Height    int64
-	BlockTime time.Time
+	Next string
 }
 
+// documents lists the documents a query returns, in one proof box: the answer (which
+// carries the contract and the protocol version it is decoded under) and the last
+// block record, whose time each expiry is said against.
 func (s *Server) documents(r *http.Request) (any, error) {
 	c, typeName, err := contractAndType(r)
 	if err != nil {
@@ -58,37 +50,19 @@ func (s *Server) documents(r *http.Request) (any, error) {
 		}
 		return nil, err
 	}
-	at, err := s.c.BlockTime(r.Context(), ans.Height, false)
-	if err != nil {
-		return nil, err
-	}
-	p := documentsPage{Contract: c.String(), Type: typeName, Query: q, Height: ans.Height, BlockTime: time.UnixMilli(int64(at)).UTC()}
-	// The answer's JSON at the same height: what the list was decoded from, which the
-	// browser checks (every document present, none of the ranges read left out).
-	data := proofs.DocumentsData(c, typeName, []byte(q))
-	raw, err := s.rpc.ABCIQueryWithOptions(r.Context(), proofs.PathDocuments, data, rpcclient.ABCIQueryOptions{Height: ans.Height})
-	if err != nil {
-		return nil, err
-	}
-	shown := ""
-	if len(ans.Documents) > 0 {
-		shown = hex.EncodeToString(raw.Response.Value)
-	}
+	p := documentsPage{Contract: c.String(), Type: typeName, Query: q}
 	if n := len(ans.Documents); n > 0 && ans.Query.Limit > 0 && n == int(ans.Query.Limit) {
 		p.Next = nextPage(q, ans.Documents[n-1].ID)
 	}
-	if p.proofBox, err = s.proofBox(r.Context(), proofs.PathDocuments, data, ans.Height, shown, "ttld query documents "+c.String()+" "+typeName+" --prove"); err != nil {
+	for _, d := range ans.Documents {
+		p.IDs, p.Owners = append(p.IDs, d.ID.String()), append(p.Owners, d.Owner.String())
+	}
+	answers, err := s.rawReads(r.Context(), ans.Height, read{proofs.PathDocuments, proofs.DocumentsData(c, typeName, []byte(q))}, read{proofs.PathKey, drive.LastBlockKey()})
+	if err != nil {
 		return nil, err
 	}
-	for _, d := range ans.Documents {
-		row := docRow{ID: d.ID.String(), Owner: d.Owner.String(), Revision: d.Revision, CreatedAt: time.UnixMilli(int64(d.CreatedAt)).UTC(),
-			Data: string(client.ReadableDocumentData(ans.Type, d))}
-		if exp, ok := ans.Type.ExpiresAtMs(d); ok {
-			row.Expiry = expiryText(exp, at)
-		}
-		p.Documents = append(p.Documents, row)
-	}
-	return p, nil
+	p.proofBox, err = s.proofBox(r.Context(), answers, "ttld query documents "+c.String()+" "+typeName+" --prove")
+	return p, err
 }
 
 // nextPage is query q to continue after document last: q with its startAfter set (and

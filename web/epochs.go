@@ -1,94 +1,47 @@
 package web
 
 import (
-	"encoding/hex"
-	"fmt"
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
-	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/web/check"
 )
 
-type epochRow struct {
-	proofBox
-	Index        uint32
-	Start        time.Time
-	Fees         uint64
-	StorageShare uint64
-	Proposers    []proposerRow
-	Paid         bool
-	PaidCredits  uint64
-}
-
-type proposerRow struct {
-	Address string
-	Blocks  uint64
-}
-
 type epochsPage struct {
-	Current uint32
-	LengthS uint64
-	Epochs  []epochRow
-	Height  int64
+	proofBox
+	// Epochs are the indexes of the epochs shown, the current one first.
+	Epochs []uint32
 }
 
+// epochs shows the current epoch and up to EpochsPerPage-1 before it in one proof
+// box: the pools (which epoch is current), the genesis parameters (when each starts)
+// and each epoch's pool, at one state.
 func (s *Server) epochs(r *http.Request) (any, error) {
 	ctx := r.Context()
-	pools, err := s.c.Pools(ctx, 0, false)
+	pools, err := s.rawRead(ctx, proofs.PathPools, nil, 0)
 	if err != nil {
 		return nil, err
 	}
-	p := epochsPage{Current: pools.CurrentEpoch.Index, Height: pools.Height}
-	if !pools.Started {
-		return p, nil
-	}
-	// The starts come from the genesis parameters, read once; each epoch's figures
-	// from its keys, read raw and checked in the browser.
-	g, err := s.rawRead(ctx, proofs.PathKey, drive.GenesisKey(), pools.Height)
+	entries, err := proofs.DecodeEntries(pools.Value)
 	if err != nil {
 		return nil, err
 	}
-	params, err := drive.GetChainParams(proofs.EntriesKV([]proofs.KV{{Key: drive.GenesisKey(), Value: g.Value}}))
+	cur, started, err := drive.GetCurrentEpoch(proofs.EntriesKV(entries))
 	if err != nil {
 		return nil, err
 	}
-	p.LengthS = params.EpochLengthS
-	for i := 0; i < EpochsPerPage && i <= int(p.Current); i++ {
-		index := p.Current - uint32(i)
-		data := proofs.EpochData(index)
-		a, err := s.rawRead(ctx, proofs.PathEpoch, data, pools.Height)
-		if err != nil {
-			return nil, err
-		}
-		kv := proofs.EntriesKV(a.Entries)
-		start := protocol.EpochStartMs(params.GenesisTimeMs, params.EpochLengthS, index)
-		row := epochRow{Index: index, Start: time.UnixMilli(int64(start)).UTC()}
-		if row.Fees, err = drive.GetU64(kv, drive.EpochFeesKey(index)); err != nil {
-			return nil, err
-		}
-		if row.StorageShare, err = drive.GetU64(kv, drive.EpochStorageKey(index)); err != nil {
-			return nil, err
-		}
-		if paid, _ := kv.Get(drive.EpochPaidKey(index)); paid != nil {
-			row.Paid = true
-			if row.PaidCredits, err = drive.GetU64(kv, drive.EpochPaidKey(index)); err != nil {
-				return nil, err
-			}
-		}
-		proposers, err := drive.EpochProposers(kv, index)
-		if err != nil {
-			return nil, err
-		}
-		for _, pr := range proposers {
-			row.Proposers = append(row.Proposers, proposerRow{strings.ToUpper(hex.EncodeToString(pr.Proposer)), pr.Blocks})
-		}
-		if row.proofBox, err = s.proofBox(ctx, proofs.PathEpoch, data, a.Height, a.shown(), fmt.Sprintf("ttld query epoch %d --prove", index)); err != nil {
-			return nil, err
-		}
-		p.Epochs = append(p.Epochs, row)
+	reads := []read{{proofs.PathKey, drive.GenesisKey()}}
+	var p epochsPage
+	for i := 0; started && i < EpochsPerPage && i <= int(cur.Index); i++ {
+		index := cur.Index - uint32(i)
+		p.Epochs = append(p.Epochs, index)
+		reads = append(reads, read{proofs.PathEpoch, proofs.EpochData(index)})
 	}
-	return p, nil
+	rest, err := s.rawReads(ctx, pools.Height, reads...)
+	if err != nil {
+		return nil, err
+	}
+	p.proofBox, err = s.proofBox(ctx, append([]check.Answer{pools}, rest...), "ttld query pools --prove", "ttld query epoch N --prove")
+	return p, err
 }

@@ -1,29 +1,61 @@
 package web
 
 import (
+	"fmt"
 	"html/template"
-	"math/big"
+	"strconv"
 	"strings"
-	"time"
 
-	"github.com/dustin/go-humanize"
+	"github.com/ttld-dev/ttld/web/check"
 )
 
-// funcs are the helpers the templates use.
+// funcs are the helpers the templates use. A page's figures are written by fig, from
+// the figures check.Read wrote of the answers the page read: the text the browser's
+// check writes of the proven answers (docs/PROOFS.md, "Proof bundles (the web view)").
 var funcs = template.FuncMap{
-	"credits": credits,
-	"when":    func(t time.Time) string { return t.Format("2006-01-02 15:04:05.000 UTC") },
-	"short":   short,
-	"join":    func(xs []string) string { return strings.Join(xs, ", ") },
+	"credits": check.Credits,
+	"when":    check.When,
+	"short":   check.Short,
+	"visible": check.Visible,
+	"join":    func(xs []string, sep string) string { return strings.Join(xs, sep) },
+	"name":    check.Name,
+	"fig":     fig,
+	"has":     func(f check.Figures, parts ...any) bool { _, ok := f[check.Name(parts...)]; return ok },
+	"count":   count,
 }
 
-// credits writes n with thousands separators: 1,234,567.
-func credits(n uint64) string { return humanize.BigComma(new(big.Int).SetUint64(n)) }
-
-// short abbreviates a long hex string to its first and last 8 digits.
-func short(s string) string {
-	if len(s) <= 20 {
-		return s
+// fig writes figure parts (joined by dots) of f as an isolated element that carries its
+// name, which the browser's check compares with the proven figure and overwrites; a
+// figure f does not have is an error, so that a template cannot show what its
+// answers do not say.
+func fig(f check.Figures, parts ...any) (template.HTML, error) {
+	name := check.Name(parts...)
+	text, ok := f[name]
+	if !ok {
+		return "", fmt.Errorf("no figure %s", name)
 	}
-	return s[:8] + "…" + s[len(s)-8:]
+	return template.HTML(`<bdi class="figure" data-figure="` + template.HTMLEscapeString(name) + `">` +
+		template.HTMLEscapeString(text) + `</bdi>`), nil
+}
+
+// count is 0, 1, ... up to the number of items of the list prefix (parts joined by
+// dots) that f holds: the i of every figure named prefix.i or prefix.i.*.
+func count(f check.Figures, parts ...any) []int {
+	prefix := check.Name(parts...) + "."
+	n := 0
+	for name := range f {
+		rest, ok := strings.CutPrefix(name, prefix)
+		if !ok {
+			continue
+		}
+		i, err := strconv.Atoi(strings.SplitN(rest, ".", 2)[0])
+		if err == nil && i+1 > n {
+			n = i + 1
+		}
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }

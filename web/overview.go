@@ -1,13 +1,13 @@
 package web
 
 import (
-	"encoding/binary"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/web/check"
 )
 
 // validatorRow is one validator as a page shows it.
@@ -17,29 +17,17 @@ type validatorRow struct {
 }
 
 type overviewPage struct {
-	ChainID         string
-	Height          int64
-	AppHash         string
-	BlockTime       time.Time
-	ProtocolVersion uint32
-	Validators      []validatorRow
-	Genesis         []validatorRow
-	GenesisHash     string
-	// State is the height of the state the app figures below are read at.
-	State          int64
-	Epoch          drive.CurrentEpoch
-	EpochStarted   bool
-	StoragePool    uint64
-	LifetimePools  int
-	PendingRefunds int
-	// Backlog counts the expirations tree's entries due at the state's block time, up
-	// to proofs.MaxRangeEntries (BacklogMore: at least that many).
-	Backlog      int
-	BacklogMore  bool
-	TotalCredits uint64
-	Supply       uint64
-	// The proof box of each read the figures come from.
-	VersionProof, PoolsProof, BacklogProof, LifetimeProof, RefundsProof, TotalProof, SupplyProof proofBox
+	// The node's status and validators: not proven.
+	ChainID     string
+	Height      int64
+	AppHash     string
+	BlockTime   time.Time
+	Validators  []validatorRow
+	Genesis     []validatorRow
+	GenesisHash string
+	// The app figures, proven: read at one state, the latest saved one (none before
+	// the first block).
+	proofBox
 }
 
 func (s *Server) overview(r *http.Request) (any, error) {
@@ -66,79 +54,26 @@ func (s *Server) overview(r *http.Request) (any, error) {
 	if h < 1 {
 		return p, nil
 	}
-	// Every app figure is read at one state, the latest saved one, and decoded from
-	// the very value the browser then checks against its proof.
-	reads := []struct {
-		path, offline string
-		data          []byte
-		box           *proofBox
-		use           func(a rawAnswer) error
-	}{
-		{proofs.PathKey, "ttld status and the proof bundle", drive.ProtocolVersionKey(), &p.VersionProof, func(a rawAnswer) error {
-			v, err := drive.DecodeProtocolVersion(a.Value)
-			p.ProtocolVersion = uint32(v)
-			return err
-		}},
-		{proofs.PathPools, "ttld query pools --prove", nil, &p.PoolsProof, func(a rawAnswer) (err error) {
-			kv := proofs.EntriesKV(a.Entries)
-			if p.Epoch, p.EpochStarted, err = drive.GetCurrentEpoch(kv); err != nil {
-				return err
-			}
-			p.StoragePool, err = drive.GetU64(kv, drive.StoragePoolKey())
-			return err
-		}},
-		{proofs.PathLifetimePools, "ttld query pools --prove", nil, &p.LifetimeProof, func(a rawAnswer) error {
-			p.LifetimePools = len(a.Entries)
-			return nil
-		}},
-		{proofs.PathPendingRefunds, "ttld query pools --prove", nil, &p.RefundsProof, func(a rawAnswer) error {
-			p.PendingRefunds = len(a.Entries)
-			return nil
-		}},
-		{proofs.PathTotalCredits, "ttld query total-credits --prove", nil, &p.TotalProof, func(a rawAnswer) (err error) {
-			p.TotalCredits, err = u64(a.Value)
-			return err
-		}},
-		{proofs.PathKey, "ttld query total-credits --prove", drive.SupplyKey(), &p.SupplyProof, func(a rawAnswer) (err error) {
-			p.Supply, err = u64(a.Value)
-			return err
-		}},
-	}
-	for _, rd := range reads {
-		a, err := s.rawRead(ctx, rd.path, rd.data, p.State)
-		if err != nil {
-			return nil, err
-		}
-		p.State = a.Height
-		if err := rd.use(a); err != nil {
-			return nil, err
-		}
-		if *rd.box, err = s.proofBox(ctx, rd.path, rd.data, a.Height, a.shown(), rd.offline); err != nil {
-			return nil, err
-		}
-	}
-	// The backlog: the entries due at the state's block time.
-	lb, err := s.rawRead(ctx, proofs.PathKey, drive.LastBlockKey(), p.State)
+	// Every app figure is read at one state, the version's; the backlog counts the
+	// expirations due at that state's block time.
+	first, err := s.rawRead(ctx, proofs.PathKey, drive.ProtocolVersionKey(), 0)
 	if err != nil {
 		return nil, err
 	}
-	last, ok := drive.DecodeLastBlock(lb.Value)
+	rest, err := s.rawReads(ctx, first.Height,
+		read{proofs.PathPools, nil}, read{proofs.PathLifetimePools, nil}, read{proofs.PathPendingRefunds, nil},
+		read{proofs.PathTotalCredits, nil}, read{proofs.PathKey, drive.SupplyKey()}, read{proofs.PathKey, drive.LastBlockKey()})
+	if err != nil {
+		return nil, err
+	}
+	last, ok := drive.DecodeLastBlock(rest[len(rest)-1].Value)
 	if !ok {
 		return nil, fmt.Errorf("the last block record does not decode")
 	}
-	data := proofs.ExpirationsData(last.TimeMs, nil)
-	due, err := s.rawRead(ctx, proofs.PathExpirations, data, p.State)
+	due, err := s.rawRead(ctx, proofs.PathExpirations, proofs.ExpirationsData(last.TimeMs, nil), first.Height)
 	if err != nil {
 		return nil, err
 	}
-	p.Backlog, p.BacklogMore = len(due.Entries), due.More
-	p.BacklogProof, err = s.proofBox(ctx, proofs.PathExpirations, data, p.State, due.shown(), "ttld query expirations --prove")
+	p.proofBox, err = s.proofBox(ctx, append(append([]check.Answer{first}, rest...), due), "ttld query pools --prove", "ttld query total-credits --prove", "ttld query expirations --prove")
 	return p, err
-}
-
-func u64(v []byte) (uint64, error) {
-	if len(v) != 8 {
-		return 0, fmt.Errorf("a u64 record of %d bytes", len(v))
-	}
-	return binary.BigEndian.Uint64(v), nil
 }

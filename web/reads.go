@@ -9,7 +9,7 @@ import (
 
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
 
-	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/web/check"
 )
 
 // Bounds of what one page reads.
@@ -26,57 +26,67 @@ const (
 	MaxProofDataBytes = MaxQueryBytes + 128
 )
 
-// rawAnswer is one unproven read: the value, a range's entries and whether the range
-// was cut, at Height.
-type rawAnswer struct {
-	Value   []byte
-	Entries []proofs.KV
-	More    bool
-	Height  int64
-}
-
-// rawRead reads path and data at height (0: the latest) unproven. A page decodes its
-// figures from exactly this value, which the browser then checks against the proof.
-func (s *Server) rawRead(ctx context.Context, path string, data []byte, height int64) (rawAnswer, error) {
-	target, err := proofs.TargetOf(path, data)
-	if err != nil {
-		return rawAnswer{}, err
-	}
+// rawRead reads path and data at height (0: the latest) unproven. A page draws its
+// figures from exactly this answer (check.Read), and the browser draws them again from
+// the proven one.
+func (s *Server) rawRead(ctx context.Context, path string, data []byte, height int64) (check.Answer, error) {
 	res, err := s.rpc.ABCIQueryWithOptions(ctx, path, data, rpcclient.ABCIQueryOptions{Height: height})
 	if err != nil {
-		return rawAnswer{}, err
+		return check.Answer{}, err
 	}
 	if res.Response.Code != 0 {
-		return rawAnswer{}, fmt.Errorf("%s: query code %d: %s", path, res.Response.Code, res.Response.Log)
+		return check.Answer{}, fmt.Errorf("%s: query code %d: %s", path, res.Response.Code, res.Response.Log)
 	}
-	a := rawAnswer{Value: res.Response.Value, Height: res.Response.Height, More: res.Response.Info == proofs.InfoMore}
-	if target.Range() {
-		if a.Entries, err = proofs.DecodeEntries(a.Value); err != nil {
-			return rawAnswer{}, err
-		}
-		if len(a.Entries) == 0 {
-			a.Value = nil // an empty range: the page shows none, which the check proves
-		}
-	}
-	return a, nil
+	return check.AnswerOf(path, data, res.Response), nil
 }
 
-// shown is what a page shows of the read: the value's hex, or "" for an absent key or
-// an empty range.
-func (a rawAnswer) shown() string { return hex.EncodeToString(a.Value) }
+// read is one query of a proof box: a path and its data.
+type read struct {
+	path string
+	data []byte
+}
 
-// proofBox is what a page's proof check needs: where its bundle is, the chain, what
-// the page shows of the proven value (hex; empty: absence), and whether the build
-// carries the WebAssembly check.
+// rawReads reads each query at height, unproven, in order.
+func (s *Server) rawReads(ctx context.Context, height int64, reads ...read) ([]check.Answer, error) {
+	out := make([]check.Answer, len(reads))
+	for i, r := range reads {
+		var err error
+		if out[i], err = s.rawRead(ctx, r.path, r.data, height); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// proofBox is a page's proof box: the figures it shows, drawn from answers about one
+// state, and the bundles that prove those answers, which the browser checks and draws
+// the figures from again (docs/PROOFS.md, "Proof bundles (the web view)").
 type proofBox struct {
-	ProofPath, ChainID, Shown, Offline string
-	Checkable                          bool
+	// F are the figures of the answers; the page shows each once.
+	F check.Figures
+	// Bundles are the URLs of the answers' proof bundles, all at the answers' height.
+	Bundles []string
+	// Offline are the commands that read the same answers checked.
+	Offline []string
+	// Checkable: the build carries the WebAssembly check.
+	Checkable bool
 }
 
-// proofBox is the box of the answer to path and data at height, of which the page
-// shows shown (hex of the value, or of a range's entries; "" for absence).
-func (s *Server) proofBox(ctx context.Context, path string, data []byte, height int64, shown, offline string) (proofBox, error) {
+// proofBox is the box of answers, all at one height: their figures and bundles, and
+// the commands that read them checked offline.
+func (s *Server) proofBox(ctx context.Context, answers []check.Answer, offline ...string) (proofBox, error) {
 	chainID, err := s.c.ChainID(ctx)
-	q := url.Values{"path": {path}, "data": {hex.EncodeToString(data)}, "height": {strconv.FormatInt(height, 10)}}
-	return proofBox{ProofPath: "/proof?" + q.Encode(), ChainID: chainID, Shown: shown, Offline: offline, Checkable: s.wasm != nil}, err
+	if err != nil {
+		return proofBox{}, err
+	}
+	f, err := check.Read(chainID, answers)
+	if err != nil {
+		return proofBox{}, err
+	}
+	b := proofBox{F: f, Offline: offline, Checkable: s.wasm != nil}
+	for _, a := range answers {
+		q := url.Values{"path": {a.Path}, "data": {hex.EncodeToString(a.Data)}, "height": {strconv.FormatInt(a.Height, 10)}}
+		b.Bundles = append(b.Bundles, "/proof?"+q.Encode())
+	}
+	return b, nil
 }

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 
@@ -31,8 +34,9 @@ type chain struct {
 	document protocol.DocumentID
 }
 
-// markup is a document value the pages must show escaped.
-const markup = `<script>alert("x")</script>`
+// markup is a document value the pages must show escaped, its markup as text and its
+// right-to-left override as a visible escape.
+const markup = `<script>alert("x")</script>` + "\u202e1"
 
 func startChain(t *testing.T) chain {
 	t.Helper()
@@ -66,8 +70,45 @@ func (c chain) get(t *testing.T, path string) (int, http.Header, string) {
 	return res.StatusCode, res.Header, string(b)
 }
 
+// figureRE matches a figure as the templates write it (web.fig): its name and text.
+var figureRE = regexp.MustCompile(`<bdi class="figure" data-figure="([^"]*)">([^<]*)</bdi>`)
+
+// bundleRE matches a proof box's list of bundles.
+var bundleRE = regexp.MustCompile(`data-bundle="([^"]*)"`)
+
+// verify checks the page body of path as the browser's check does: the bundles of its
+// proof box, fetched from the view, verify against the genesis set, and every figure
+// the page shows is the proven one, each shown once.
+func (c chain) verify(t *testing.T, path, body string) {
+	t.Helper()
+	m := bundleRE.FindStringSubmatch(body)
+	if m == nil {
+		return // a page without proven figures
+	}
+	var bundles []check.Bundle
+	for _, u := range strings.Fields(html.UnescapeString(m[1])) {
+		status, _, raw := c.get(t, u)
+		if status != http.StatusOK {
+			t.Fatalf("GET %s: bundle %s: %d %s", path, u, status, raw)
+		}
+		b, err := check.DecodeBundle([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bundles = append(bundles, b)
+	}
+	shown := check.Shown{}
+	for _, f := range figureRE.FindAllStringSubmatch(body, -1) {
+		shown[html.UnescapeString(f[1])] = append(shown[html.UnescapeString(f[1])], html.UnescapeString(f[2]))
+	}
+	if _, err := check.Verify(bundles, check.Pin{ChainID: e2e.ChainID, Validators: c.env.Trusted}, time.Now(), 0, shown); err != nil {
+		t.Errorf("GET %s: the page's figures do not verify: %v", path, err)
+	}
+}
+
 // TestPages: every page answers 200 with the figures the chain holds, under the
-// security headers; the document's markup is escaped wherever it is shown.
+// security headers, and its figures verify against its proof box's bundles; the
+// document's markup is escaped wherever it is shown, its override made visible.
 func TestPages(t *testing.T) {
 	c := startChain(t)
 	ctx := context.Background()
@@ -81,17 +122,20 @@ func TestPages(t *testing.T) {
 		path string
 		want []string
 	}{
-		{"/", []string{"Chain " + e2e.ChainID, `id="protocol-version">14<`, "Genesis validator set", "/chart/backlog.svg", "(conserved)"}},
+		{"/", []string{`data-figure="chain">` + e2e.ChainID + "<", `data-figure="protocol-version">14<`, "Genesis validator set", "/chart/backlog.svg", `data-figure="conserved">conserved<`}},
 		{"/blocks", []string{`href="/block/1"`, "Transitions"}},
 		{"/block/2", []string{"Block 2"}},
 		{"/identity/" + id, []string{id, "credits"}},
 		{"/address/" + addr, []string{addr, "Balance changes"}},
-		{"/contract/" + contract, []string{"Type note", `class="ttl">2m0s<`, "byText", "text asc"}},
-		{"/documents/" + contract + "/note", []string{doc[:8], "expires at"}},
+		{"/contract/" + contract, []string{`data-figure="type.0.name">note<`, `data-figure="type.0.ttl">2m0s<`, "byText", "text asc"}},
+		{"/documents/" + contract + "/note", []string{doc[:8], "expires at", "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;⟨U+202E⟩1"}},
 		{"/documents/" + contract + "/note?q=" + url.QueryEscape(`{"where":[["text","startsWith","<scr"]],"limit":5}`), []string{doc[:8]}},
 		{"/documents/" + contract + "/note?q=" + url.QueryEscape(`{"limit":1}`), []string{doc[:8], `id="next-page"`, "startAfter"}},
-		{"/document/" + contract + "/note/" + doc, []string{doc, "$createdAt", "Expires at", "lifetime:"}},
-		{"/epochs", []string{"The current epoch is 0", "/chart/storage.svg"}},
+		{"/document/" + contract + "/note/" + doc, []string{doc, "$createdAt", "Expires at", "lifetime used", `data-figure="field.0.value">&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;⟨U+202E⟩1<`}},
+		{"/epochs", []string{`data-figure="epoch">0, from height`, "/chart/storage.svg"}},
+		{"/address/" + strings.Repeat("0", 39) + "2", []string{`data-figure="state">holds nothing<`}},
+		{"/identity/" + strings.Repeat("cd", 32), []string{`data-figure="state">no such identity<`}},
+		{"/document/" + contract + "/note/" + strings.Repeat("ab", 32), []string{`data-figure="state">no such document<`}},
 	} {
 		status, hdr, body := c.get(t, p.path)
 		if status != http.StatusOK {
@@ -106,9 +150,10 @@ func TestPages(t *testing.T) {
 				t.Errorf("GET %s: no %q in the page", p.path, w)
 			}
 		}
-		if strings.Contains(body, markup) {
-			t.Errorf("GET %s: the document's markup is not escaped", p.path)
+		if strings.Contains(body, markup) || strings.Contains(body, "\u202e") {
+			t.Errorf("GET %s: the document's markup or its override is not escaped", p.path)
 		}
+		c.verify(t, p.path, body)
 	}
 	// The block that created the document lists it with its code and fee.
 	found := false

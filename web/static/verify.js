@@ -1,50 +1,112 @@
-// The web view's proof check: for every element with a data-bundle (a page's proven
-// reads), fetch the bundle and check it with the WebAssembly build of package web/check
-// against the validator set this browser pinned (the chain's genesis set, fetched and
-// kept the first time), and what the page shows (data-shown: the value its figures were
-// decoded from) against the proven value. Each verdict replaces its element's text:
-// the page's one #proof-status in full, the overview's figures in short.
+// The web view's proof check (docs/PROOFS.md, "Proof bundles (the web view)"). Every
+// element with a data-bundle is a proof box: the bundles it lists (this view's /proof
+// URLs, space-separated) prove, at one state, the figures inside it, the elements
+// with a data-figure. For each box the WebAssembly build of package web/check
+// verifies the bundles against the chain and validator set this browser pinned for
+// this site, no older than the bound by this browser's clock, and returns the proven
+// figures, written by the code that verified them; each figure element then shows the
+// proven text, marked verified, or, where the page showed another, marked refused.
+// The pin is taken once per site, from /validators.json, by the first box whose every
+// answer verifies against it (trust on first use); nothing a page says changes it.
 (async function () {
+  // Verdicts are this script's alone: whatever a page's markup claims is cleared.
+  for (const el of document.querySelectorAll("[data-verified]")) delete el.dataset.verified;
   const boxes = document.querySelectorAll("[data-bundle]");
   if (boxes.length === 0 || typeof WebAssembly !== "object" || typeof Go !== "function") {
     return; // the page's text says how to check offline
   }
-  const say = (el, ok, long, short) => {
-    el.textContent = el.id === "proof-status" ? long : short;
-    el.title = long;
-    el.className = ok ? "ok" : "refused";
-    el.dataset.verified = ok ? "true" : "false";
-  };
-  let pinned;
+  const PIN = "ttld-pin";
+  let pin = null;
   try {
-    const key = "ttld-validators:" + boxes[0].dataset.chain;
-    pinned = localStorage.getItem(key);
-    if (pinned === null) {
-      const res = await fetch("/validators.json");
-      if (!res.ok) throw new Error("no validator set to pin: " + res.status);
-      pinned = await res.text();
-      localStorage.setItem(key, pinned);
+    pin = JSON.parse(localStorage.getItem(PIN));
+  } catch (e) {
+    pin = null;
+  }
+  const showPin = (now) => {
+    const text = pin === null ? "none yet" : "chain " + pin.chain_shown + ", validator set " + pin.set_hash.toUpperCase() +
+      (now ? ", pinned now (trust on first use)" : ", pinned " + new Date(pin.pinned_at).toISOString());
+    for (const el of document.querySelectorAll("[data-pin]")) el.textContent = text;
+  };
+  showPin(false);
+  const seconds = (ms) => Math.max(0, Math.round(ms / 1000)) + " s";
+  const state = (r) => r.height ? " Answers at height " + r.height + ", signed header " + (r.height + 1) + " of " +
+    new Date(r.header_time_ms).toISOString() + ", " + seconds(r.age_ms) + " old (bound " + seconds(r.max_age_ms) + ")." : "";
+  const say = (box, verdict, ok, text) => {
+    verdict.textContent = text;
+    verdict.className = ok ? "ok" : "refused";
+    box.dataset.verified = ok ? "true" : "false";
+  };
+  // mark writes the proven figures of r into the box's figure elements.
+  const mark = (figures, r) => {
+    for (const el of figures) {
+      const name = el.dataset.figure;
+      const proven = r.figures ? r.figures[name] : undefined;
+      if (proven === undefined) {
+        el.title = r.figures ? "the proof has no such figure" : "not verified: " + r.reason;
+        el.dataset.verified = "false";
+      } else if (el.textContent !== proven) {
+        const m = r.mismatches.find((m) => m.name === name);
+        el.title = m ? m.text : "the page showed another text";
+        el.textContent = proven;
+        el.dataset.verified = "false";
+      } else {
+        el.dataset.verified = "true";
+      }
     }
+  };
+  try {
     const go = new Go();
     const wasm = await WebAssembly.instantiateStreaming(fetch("/static/verify.wasm"), go.importObject);
     go.run(wasm.instance);
   } catch (e) {
-    boxes.forEach((el) => say(el, false, "NOT VERIFIED: " + e.message, "✗ not verified"));
+    boxes.forEach((box) => say(box, box.querySelector("[data-verdict]") || box, false, "NOT VERIFIED: " + e.message));
     return;
   }
-  for (const el of boxes) {
+  for (const box of boxes) {
+    let verdict = box.querySelector("[data-verdict]");
+    if (verdict === null) {
+      verdict = box.appendChild(document.createElement("p"));
+    }
+    const figures = Array.from(box.querySelectorAll("[data-figure]")).filter((el) => el.closest("[data-bundle]") === box);
+    const shown = {};
+    for (const el of figures) (shown[el.dataset.figure] ||= []).push(el.textContent);
     try {
-      const bundle = await fetch(el.dataset.bundle);
-      if (!bundle.ok) throw new Error("no proof bundle: " + bundle.status);
-      const r = ttldCheck(await bundle.text(), pinned, el.dataset.shown);
-      if (r.verified) {
-        say(el, true, "VERIFIED in this browser: " + (r.present ? "presence" : "absence") + " at height " + r.height +
-          ", app hash " + r.app_hash + " of signed header " + (r.height + 1) + ", against the pinned validator set.", "✓ verified");
+      const urls = box.dataset.bundle.split(/\s+/).filter((u) => u !== "");
+      const bundles = await Promise.all(urls.map(async (u) => {
+        if (!u.startsWith("/proof?")) throw new Error("a bundle that is not this view's: " + u);
+        const res = await fetch(u);
+        if (!res.ok) throw new Error("no proof bundle: " + res.status);
+        return res.text();
+      }));
+      const first = pin === null;
+      let set;
+      if (first) {
+        const res = await fetch("/validators.json");
+        if (!res.ok) throw new Error("no validator set to pin: " + res.status);
+        set = await res.text();
       } else {
-        say(el, false, "NOT VERIFIED: " + r.reason, "✗ not verified");
+        set = pin.validators;
+      }
+      const r = ttldCheck(bundles, set, first ? "" : pin.chain_id, Date.now(), JSON.stringify(shown));
+      if (first && r.verified) {
+        pin = { chain_id: r.chain_id, chain_shown: r.chain_shown, set_hash: r.set_hash, validators: set, pinned_at: Date.now() };
+        localStorage.setItem(PIN, JSON.stringify(pin));
+        showPin(true);
+      }
+      mark(figures, r);
+      for (const bar of box.querySelectorAll("[data-bar]")) {
+        const proven = r.figures ? r.figures[bar.dataset.bar] : undefined;
+        if (proven !== undefined) bar.setAttribute("width", String(parseInt(proven, 10) * 10));
+      }
+      if (r.verified) {
+        say(box, verdict, true, "VERIFIED in this browser: " + urls.length + " answers, chain " + r.chain_shown +
+          ", against the validator set pinned for this site; every figure marked ✓ is written from the proven bytes." + state(r));
+      } else {
+        say(box, verdict, false, "NOT VERIFIED: " + r.reason + "." + state(r));
       }
     } catch (e) {
-      say(el, false, "NOT VERIFIED: " + e.message, "✗ not verified");
+      mark(figures, { reason: e.message });
+      say(box, verdict, false, "NOT VERIFIED: " + e.message);
     }
   }
 })();

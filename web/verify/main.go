@@ -39,7 +39,7 @@ func main() {
 		}
 		now := time.UnixMilli(int64(args[3].Float()))
 		v, err := check.Verify(bundles, check.Pin{ChainID: args[2].String(), Validators: vals}, now, 0, shown)
-		out["chain_id"], out["set_hash"] = v.ChainID, hex.EncodeToString(v.SetHash)
+		out["chain_id"], out["chain_shown"], out["set_hash"] = v.ChainID, check.Visible(v.ChainID), hex.EncodeToString(v.SetHash)
 		out["height"], out["app_hash"] = v.Height, hex.EncodeToString(v.AppHash)
 		out["header_time_ms"], out["age_ms"], out["max_age_ms"] = v.HeaderTime.UnixMilli(), v.Age.Milliseconds(), v.MaxAge.Milliseconds()
 		if v.Figures != nil {

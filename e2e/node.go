@@ -57,6 +57,13 @@ func StartNodeShortTTL(t testing.TB, minTTL uint64) *Env {
 	return startNode(t, node.InitOptions{ChainID: ChainID, DevBalance: DevBalance, LocalMinTTLSeconds: minTTL})
 }
 
+// StartNodeOnChain is StartNode for a chain of another id than ChainID, with a genesis
+// validator of its own: a second chain, such as the one a forged view would show.
+func StartNodeOnChain(t testing.TB, chainID string) *Env {
+	t.Helper()
+	return startNode(t, node.InitOptions{ChainID: chainID, DevBalance: DevBalance})
+}
+
 func startNode(t testing.TB, opts node.InitOptions) *Env {
 	t.Helper()
 	opts.Home = t.TempDir()

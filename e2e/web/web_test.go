@@ -5,6 +5,9 @@ package web
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,19 +15,31 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/ttld-dev/ttld/e2e"
+	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/web/check"
 )
 
-// TestWebViewInChromium: the overview, blocks, a block, an identity, a contract, its
-// documents, a document and the epochs, each loaded in headless Chromium, show what the
-// chain holds.
+// TestWebViewInChromium: the overview, blocks, a block, an identity, an address, a
+// contract, its documents, a document and the epochs, each loaded in headless
+// Chromium, show what the chain holds, every figure of their proof boxes verified and
+// written from the proven bytes; a document value's bidirectional controls are shown
+// escaped. Then, through a proxy that changes the pages on the way, each attack ends
+// NOT VERIFIED: a balance or a document's text changed, its expiry changed, the page's
+// chain id changed, a fake chain's pages and bundles after the real chain was pinned,
+// and a genuine bundle of an old state.
 func TestWebViewInChromium(t *testing.T) {
 	env := e2e.StartNodeShortTTL(t, 60)
 	ctx := context.Background()
@@ -40,7 +55,7 @@ func TestWebViewInChromium(t *testing.T) {
 	defer cancel()
 	browser, cancel := chromedp.NewContext(allocCtx)
 	defer cancel()
-	browser, cancel = context.WithTimeout(browser, 2*time.Minute)
+	browser, cancel = context.WithTimeout(browser, 4*time.Minute)
 	defer cancel()
 
 	base := strings.TrimSuffix(env.Node.WebAddress(), "/")
@@ -53,32 +68,11 @@ func TestWebViewInChromium(t *testing.T) {
 	}
 	page := func(name, path string, texts map[string]string) {
 		t.Helper()
-		if _, err := chromedp.Run(browser, chromedp.Navigate(base+path)); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if _, err := chromedp.Run(browser, chromedp.WaitReady(chromedp.CSS("main"))); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		// Each selector is read until it holds what it should (the proof check
-		// rewrites #proof-status once it has run), for up to half a minute.
+		load(t, browser, base+path)
 		for sel, want := range texts {
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				got, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS(sel)))
-				if err != nil {
-					t.Fatalf("%s: %s: %v", path, sel, err)
-				}
-				if strings.Contains(got, want) {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Errorf("%s: %s holds %q, want %q", path, sel, got, want)
-					break
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
+			waitText(t, browser, path, sel, want)
 		}
-		allVerified(t, browser, path, 0)                                // the screenshot with the proof checks' verdicts
+		allVerified(t, browser, path)                                   // the screenshot with the proof checks' verdicts
 		png, err := chromedp.Run(browser, chromedp.FullScreenshot(100)) // 100: a PNG (less is a JPEG)
 		if err != nil {
 			t.Fatalf("%s: screenshot: %v", path, err)
@@ -88,109 +82,307 @@ func TestWebViewInChromium(t *testing.T) {
 		}
 	}
 	c, d := contract.String(), doc.String()
-	page("overview", "/", map[string]string{"h1": "Chain " + e2e.ChainID, "#protocol-version": "14", "#backlog": "0 documents", "#credits": "(conserved)", "#validators": "10"})
-	allVerified(t, browser, "/", 7)
-	page("blocks", "/blocks", map[string]string{"#blocks": strconv.FormatInt(docHeight, 10)})
-	page("block", "/block/"+strconv.FormatInt(docHeight, 10), map[string]string{"h1": "Block " + strconv.FormatInt(docHeight, 10), "#tx-count": "1", "main": "document_create"})
-	page("identity", "/identity/"+id.String(), map[string]string{"#balance": strconv.FormatUint(st.Balance%1000, 10), "#proof-status": "VERIFIED in this browser"})
-	page("contract", "/contract/"+c, map[string]string{"#type-note": "Type note", ".ttl": "2m0s", "#proof-status": "VERIFIED in this browser"})
-	page("documents", "/documents/"+c+"/note", map[string]string{"#documents": d[:8], "#proof-status": "VERIFIED in this browser: presence"})
-	page("document", "/document/"+c+"/note/"+d, map[string]string{"#expiry": "expires at", "#fields": "hello from the web view", "#proof": "signed by the validator set", "#proof-status": "VERIFIED in this browser"})
-	page("epochs", "/epochs", map[string]string{"#epochs": "0"})
-	allVerified(t, browser, "/epochs", 1)
-
-	// The document's proof, checked in the browser by the WebAssembly build of
-	// web/check against the pinned genesis set: verified; and through a proxy that
-	// flips a byte of the proof bundle on the way: not verified.
-	waitVerdict := func(base, path string) string {
-		t.Helper()
-		if _, err := chromedp.Run(browser, chromedp.Navigate(base+path)); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(time.Minute)
-		for {
-			verdict, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS("#proof-status")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(verdict, "VERIFIED") || time.Now().After(deadline) {
-				return verdict
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
 	docPath := "/document/" + c + "/note/" + d
+	page("overview", "/", map[string]string{"h1": "Chain " + e2e.ChainID, "#protocol-version": "14", "#backlog": "0 documents", "#credits": "(conserved", "#validators": "10", "#proof-status": "VERIFIED in this browser"})
+	waitText(t, browser, "/", "[data-pin]", "chain "+e2e.ChainID+", validator set "+fmt.Sprintf("%X", env.Trusted.Hash()))
+	page("blocks", "/blocks", map[string]string{"#blocks": strconv.FormatInt(docHeight, 10), "main": "not proven"})
+	page("block", "/block/"+strconv.FormatInt(docHeight, 10), map[string]string{"h1": "Block " + strconv.FormatInt(docHeight, 10), "#tx-count": "1", "main": "document_create"})
+	page("identity", "/identity/"+id.String(), map[string]string{"#balance": check.Credits(st.Balance), "#proof-status": "VERIFIED in this browser"})
+	page("contract", "/contract/"+c, map[string]string{"#type-note": "Type note", ".ttl": "2m0s", "#proof-status": "VERIFIED in this browser"})
+	page("documents", "/documents/"+c+"/note", map[string]string{"#documents": d[:8], "#proof-status": "VERIFIED in this browser"})
+	page("document", docPath, map[string]string{"#expiry": "expires at", "#fields": "hello from the web view", "#proof": "signed by the validator set", "#proof-status": "VERIFIED in this browser"})
+	page("epochs", "/epochs", map[string]string{"#epochs": "0", "#proof-status": "VERIFIED in this browser"})
 	for path, want := range map[string]string{
-		"/address/" + env.Dev.Address().String():               "VERIFIED in this browser: presence",
-		"/address/" + strings.Repeat("0", 39) + "2":            "VERIFIED in this browser: absence",
-		"/document/" + c + "/note/" + strings.Repeat("ab", 32): "VERIFIED in this browser: absence",
-		docPath:                                 "VERIFIED in this browser: presence",
-		"/identity/" + id.String():              "VERIFIED in this browser: presence",
-		"/identity/" + strings.Repeat("cd", 32): "VERIFIED in this browser: absence",
-		"/contract/" + c:                        "VERIFIED in this browser: presence",
+		"/address/" + env.Dev.Address().String():               "#balance",
+		"/address/" + strings.Repeat("0", 39) + "2":            "#absent",
+		"/document/" + c + "/note/" + strings.Repeat("ab", 32): "#absent",
+		"/identity/" + strings.Repeat("cd", 32):                "#absent",
 	} {
-		if v := waitVerdict(base, path); !strings.HasPrefix(v, want) {
-			t.Errorf("%s: the proof in the browser: %q, want %q", path, v, want)
+		if v := verdict(t, browser, base+path); !strings.HasPrefix(v, "VERIFIED in this browser") {
+			t.Errorf("%s: %q", path, v)
 		}
+		allVerified(t, browser, path)
+		waitText(t, browser, path, want, "")
 	}
-	waitVerdict(base, docPath) // the screenshot of the document with its verdict
-	png, err := chromedp.Run(browser, chromedp.FullScreenshot(100))
+
+	// A value with bidirectional controls and a zero-width space: escaped in the DOM,
+	// as the server wrote it and as the browser's check wrote it again.
+	bidi := addNote(t, env, note, "price: \u202e0001\u202c credits\u200b", 8)
+	bidiPath := "/document/" + c + "/note/" + bidi.String()
+	if v := verdict(t, browser, base+bidiPath); !strings.HasPrefix(v, "VERIFIED in this browser") {
+		t.Errorf("%s: %q", bidiPath, v)
+	}
+	fields, err := chromedp.Run(browser, chromedp.Evaluate[string](`document.querySelector("#fields").textContent`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(shots, "document.png"), png, 0o644); err != nil {
+	if !strings.Contains(fields, "price: ⟨U+202E⟩0001⟨U+202C⟩ credits⟨U+200B⟩") || strings.ContainsAny(fields, "\u202e\u202c\u200b") {
+		t.Errorf("the document's value in the DOM: %q", fields)
+	}
+	allVerified(t, browser, bidiPath)
+
+	// The attacks, through a proxy of the view, whose origin pins its own set; the
+	// document attacked is a new one, far from its expiry.
+	docPath = "/document/" + c + "/note/" + addNote(t, env, note, "hello from the web view", 9).String()
+	fake := e2e.StartNodeOnChain(t, "ttld-fake")
+	proxy := newProxy(t, base, strings.TrimSuffix(fake.Node.WebAddress(), "/"), 2)
+	srv := httptest.NewServer(proxy)
+	defer srv.Close()
+	addr := "/address/" + env.Dev.Address().String()
+	proxy.set(honest)
+	if v := verdict(t, browser, srv.URL+"/"); !strings.HasPrefix(v, "VERIFIED in this browser") {
+		t.Fatalf("the first verification through the proxy, which pins: %q", v)
+	}
+	for _, a := range []struct {
+		mode       mode
+		path, want string
+		sel, shows string // what the figure's element shows once the check ran
+	}{
+		{balance, addr, `balance: the page showed "9,999,251,000", the proof says "`, "#balance", " credits"},
+		{text, docPath, `field.0.value: the page showed "goodbye from the proxy", the proof says "hello from the web view"`, "#fields", "hello from the web view"},
+		{expiry, docPath, `expiry: the page showed "expires at 2099-01-01T00:00:00Z, in 640000h0m0s", the proof says "expires at `, "#expiry", "at 20"},
+		{chain, "/", `chain: the page showed "ttld-fake", the proof says "` + e2e.ChainID + `"`, "h1", "Chain " + e2e.ChainID},
+		{fakeChain, "/", "this view pinned chain " + e2e.ChainID + ", set " + fmt.Sprintf("%X", env.Trusted.Hash()), "h1", "Chain ttld-fake"},
+	} {
+		proxy.set(a.mode)
+		v := verdict(t, browser, srv.URL+a.path)
+		if !strings.HasPrefix(v, "NOT VERIFIED") || !strings.Contains(v, a.want) {
+			t.Errorf("%s: %q, want NOT VERIFIED with %q", a.mode, v, a.want)
+		}
+		shows, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS(a.sel)))
+		if err != nil || !strings.Contains(shows, a.shows) || strings.Contains(shows, "9,999,251,000") || strings.Contains(shows, "goodbye") || strings.Contains(shows, "2099") {
+			t.Errorf("%s: %s shows %q (%v), want the proven %q", a.mode, a.sel, shows, err, a.shows)
+		}
+	}
+	if n := proxy.validatorsAsked(fakeChain); n != 0 {
+		t.Errorf("the fake chain's /validators.json was fetched %d times after the pin", n)
+	}
+
+	// A genuine bundle of state 2, served for the latest state: refused for its age.
+	// NB: the test runs for less than the bound, so the tab's clock is set at the old
+	// header's time plus the bound and a little: old for the header after state 2, not
+	// for the latest one, as the honest page shows first.
+	old, err := env.Client.RPC().Commit(ctx, ptr(int64(3)))
+	if err != nil {
 		t.Fatal(err)
 	}
-	tamper := httptest.NewServer(tamperingProxy(t, base))
-	defer tamper.Close()
-	if v := waitVerdict(tamper.URL, docPath); !strings.HasPrefix(v, "NOT VERIFIED") {
-		t.Fatalf("a tampered proof in the browser: %q", v)
+	shift := max(0, time.Until(old.Time.Add(proofs.DefaultMaxAge+5*time.Second)))
+	tab, cancel := chromedp.NewContext(browser)
+	defer cancel()
+	if _, err := chromedp.Run(tab, clockShift(shift)); err != nil {
+		t.Fatal(err)
+	}
+	absent := "/address/" + strings.Repeat("0", 39) + "2"
+	proxy.set(honest)
+	if v := verdict(t, tab, srv.URL+absent); !strings.HasPrefix(v, "VERIFIED in this browser") {
+		t.Errorf("the latest state on a clock %s ahead: %q", shift, v)
+	}
+	proxy.set(stale)
+	if v := verdict(t, tab, srv.URL+absent); !strings.HasPrefix(v, "NOT VERIFIED") || !strings.Contains(v, "the answers are of height 2") ||
+		!strings.Contains(v, "over the 1m0s allowed") {
+		t.Errorf("an old genuine bundle: %q", v)
 	}
 }
 
-// tamperingProxy forwards to the web view at base, changing one character of the
-// answer's value in every proof bundle it passes on.
-func tamperingProxy(t *testing.T, base string) http.Handler {
-	target, err := url.Parse(base)
+// addNote writes a note of text in n's contract, as n's identity, with entropy (a new
+// one for each note), and returns its id.
+func addNote(t *testing.T, env *e2e.Env, n e2e.Note, text string, entropy byte) protocol.DocumentID {
+	t.Helper()
+	data, err := json.Marshal(map[string]string{"text": text})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := httputil.NewSingleHostReverseProxy(target)
-	p.ModifyResponse = func(res *http.Response) error {
-		if res.Request.URL.Path != "/proof" {
+	b := &protocol.DocumentsBatch{Identity: n.Identity, Contract: n.Contract, Actions: []protocol.DocumentAction{
+		{Kind: protocol.ActionCreate, Type: "note", Entropy: [32]byte{entropy}, Data: data},
+	}}
+	b.Actions[0].ID = b.CreateID(b.Actions[0])
+	env.Commit(t, b)
+	return b.Actions[0].ID
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// clockShift runs, in every document the tab loads, before its scripts, a Date.now
+// that is ahead of the browser's clock by shift: the clock the page's check reads.
+func clockShift(shift time.Duration) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		src := fmt.Sprintf("Date.now = ((now) => () => now() + %d)(Date.now);", shift.Milliseconds())
+		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src})
+		return chromedp.Void{}, err
+	}
+}
+
+// mode is what the proxy changes on the way.
+type mode string
+
+const (
+	honest    mode = "honest"      // nothing
+	balance   mode = "balance"     // the balance a page displays
+	text      mode = "text"        // a document's displayed text
+	expiry    mode = "expiry"      // a document's displayed expiry
+	chain     mode = "chain"       // the chain id a page displays
+	fakeChain mode = "fake chain"  // everything: the pages and bundles of another chain
+	stale     mode = "old bundles" // the bundles asked: those of an old state instead
+)
+
+// proxy forwards to a web view, changing what its mode says.
+type proxy struct {
+	rp         *httputil.ReverseProxy
+	mu         sync.Mutex
+	mode       mode
+	validators map[mode]int // /validators.json asked, by mode
+}
+
+// newProxy forwards to the view at base, or in fakeChain mode to the one at fakeBase;
+// in stale mode it asks every bundle at height old.
+func newProxy(t *testing.T, base, fakeBase string, old int64) *proxy {
+	real, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake, err := url.Parse(fakeBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{validators: map[mode]int{}}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			m := p.get()
+			if pr.In.URL.Path == "/validators.json" {
+				p.mu.Lock()
+				p.validators[m]++
+				p.mu.Unlock()
+			}
+			if m == fakeChain {
+				pr.SetURL(fake)
+				return
+			}
+			pr.SetURL(real)
+			if m == stale && pr.In.URL.Path == "/proof" {
+				q := pr.Out.URL.Query()
+				q.Set("height", strconv.FormatInt(old, 10))
+				pr.Out.URL.RawQuery = q.Encode()
+			}
+		},
+		ModifyResponse: func(res *http.Response) error {
+			if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+				return nil
+			}
+			body, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			if err != nil {
+				return err
+			}
+			switch p.get() {
+			case balance:
+				body = setFigure(body, "balance", "9,999,251,000")
+			case text:
+				body = setFigure(body, "field.0.value", "goodbye from the proxy")
+			case expiry:
+				body = setFigure(body, "expiry", "expires at 2099-01-01T00:00:00Z, in 640000h0m0s")
+			case chain:
+				body = setFigure(body, "chain", "ttld-fake")
+			}
+			res.Body = io.NopCloser(bytes.NewReader(body))
+			res.ContentLength = int64(len(body))
+			res.Header.Set("Content-Length", strconv.Itoa(len(body)))
 			return nil
-		}
-		body, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		if err != nil {
-			return err
-		}
-		i := bytes.Index(body, []byte(`"value":"`)) + len(`"value":"`) + 20
-		if body[i] == 'A' {
-			body[i] = 'B'
-		} else {
-			body[i] = 'A'
-		}
-		res.Body = io.NopCloser(bytes.NewReader(body))
-		res.ContentLength = int64(len(body))
-		res.Header.Set("Content-Length", strconv.Itoa(len(body)))
-		return nil
+		},
 	}
 	return p
 }
 
-// allVerified waits until every proof box of the page loaded (at least want of them)
-// has its verdict, and fails unless all are verified.
-func allVerified(t *testing.T, browser context.Context, path string, want int) {
+func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.rp.ServeHTTP(w, r) }
+
+func (p *proxy) set(m mode) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mode = m
+}
+
+func (p *proxy) get() mode {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mode
+}
+
+func (p *proxy) validatorsAsked(m mode) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.validators[m]
+}
+
+// setFigure writes text as the displayed text of every element of figure name.
+func setFigure(body []byte, name, text string) []byte {
+	re := regexp.MustCompile(`(data-figure="` + regexp.QuoteMeta(name) + `">)[^<]*<`)
+	return re.ReplaceAllFunc(body, func(m []byte) []byte {
+		open := re.FindSubmatch(m)[1]
+		return append(append(append([]byte(nil), open...), html.EscapeString(text)...), '<')
+	})
+}
+
+// load opens url in the tab and waits for its main element.
+func load(t *testing.T, tab context.Context, url string) {
+	t.Helper()
+	if _, err := chromedp.Run(tab, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	if _, err := chromedp.Run(tab, chromedp.WaitReady(chromedp.CSS("main"))); err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+}
+
+// waitText reads sel until it holds want (the proof check rewrites its elements once
+// it has run), for up to half a minute.
+func waitText(t *testing.T, tab context.Context, path, sel, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("%s: %s: %v", path, sel, err)
+		}
+		if strings.Contains(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: %s holds %q, want %q", path, sel, got, want)
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// verdict loads url in the tab and returns its proof box's verdict once the check has
+// run.
+func verdict(t *testing.T, tab context.Context, url string) string {
+	t.Helper()
+	load(t, tab, url)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		v, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS("#proof-status")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(v, "VERIFIED") || strings.HasPrefix(v, "NOT VERIFIED") || time.Now().After(deadline) {
+			return v
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// allVerified waits until every proof box of the page loaded has its verdict, and
+// fails unless each box and each of its figures is verified.
+func allVerified(t *testing.T, tab context.Context, path string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		verdicts, err := chromedp.Run(browser, chromedp.Evaluate[[]string](
-			`Array.from(document.querySelectorAll("[data-bundle]")).map(e => e.dataset.verified || "")`))
+		verdicts, err := chromedp.Run(tab, chromedp.Evaluate[[]string](
+			`Array.from(document.querySelectorAll("[data-bundle], [data-figure]")).map(e => e.dataset.verified || "")`))
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		done, ok := len(verdicts) >= want, len(verdicts) >= want
+		done, ok := true, true
 		for _, v := range verdicts {
 			done = done && v != ""
 			ok = ok && v == "true"

@@ -14,6 +14,7 @@ import (
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/e2e"
 	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/protocol"
 	"github.com/ttld-dev/ttld/web/check"
 )
 
@@ -91,8 +92,8 @@ func shownAs(f check.Figures) check.Shown {
 // with its bidirectional controls escaped and its expiry its $createdAt plus the
 // type's ttl; a page showing them as proven verifies, and one that shows another text,
 // leaves one out or adds one is refused naming both texts. A header of another chain or
-// validator set than pinned, one older than the bound and answers of two states are
-// refused.
+// validator set than pinned, a changed answer, a header older than the bound and
+// answers of two states are refused.
 func TestVerify(t *testing.T) {
 	env := e2e.StartNodeShortTTL(t, 60)
 	ctx := context.Background()
@@ -177,6 +178,20 @@ func TestVerify(t *testing.T) {
 	if _, err := check.Verify(bundles, check.Pin{ChainID: e2e.ChainID, Validators: other}, now, 0, honest); !errors.As(err, &pinned) {
 		t.Errorf("another pinned set: %v", err)
 	}
+	// A bundle whose answer was changed on the way.
+	var notProven check.ErrNotProven
+	spoiled := append([]check.Bundle(nil), bundles...)
+	raw, err := bundles[0].Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spoiled[0], err = check.DecodeBundle(raw); err != nil {
+		t.Fatal(err)
+	}
+	spoiled[0].Response.Value[len(spoiled[0].Response.Value)-1] ^= 1
+	if _, err := check.Verify(spoiled, pin, now, 0, honest); !errors.As(err, &notProven) || notProven.Bundle != 0 {
+		t.Errorf("a changed answer: %v", err)
+	}
 	// Nothing pinned yet: the header's chain is taken, the set's hash reported.
 	if v, err := check.Verify(bundles, check.Pin{Validators: env.Trusted}, now, 0, honest); err != nil || v.ChainID != e2e.ChainID ||
 		string(v.SetHash) != string(env.Trusted.Hash()) {
@@ -198,10 +213,15 @@ func TestVerify(t *testing.T) {
 	if _, err := check.Verify(mixed, pin, now, 0, honest); !errors.As(err, &two) {
 		t.Errorf("answers of two heights: %v", err)
 	}
-	// A document without its contract has no figures.
+	// A document without its contract has no figures, nor a box of two subjects.
 	var answers check.ErrAnswers
 	if _, err := check.Verify([]check.Bundle{bundles[0], bundles[3]}, pin, now, 0, honest); !errors.As(err, &answers) {
 		t.Errorf("a document without its contract: %v", err)
+	}
+	var nobody protocol.IdentityID
+	subjects := append(bundles, bundleAt(t, env, proofs.PathIdentity, nobody[:], h))
+	if _, err := check.Verify(subjects, pin, now, 0, honest); !errors.As(err, &answers) || !strings.Contains(err.Error(), "two of the answers show a figure id") {
+		t.Errorf("a document and an identity in one box: %v", err)
 	}
 }
 

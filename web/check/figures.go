@@ -58,10 +58,11 @@ func Name(parts ...any) string {
 }
 
 // ErrAnswers: a set of answers that no page of the view reads its figures from: a
-// figure it needs is missing, an answer is there twice, or answers disagree.
+// figure it needs is missing, an answer is there twice, or answers disagree. Its
+// message is made visible (Visible): a reason may quote what a bundle holds.
 type ErrAnswers struct{ Reason string }
 
-func (e ErrAnswers) Error() string { return "the answers do not make a page: " + e.Reason }
+func (e ErrAnswers) Error() string { return "the answers do not make a page: " + Visible(e.Reason) }
 
 // answers is a set of answers sorted by what they read: the single keys of /key by
 // key, then each path. An answer a page does not read figures from has no slot.
@@ -156,8 +157,17 @@ func Read(chainID string, list []Answer) (Figures, error) {
 		readSingleKeys, readPools, readCredits, readBacklog, readEpochs,
 		readAddress, readIdentity, readContract, readDocument, readDocuments,
 	} {
-		if err := read(f, s); err != nil {
+		part := Figures{}
+		if err := read(part, s); err != nil {
 			return nil, err
+		}
+		// NB: a figure has one source: answers of two subjects (an identity's and an
+		// address's) would both have a state, and a page could show either one's.
+		for name, text := range part {
+			if _, twice := f[name]; twice {
+				return nil, ErrAnswers{"two of the answers show a figure " + name}
+			}
+			f[name] = text
 		}
 	}
 	return f, nil
@@ -688,7 +698,7 @@ func readDocuments(f Figures, s answers) error {
 	}
 	t, ok := contract.DocumentType(typeName)
 	if !ok {
-		return ErrAnswers{"the contract has no type " + Visible(typeName)}
+		return ErrAnswers{"the contract has no type " + typeName}
 	}
 	f["contract"], f["type"], f["query"] = c.String(), Visible(typeName), Visible(string(query))
 	for i, row := range ans.Documents {

@@ -36,6 +36,20 @@ func (e ErrPinned) Error() string {
 		Visible(e.PinnedChain), e.PinnedSet, Visible(e.Chain), e.Set)
 }
 
+// ErrNotProven: the answer of bundle Bundle (from 0) does not verify: Err is Check's
+// error, which the message makes visible (Visible), since it may quote what the bundle
+// holds, such as the chain id it claims.
+type ErrNotProven struct {
+	Bundle int
+	Err    error
+}
+
+func (e ErrNotProven) Error() string {
+	return fmt.Sprintf("bundle %d does not verify: %s", e.Bundle, Visible(e.Err.Error()))
+}
+
+func (e ErrNotProven) Unwrap() error { return e.Err }
+
 // ErrStale: the signed header that proves the answers is older than the bound: an old
 // state served as the latest one (docs/PROOFS.md, "Height and freshness").
 type ErrStale struct {
@@ -70,22 +84,26 @@ type Mismatch struct {
 	// Shown is what the page displays; Proven what the proof says ("" when the
 	// proof has no such figure: Unproven).
 	Shown, Proven string
-	// Times is how many elements display the figure (one, unless Missing or Repeated).
+	// Times is how many elements display the figure: 0, the page does not show it;
+	// more than one, it shows it more than once.
 	Times int
 	// Unproven: the page displays a figure the proof does not have.
 	Unproven bool
 }
 
+// String names the figure and both texts, the page's made visible (a page's text and
+// names are not the view's, and may hold what would reorder the message).
 func (m Mismatch) String() string {
+	name := Visible(m.Name)
 	switch {
 	case m.Unproven:
-		return fmt.Sprintf("%s: the page showed %q, which the proof does not have", m.Name, Visible(m.Shown))
+		return fmt.Sprintf("%s: the page showed %q, which the proof does not have", name, Visible(m.Shown))
 	case m.Times == 0:
-		return fmt.Sprintf("%s: the page does not show it, the proof says %q", m.Name, m.Proven)
+		return fmt.Sprintf("%s: the page does not show it, the proof says %q", name, m.Proven)
 	case m.Times > 1 && !anyTimes(m.Name):
-		return fmt.Sprintf("%s: the page shows it %d times, the proof says %q once", m.Name, m.Times, m.Proven)
+		return fmt.Sprintf("%s: the page shows it %d times, the proof says %q once", name, m.Times, m.Proven)
 	}
-	return fmt.Sprintf("%s: the page showed %q, the proof says %q", m.Name, Visible(m.Shown), m.Proven)
+	return fmt.Sprintf("%s: the page showed %q, the proof says %q", name, Visible(m.Shown), m.Proven)
 }
 
 // ErrShown: the page displays figures other than the proven ones.
@@ -155,11 +173,12 @@ type Verdict struct {
 
 // Verify checks the bundles of one proof box of a page, in this order: each bundle's
 // signed header is of the pinned chain and names the pinned validator set (ErrPinned),
-// each answer verifies against that set (Check), all are about one state (one height,
-// one app hash: ErrNotOneState), whose signed header is at most maxAge older than now,
-// the reader's clock (ErrStale; zero: proofs.DefaultMaxAge, the client's bound;
-// negative: no bound); then it reads their figures (Read) and compares them
-// with what the page shows (ErrShown, with the proven figures in the verdict).
+// each answer verifies against that set (Check; ErrNotProven), all are about one
+// state (one height, one app hash: ErrNotOneState), whose signed header is at most
+// maxAge older than now, the reader's clock (ErrStale; zero: proofs.DefaultMaxAge, the
+// client's bound; negative: no bound); then it reads their figures (Read) and
+// compares them with what the page shows (ErrShown, with the proven figures in the
+// verdict).
 func Verify(bundles []Bundle, pin Pin, now time.Time, maxAge time.Duration, shown Shown) (Verdict, error) {
 	var v Verdict
 	if len(bundles) == 0 {
@@ -184,7 +203,7 @@ func Verify(bundles []Bundle, pin Pin, now time.Time, maxAge time.Duration, show
 		}
 		r, err := Check(b, pin.Validators)
 		if err != nil {
-			return v, err
+			return v, ErrNotProven{Bundle: i, Err: err}
 		}
 		if i == 0 {
 			v.ChainID, v.Height, v.AppHash, v.HeaderTime = sh.ChainID, r.Height, r.AppHash, r.Time

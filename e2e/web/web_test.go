@@ -39,7 +39,8 @@ import (
 // escaped. Then, through a proxy that changes the pages on the way, each attack ends
 // NOT VERIFIED: a balance or a document's text changed, its expiry changed, the page's
 // chain id changed, a fake chain's pages and bundles after the real chain was pinned,
-// and a genuine bundle of an old state.
+// a page that shows another address than its own, and a genuine bundle of an old
+// state.
 func TestWebViewInChromium(t *testing.T) {
 	env := e2e.StartNodeShortTTL(t, 60)
 	ctx := context.Background()
@@ -125,7 +126,8 @@ func TestWebViewInChromium(t *testing.T) {
 	// document attacked is a new one, far from its expiry.
 	docPath = "/document/" + c + "/note/" + addNote(t, env, note, "hello from the web view", 9).String()
 	fake := e2e.StartNodeOnChain(t, "ttld-fake")
-	proxy := newProxy(t, base, strings.TrimSuffix(fake.Node.WebAddress(), "/"), 2)
+	absent := strings.Repeat("0", 39) + "2"
+	proxy := newProxy(t, base, strings.TrimSuffix(fake.Node.WebAddress(), "/"), 2, env.Dev.Address().String(), absent)
 	srv := httptest.NewServer(proxy)
 	defer srv.Close()
 	addr := "/address/" + env.Dev.Address().String()
@@ -143,6 +145,7 @@ func TestWebViewInChromium(t *testing.T) {
 		{expiry, docPath, `expiry: the page showed "expires at 2099-01-01T00:00:00Z, in 640000h0m0s", the proof says "expires at `, "#expiry", "at 20"},
 		{chain, "/", `chain: the page showed "ttld-fake", the proof says "` + e2e.ChainID + `"`, "h1", "Chain " + e2e.ChainID},
 		{fakeChain, "/", "this view pinned chain " + e2e.ChainID + ", set " + fmt.Sprintf("%X", env.Trusted.Hash()), "h1", "Chain ttld-fake"},
+		{subject, addr, "this page is " + addr + ", its answers are about /address/" + absent, "#proof-status", "NOT VERIFIED"},
 	} {
 		proxy.set(a.mode)
 		v := verdict(t, browser, srv.URL+a.path)
@@ -172,13 +175,12 @@ func TestWebViewInChromium(t *testing.T) {
 	if _, err := chromedp.Run(tab, clockShift(shift)); err != nil {
 		t.Fatal(err)
 	}
-	absent := "/address/" + strings.Repeat("0", 39) + "2"
 	proxy.set(honest)
-	if v := verdict(t, tab, srv.URL+absent); !strings.HasPrefix(v, "VERIFIED in this browser") {
+	if v := verdict(t, tab, srv.URL+"/address/"+absent); !strings.HasPrefix(v, "VERIFIED in this browser") {
 		t.Errorf("the latest state on a clock %s ahead: %q", shift, v)
 	}
 	proxy.set(stale)
-	if v := verdict(t, tab, srv.URL+absent); !strings.HasPrefix(v, "NOT VERIFIED") || !strings.Contains(v, "the answers are of height 2") ||
+	if v := verdict(t, tab, srv.URL+"/address/"+absent); !strings.HasPrefix(v, "NOT VERIFIED") || !strings.Contains(v, "the answers are of height 2") ||
 		!strings.Contains(v, "over the 1m0s allowed") {
 		t.Errorf("an old genuine bundle: %q", v)
 	}
@@ -222,20 +224,24 @@ const (
 	expiry    mode = "expiry"      // a document's displayed expiry
 	chain     mode = "chain"       // the chain id a page displays
 	fakeChain mode = "fake chain"  // everything: the pages and bundles of another chain
+	subject   mode = "subject"     // one address for another, in a page's figures and bundles
 	stale     mode = "old bundles" // the bundles asked: those of an old state instead
 )
 
 // proxy forwards to a web view, changing what its mode says.
 type proxy struct {
-	rp         *httputil.ReverseProxy
+	rp *httputil.ReverseProxy
+	// from and to: in subject mode, every from in a page becomes to.
+	from, to   string
 	mu         sync.Mutex
 	mode       mode
 	validators map[mode]int // /validators.json asked, by mode
 }
 
 // newProxy forwards to the view at base, or in fakeChain mode to the one at fakeBase;
-// in stale mode it asks every bundle at height old.
-func newProxy(t *testing.T, base, fakeBase string, old int64) *proxy {
+// in stale mode it asks every bundle at height old; in subject mode it writes to for
+// from in every page.
+func newProxy(t *testing.T, base, fakeBase string, old int64, from, to string) *proxy {
 	real, err := url.Parse(base)
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +250,7 @@ func newProxy(t *testing.T, base, fakeBase string, old int64) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{validators: map[mode]int{}}
+	p := &proxy{from: from, to: to, validators: map[mode]int{}}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			m := p.get()
@@ -282,6 +288,8 @@ func newProxy(t *testing.T, base, fakeBase string, old int64) *proxy {
 				body = setFigure(body, "expiry", "expires at 2099-01-01T00:00:00Z, in 640000h0m0s")
 			case chain:
 				body = setFigure(body, "chain", "ttld-fake")
+			case subject:
+				body = bytes.ReplaceAll(body, []byte(p.from), []byte(p.to))
 			}
 			res.Body = io.NopCloser(bytes.NewReader(body))
 			res.ContentLength = int64(len(body))

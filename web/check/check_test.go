@@ -91,9 +91,9 @@ func shownAs(f check.Figures) check.Shown {
 // protocol version and the block time, at one height) are the document's, its text
 // with its bidirectional controls escaped and its expiry its $createdAt plus the
 // type's ttl; a page showing them as proven verifies, and one that shows another text,
-// leaves one out or adds one is refused naming both texts. A header of another chain or
-// validator set than pinned, a changed answer, a header older than the bound and
-// answers of two states are refused.
+// leaves one out or adds one is refused naming both texts, and so is a page of another
+// subject. A header of another chain or validator set than pinned, a changed answer, a
+// header older than the bound and answers of two states are refused.
 func TestVerify(t *testing.T) {
 	env := e2e.StartNodeShortTTL(t, 60)
 	ctx := context.Background()
@@ -116,7 +116,7 @@ func TestVerify(t *testing.T) {
 	pin := check.Pin{ChainID: e2e.ChainID, Validators: env.Trusted}
 
 	// A page that shows nothing: every figure is missing, and the verdict holds them.
-	v, err := check.Verify(bundles, pin, now, 0, nil)
+	v, err := check.Verify(bundles, pin, now, 0, "", nil)
 	var shown check.ErrShown
 	if !errors.As(err, &shown) || v.Figures == nil {
 		t.Fatalf("a page that shows nothing: %v", err)
@@ -146,8 +146,19 @@ func TestVerify(t *testing.T) {
 
 	// The honest page verifies; a changed, a missing and an added figure do not.
 	honest := shownAs(v.Figures)
-	if _, err := check.Verify(bundles, pin, now, 0, honest); err != nil {
+	docPage := "/document/" + note.Contract.String() + "/note/" + note.Document.String()
+	if _, err := check.Verify(bundles, pin, now, 0, docPage, honest); err != nil {
 		t.Fatalf("the honest page: %v", err)
+	}
+	// On its page, its ids in capitals as the routes read them too; on another, refused.
+	if _, err := check.Verify(bundles, pin, now, 0, strings.ToUpper(docPage[:20])+docPage[20:], honest); err != nil {
+		t.Errorf("the page with its ids in capitals: %v", err)
+	}
+	var otherPage check.ErrOtherPage
+	for _, page := range []string{"/document/" + note.Contract.String() + "/Note/" + note.Document.String(), "/identity/" + note.Identity.String(), "/"} {
+		if _, err := check.Verify(bundles, pin, now, 0, page, honest); !errors.As(err, &otherPage) {
+			t.Errorf("the answers on page %s: %v", page, err)
+		}
 	}
 	for name, spoil := range map[string]struct {
 		change func(check.Shown)
@@ -162,7 +173,7 @@ func TestVerify(t *testing.T) {
 	} {
 		s := shownAs(v.Figures)
 		spoil.change(s)
-		_, err := check.Verify(bundles, pin, now, 0, s)
+		_, err := check.Verify(bundles, pin, now, 0, "", s)
 		if !errors.As(err, &shown) || !strings.Contains(err.Error(), spoil.want) {
 			t.Errorf("%s: %v, want ErrShown with %q", name, err, spoil.want)
 		}
@@ -170,12 +181,12 @@ func TestVerify(t *testing.T) {
 
 	// The pin: another chain, another validator set.
 	var pinned check.ErrPinned
-	if _, err := check.Verify(bundles, check.Pin{ChainID: "ttld-fake", Validators: env.Trusted}, now, 0, honest); !errors.As(err, &pinned) ||
+	if _, err := check.Verify(bundles, check.Pin{ChainID: "ttld-fake", Validators: env.Trusted}, now, 0, "", honest); !errors.As(err, &pinned) ||
 		!strings.Contains(err.Error(), "this view pinned chain ttld-fake") {
 		t.Errorf("another pinned chain: %v", err)
 	}
 	other := cmttypes.NewValidatorSet([]*cmttypes.Validator{cmttypes.NewValidator(ed25519.GenPrivKey().PubKey(), 10)})
-	if _, err := check.Verify(bundles, check.Pin{ChainID: e2e.ChainID, Validators: other}, now, 0, honest); !errors.As(err, &pinned) {
+	if _, err := check.Verify(bundles, check.Pin{ChainID: e2e.ChainID, Validators: other}, now, 0, "", honest); !errors.As(err, &pinned) {
 		t.Errorf("another pinned set: %v", err)
 	}
 	// A bundle whose answer was changed on the way.
@@ -189,38 +200,38 @@ func TestVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	spoiled[0].Response.Value[len(spoiled[0].Response.Value)-1] ^= 1
-	if _, err := check.Verify(spoiled, pin, now, 0, honest); !errors.As(err, &notProven) || notProven.Bundle != 0 {
+	if _, err := check.Verify(spoiled, pin, now, 0, "", honest); !errors.As(err, &notProven) || notProven.Bundle != 0 {
 		t.Errorf("a changed answer: %v", err)
 	}
 	// Nothing pinned yet: the header's chain is taken, the set's hash reported.
-	if v, err := check.Verify(bundles, check.Pin{Validators: env.Trusted}, now, 0, honest); err != nil || v.ChainID != e2e.ChainID ||
+	if v, err := check.Verify(bundles, check.Pin{Validators: env.Trusted}, now, 0, "", honest); err != nil || v.ChainID != e2e.ChainID ||
 		string(v.SetHash) != string(env.Trusted.Hash()) {
 		t.Errorf("a first verification: %+v %v", v, err)
 	}
 
 	// Freshness: a header older than the bound, or than one given.
 	var stale check.ErrStale
-	if _, err := check.Verify(bundles, pin, now.Add(proofs.DefaultMaxAge), 0, honest); !errors.As(err, &stale) {
+	if _, err := check.Verify(bundles, pin, now.Add(proofs.DefaultMaxAge), 0, "", honest); !errors.As(err, &stale) {
 		t.Errorf("a header older than the default bound: %v", err)
 	}
-	if _, err := check.Verify(bundles, pin, now.Add(time.Hour), -1, honest); err != nil {
+	if _, err := check.Verify(bundles, pin, now.Add(time.Hour), -1, "", honest); err != nil {
 		t.Errorf("no bound: %v", err)
 	}
 
 	// Answers of two states in one box.
 	var two check.ErrNotOneState
 	mixed := append(box(h - 1)[:1], bundles[1:]...)
-	if _, err := check.Verify(mixed, pin, now, 0, honest); !errors.As(err, &two) {
+	if _, err := check.Verify(mixed, pin, now, 0, "", honest); !errors.As(err, &two) {
 		t.Errorf("answers of two heights: %v", err)
 	}
 	// A document without its contract has no figures, nor a box of two subjects.
 	var answers check.ErrAnswers
-	if _, err := check.Verify([]check.Bundle{bundles[0], bundles[3]}, pin, now, 0, honest); !errors.As(err, &answers) {
+	if _, err := check.Verify([]check.Bundle{bundles[0], bundles[3]}, pin, now, 0, "", honest); !errors.As(err, &answers) {
 		t.Errorf("a document without its contract: %v", err)
 	}
 	var nobody protocol.IdentityID
 	subjects := append(bundles, bundleAt(t, env, proofs.PathIdentity, nobody[:], h))
-	if _, err := check.Verify(subjects, pin, now, 0, honest); !errors.As(err, &answers) || !strings.Contains(err.Error(), "two of the answers show a figure id") {
+	if _, err := check.Verify(subjects, pin, now, 0, "", honest); !errors.As(err, &answers) || !strings.Contains(err.Error(), "two of the answers show a figure id") {
 		t.Errorf("a document and an identity in one box: %v", err)
 	}
 }

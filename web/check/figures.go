@@ -140,37 +140,83 @@ func (s *answers) sort(list []Answer) error {
 // are the current one and those just before it, each starting when the genesis
 // parameters say.
 func Read(chainID string, list []Answer) (Figures, error) {
+	f, _, err := read(chainID, list)
+	return f, err
+}
+
+// read is Read, with the answers sorted.
+func read(chainID string, list []Answer) (Figures, answers, error) {
+	var s answers
 	if len(list) == 0 {
-		return nil, ErrAnswers{"no answer"}
+		return nil, s, ErrAnswers{"no answer"}
 	}
 	for _, a := range list[1:] {
 		if a.Height != list[0].Height {
-			return nil, ErrAnswers{fmt.Sprintf("answers at heights %d and %d", list[0].Height, a.Height)}
+			return nil, s, ErrAnswers{fmt.Sprintf("answers at heights %d and %d", list[0].Height, a.Height)}
 		}
 	}
-	var s answers
 	if err := s.sort(list); err != nil {
-		return nil, err
+		return nil, s, err
 	}
 	f := Figures{FigureChain: Visible(chainID), FigureHeight: strconv.FormatInt(list[0].Height, 10)}
-	for _, read := range []func(Figures, answers) error{
+	for _, reader := range []func(Figures, answers) error{
 		readSingleKeys, readPools, readCredits, readBacklog, readEpochs,
 		readAddress, readIdentity, readContract, readDocument, readDocuments,
 	} {
 		part := Figures{}
-		if err := read(part, s); err != nil {
-			return nil, err
+		if err := reader(part, s); err != nil {
+			return nil, s, err
 		}
 		// NB: a figure has one source: answers of two subjects (an identity's and an
 		// address's) would both have a state, and a page could show either one's.
 		for name, text := range part {
 			if _, twice := f[name]; twice {
-				return nil, ErrAnswers{"two of the answers show a figure " + name}
+				return nil, s, ErrAnswers{"two of the answers show a figure " + name}
 			}
 			f[name] = text
 		}
 	}
-	return f, nil
+	return f, s, nil
+}
+
+// page is the path of the view's page that shows the answers s: the page of their
+// subject (a document, a list of documents, a contract, an identity, an address), or
+// the epochs, or the overview.
+func (s answers) page() string {
+	switch {
+	case s.document != nil:
+		c, typeName, id, _ := proofs.ParseDocumentsData(proofs.PathDocument, s.document.Data)
+		return "/document/" + c.String() + "/" + typeName + "/" + hex.EncodeToString(id)
+	case s.docs != nil:
+		c, typeName, _, _ := proofs.ParseDocumentsData(proofs.PathDocuments, s.docs.Data)
+		return "/documents/" + c.String() + "/" + typeName
+	case s.contract != nil:
+		return "/contract/" + hex.EncodeToString(s.contract.Data)
+	case s.identity != nil:
+		return "/identity/" + hex.EncodeToString(s.identity.Data)
+	case s.address != nil:
+		return "/address/" + hex.EncodeToString(s.address.Data)
+	case s.genesis != nil:
+		return "/epochs"
+	}
+	return "/"
+}
+
+// samePage reports whether path, the page a reader is on, is want, a page's path as
+// page writes it: the ids in it compared whatever the case of their hex digits, as the
+// view's routes read them, and everything else (a document type's name) exactly.
+func samePage(path, want string) bool {
+	p, w := strings.Split(path, "/"), strings.Split(want, "/")
+	if len(p) != len(w) {
+		return false
+	}
+	for i := range w {
+		typeName := i == 3 && (w[1] == "document" || w[1] == "documents")
+		if p[i] != w[i] && (typeName || !strings.EqualFold(p[i], w[i])) {
+			return false
+		}
+	}
+	return true
 }
 
 // readSingleKeys: the protocol version, the block time and the epoch length.

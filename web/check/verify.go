@@ -63,6 +63,14 @@ func (e ErrStale) Error() string {
 		e.Height, e.Height+1, e.Age.Round(time.Second), e.HeaderTime.UTC().Format(time.RFC3339), e.MaxAge)
 }
 
+// ErrOtherPage: the answers are about another subject than the page the reader is on
+// (a page that links another address's bundles, and shows that address's figures).
+type ErrOtherPage struct{ Page, Proven string }
+
+func (e ErrOtherPage) Error() string {
+	return fmt.Sprintf("this page is %s, its answers are about %s", Visible(e.Page), Visible(e.Proven))
+}
+
 // ErrNotOneState: the answers of one proof box are about different states.
 type ErrNotOneState struct {
 	Heights   [2]int64
@@ -176,10 +184,11 @@ type Verdict struct {
 // each answer verifies against that set (Check; ErrNotProven), all are about one
 // state (one height, one app hash: ErrNotOneState), whose signed header is at most
 // maxAge older than now, the reader's clock (ErrStale; zero: proofs.DefaultMaxAge, the
-// client's bound; negative: no bound); then it reads their figures (Read) and
-// compares them with what the page shows (ErrShown, with the proven figures in the
-// verdict).
-func Verify(bundles []Bundle, pin Pin, now time.Time, maxAge time.Duration, shown Shown) (Verdict, error) {
+// client's bound; negative: no bound); then it reads their figures (Read), checks
+// that they are about the page the reader is on, path page (ErrOtherPage; "": on no
+// page, as a tool that checks a page's bundles), and compares them with what the page
+// shows (ErrShown, with the proven figures in the verdict).
+func Verify(bundles []Bundle, pin Pin, now time.Time, maxAge time.Duration, page string, shown Shown) (Verdict, error) {
 	var v Verdict
 	if len(bundles) == 0 {
 		return v, errors.New("no proof bundle")
@@ -219,9 +228,12 @@ func Verify(bundles []Bundle, pin Pin, now time.Time, maxAge time.Duration, show
 	if v.MaxAge > 0 && v.Age > v.MaxAge {
 		return v, ErrStale{Height: v.Height, HeaderTime: v.HeaderTime, Age: v.Age, MaxAge: v.MaxAge}
 	}
-	f, err := Read(v.ChainID, list)
+	f, sorted, err := read(v.ChainID, list)
 	if err != nil {
 		return v, err
+	}
+	if want := sorted.page(); page != "" && !samePage(page, want) {
+		return v, ErrOtherPage{Page: page, Proven: want}
 	}
 	v.Figures = f
 	if v.Mismatches = Compare(f, shown); len(v.Mismatches) > 0 {

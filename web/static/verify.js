@@ -3,8 +3,8 @@
 // URLs, space-separated) prove, at one state, the figures inside it, the elements
 // with a data-figure. For each box the WebAssembly build of package web/check
 // verifies the bundles against the chain and validator set this browser pinned for
-// this site, no older than the bound by this browser's clock, and returns the proven
-// figures, written by the code that verified them; each figure element then shows the
+// this site, no older than the bound by this browser's clock, about the page the
+// browser is on (its path), and returns the proven figures, written by the code that verified them; each figure element then shows the
 // proven text, marked verified, or, where the page showed another, marked refused.
 // The pin is taken once per site, from /validators.json, by the first box whose every
 // answer verifies against it (trust on first use); nothing a page says changes it.
@@ -87,7 +87,7 @@
       } else {
         set = pin.validators;
       }
-      const r = ttldCheck(bundles, set, first ? "" : pin.chain_id, Date.now(), JSON.stringify(shown));
+      const r = ttldCheck(bundles, set, first ? "" : pin.chain_id, Date.now(), location.pathname, JSON.stringify(shown));
       if (first && r.verified) {
         pin = { chain_id: r.chain_id, chain_shown: r.chain_shown, set_hash: r.set_hash, validators: set, pinned_at: Date.now() };
         localStorage.setItem(PIN, JSON.stringify(pin));

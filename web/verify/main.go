@@ -14,8 +14,8 @@ import (
 func main() {
 	js.Global().Set("ttldCheck", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		out := map[string]any{"verified": false}
-		if len(args) != 5 || args[0].Type() != js.TypeObject {
-			out["reason"] = "ttldCheck(bundles, validators, pinnedChain, nowMs, shown) takes an array of bundles' JSON, the validator set's JSON, the pinned chain id, the clock in milliseconds and the shown figures' JSON"
+		if len(args) != 6 || args[0].Type() != js.TypeObject {
+			out["reason"] = "ttldCheck(bundles, validators, pinnedChain, nowMs, page, shown) takes an array of bundles' JSON, the validator set's JSON, the pinned chain id, the clock in milliseconds, the page's path and the shown figures' JSON"
 			return out
 		}
 		bundles := make([]check.Bundle, args[0].Length())
@@ -33,12 +33,12 @@ func main() {
 			return out
 		}
 		var shown check.Shown
-		if err := json.Unmarshal([]byte(args[4].String()), &shown); err != nil {
+		if err := json.Unmarshal([]byte(args[5].String()), &shown); err != nil {
 			out["reason"] = "the shown figures do not decode: " + err.Error()
 			return out
 		}
 		now := time.UnixMilli(int64(args[3].Float()))
-		v, err := check.Verify(bundles, check.Pin{ChainID: args[2].String(), Validators: vals}, now, 0, shown)
+		v, err := check.Verify(bundles, check.Pin{ChainID: args[2].String(), Validators: vals}, now, 0, args[4].String(), shown)
 		out["chain_id"], out["chain_shown"], out["set_hash"] = v.ChainID, check.Visible(v.ChainID), hex.EncodeToString(v.SetHash)
 		out["height"], out["app_hash"] = v.Height, hex.EncodeToString(v.AppHash)
 		out["header_time_ms"], out["age_ms"], out["max_age_ms"] = v.HeaderTime.UnixMilli(), v.Age.Milliseconds(), v.MaxAge.Milliseconds()

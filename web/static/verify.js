@@ -4,10 +4,11 @@
 // with a data-figure. For each box the WebAssembly build of package web/check
 // verifies the bundles against the chain and validator set this browser pinned for
 // this site, no older than the bound by this browser's clock, about the page the
-// browser is on (its path), and returns the proven figures, written by the code that verified them; each figure element then shows the
-// proven text, marked verified, or, where the page showed another, marked refused.
-// The pin is taken once per site, from /validators.json, by the first box whose every
-// answer verifies against it (trust on first use); nothing a page says changes it.
+// browser is on (its path), and returns the proven figures, written by the code that
+// verified them; each figure element then shows the proven text, marked verified, or,
+// where the page showed another, marked refused. The pin is taken once per site, from
+// /validators.json, by the first box whose every answer verifies against it (trust on
+// first use); nothing a page says changes it.
 (async function () {
   // Verdicts are this script's alone: whatever a page's markup claims is cleared.
   for (const el of document.querySelectorAll("[data-verified]")) delete el.dataset.verified;

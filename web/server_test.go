@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	rpcclient "github.com/cometbft/cometbft/rpc/client"
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 
 	"github.com/ttld-dev/ttld/e2e"
@@ -34,7 +35,13 @@ type chain struct {
 // markup is a document value the pages must show escaped.
 const markup = `<script>alert("x")</script>`
 
-func startChain(t *testing.T) chain {
+func startChain(t testing.TB) chain {
+	t.Helper()
+	return startChainThrough(t, func(rpc rpcclient.Client) rpcclient.Client { return rpc })
+}
+
+// startChainThrough is startChain with the view reading the node through wrap(rpc).
+func startChainThrough(t testing.TB, wrap func(rpcclient.Client) rpcclient.Client) chain {
 	t.Helper()
 	env := e2e.StartNodeShortTTL(t, 60)
 	n := env.SeedNote(t, markup)
@@ -43,7 +50,7 @@ func startChain(t *testing.T) chain {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := web.New(rpc, web.Options{Trusted: env.Trusted})
+	s, err := web.New(wrap(rpc), web.Options{Trusted: env.Trusted})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +59,7 @@ func startChain(t *testing.T) chain {
 	return c
 }
 
-func (c chain) get(t *testing.T, path string) (int, http.Header, string) {
+func (c chain) get(t testing.TB, path string) (int, http.Header, string) {
 	t.Helper()
 	res, err := http.Get(c.srv.URL + path)
 	if err != nil {

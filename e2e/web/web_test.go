@@ -209,7 +209,7 @@ func allVerified(t *testing.T, browser context.Context, path string, want int) {
 }
 
 // chromium is the browser's path: TTLD_CHROMIUM, or Debian's chromium.
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	for _, p := range []string{os.Getenv("TTLD_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
 		if p != "" {
 			if _, err := os.Stat(p); err == nil {

@@ -1,0 +1,138 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	cmtbytes "github.com/cometbft/cometbft/libs/bytes"
+	rpcclient "github.com/cometbft/cometbft/rpc/client"
+	coretypes "github.com/cometbft/cometbft/rpc/core/types"
+
+	"github.com/ttld-dev/ttld/web"
+)
+
+// countingRPC counts the calls the view makes to the node, by method, and the bytes of
+// the abci_query values it reads; it records the latest height each status reported.
+type countingRPC struct {
+	rpcclient.Client
+	mu         sync.Mutex
+	calls      map[string]int
+	queryBytes int
+	latest     []int64
+}
+
+func newCountingRPC(rpc rpcclient.Client) *countingRPC {
+	return &countingRPC{Client: rpc, calls: map[string]int{}}
+}
+
+func (c *countingRPC) count(method string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[method]++
+}
+
+// take returns the calls, the query bytes and the statuses' heights since the last take.
+func (c *countingRPC) take() (map[string]int, int, []int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	calls, bytes, latest := c.calls, c.queryBytes, c.latest
+	c.calls, c.queryBytes, c.latest = map[string]int{}, 0, nil
+	return calls, bytes, latest
+}
+
+func (c *countingRPC) Status(ctx context.Context) (*coretypes.ResultStatus, error) {
+	c.count("status")
+	st, err := c.Client.Status(ctx)
+	if err == nil {
+		c.mu.Lock()
+		c.latest = append(c.latest, st.SyncInfo.LatestBlockHeight)
+		c.mu.Unlock()
+	}
+	return st, err
+}
+
+func (c *countingRPC) ABCIQueryWithOptions(ctx context.Context, path string, data cmtbytes.HexBytes, opts rpcclient.ABCIQueryOptions) (*coretypes.ResultABCIQuery, error) {
+	c.count("abci_query")
+	res, err := c.Client.ABCIQueryWithOptions(ctx, path, data, opts)
+	if err == nil {
+		c.mu.Lock()
+		c.queryBytes += len(res.Response.Value)
+		c.mu.Unlock()
+	}
+	return res, err
+}
+
+func (c *countingRPC) ABCIQuery(ctx context.Context, path string, data cmtbytes.HexBytes) (*coretypes.ResultABCIQuery, error) {
+	return c.ABCIQueryWithOptions(ctx, path, data, rpcclient.DefaultABCIQueryOptions)
+}
+
+func (c *countingRPC) BlockResults(ctx context.Context, height *int64) (*coretypes.ResultBlockResults, error) {
+	c.count("block_results")
+	return c.Client.BlockResults(ctx, height)
+}
+
+func (c *countingRPC) BlockchainInfo(ctx context.Context, minHeight, maxHeight int64) (*coretypes.ResultBlockchainInfo, error) {
+	c.count("blockchain")
+	return c.Client.BlockchainInfo(ctx, minHeight, maxHeight)
+}
+
+func (c *countingRPC) Block(ctx context.Context, height *int64) (*coretypes.ResultBlock, error) {
+	c.count("block")
+	return c.Client.Block(ctx, height)
+}
+
+func (c *countingRPC) Commit(ctx context.Context, height *int64) (*coretypes.ResultCommit, error) {
+	c.count("commit")
+	return c.Client.Commit(ctx, height)
+}
+
+func (c *countingRPC) Validators(ctx context.Context, height *int64, page, perPage *int) (*coretypes.ResultValidators, error) {
+	c.count("validators")
+	return c.Client.Validators(ctx, height, page, perPage)
+}
+
+// BenchmarkViewCost: what one view of each chart of the overview, and of an address
+// page, costs the node: its RPC calls (rpc/op, of which block_results/op and
+// blockchain/op), the abci_query bytes it reads, and its time. The chain first grows
+// past web.ChartBlocks, so each chart reads its whole span; views come a second apart
+// (about a block), as a reader reloading a page would make them.
+func BenchmarkViewCost(b *testing.B) {
+	var rpc *countingRPC
+	c := startChainThrough(b, func(r rpcclient.Client) rpcclient.Client {
+		rpc = newCountingRPC(r)
+		return rpc
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := c.env.Client.WaitForHeight(ctx, web.ChartBlocks+1); err != nil {
+		b.Fatal(err)
+	}
+	for _, path := range []string{"/chart/backlog.svg", "/chart/blocks.svg", "/chart/rate.svg", "/address/" + c.env.Dev.Address().String()} {
+		b.Run(path, func(b *testing.B) {
+			var calls, blockResults, blockchain, bytes int
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				time.Sleep(time.Second)
+				rpc.take()
+				b.StartTimer()
+				if status, _, body := c.get(b, path); status != http.StatusOK {
+					b.Fatalf("GET %s: %d %.200s", path, status, body)
+				}
+				n, read, _ := rpc.take()
+				for _, k := range n {
+					calls += k
+				}
+				blockResults += n["block_results"]
+				blockchain += n["blockchain"]
+				bytes += read
+			}
+			b.ReportMetric(float64(calls)/float64(b.N), "rpc/op")
+			b.ReportMetric(float64(blockResults)/float64(b.N), "block_results/op")
+			b.ReportMetric(float64(blockchain)/float64(b.N), "blockchain/op")
+			b.ReportMetric(float64(bytes)/float64(b.N), "query-B/op")
+		})
+	}
+}

@@ -23,7 +23,7 @@ WASM := web/static/verify.wasm.gz
 web-wasm: $(WASM) web/static/wasm_exec.js
 $(WASM): $(shell find web/verify web/check proofs query drive protocol feeschedule -name '*.go' -not -name '*_test.go') go.mod go.sum
 	GOOS=js GOARCH=wasm $(GO) build -tags force64bit -trimpath -ldflags=-s -o web/static/verify.wasm ./web/verify
-	gzip -9 -f web/static/verify.wasm
+	gzip -9 -n -f web/static/verify.wasm
 web/static/wasm_exec.js:
 	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" $@
 

@@ -67,10 +67,10 @@ func (a rawAnswer) shown() string { return hex.EncodeToString(a.Value) }
 
 // proofBox is what a page's proof check needs: where its bundle is, the chain, what
 // the page shows of the proven value (hex; empty: absence), and whether the build
-// carries the WebAssembly check.
+// carries the WebAssembly check, and where (Module).
 type proofBox struct {
-	ProofPath, ChainID, Shown, Offline string
-	Checkable                          bool
+	ProofPath, ChainID, Shown, Offline, Module string
+	Checkable                                  bool
 }
 
 // proofBox is the box of the answer to path and data at height, of which the page
@@ -78,5 +78,9 @@ type proofBox struct {
 func (s *Server) proofBox(ctx context.Context, path string, data []byte, height int64, shown, offline string) (proofBox, error) {
 	chainID, err := s.c.ChainID(ctx)
 	q := url.Values{"path": {path}, "data": {hex.EncodeToString(data)}, "height": {strconv.FormatInt(height, 10)}}
-	return proofBox{ProofPath: "/proof?" + q.Encode(), ChainID: chainID, Shown: shown, Offline: offline, Checkable: s.wasm != nil}, err
+	box := proofBox{ProofPath: "/proof?" + q.Encode(), ChainID: chainID, Shown: shown, Offline: offline, Checkable: s.module != nil}
+	if s.module != nil {
+		box.Module = s.module.Path
+	}
+	return box, err
 }

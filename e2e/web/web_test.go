@@ -93,6 +93,7 @@ func TestWebViewInChromium(t *testing.T) {
 	page("blocks", "/blocks", map[string]string{"#blocks": strconv.FormatInt(docHeight, 10)})
 	page("block", "/block/"+strconv.FormatInt(docHeight, 10), map[string]string{"h1": "Block " + strconv.FormatInt(docHeight, 10), "#tx-count": "1", "main": "document_create"})
 	page("identity", "/identity/"+id.String(), map[string]string{"#balance": strconv.FormatUint(st.Balance%1000, 10), "#proof-status": "VERIFIED in this browser"})
+	moduleFromCache(t, browser, "/identity/"+id.String())
 	page("contract", "/contract/"+c, map[string]string{"#type-note": "Type note", ".ttl": "2m0s", "#proof-status": "VERIFIED in this browser"})
 	page("documents", "/documents/"+c+"/note", map[string]string{"#documents": d[:8], "#proof-status": "VERIFIED in this browser: presence"})
 	page("document", "/document/"+c+"/note/"+d, map[string]string{"#expiry": "expires at", "#fields": "hello from the web view", "#proof": "signed by the validator set", "#proof-status": "VERIFIED in this browser"})
@@ -205,6 +206,21 @@ func allVerified(t *testing.T, browser context.Context, path string, want int) {
 			t.Fatalf("%s: verdicts %v after a minute", path, verdicts)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// moduleFromCache fails unless the page loaded took the proof check's module, under
+// its hashed name, from the browser's cache: no byte of it crossed the network, not
+// even a revalidation (the overview loaded before fetched it).
+func moduleFromCache(t *testing.T, browser context.Context, path string) {
+	t.Helper()
+	sizes, err := chromedp.Run(browser, chromedp.Evaluate[[]float64](`performance.getEntriesByType("resource")
+		.filter((e) => /^\/static\/verify\.[0-9a-f]{16}\.wasm$/.test(new URL(e.name).pathname)).map((e) => e.transferSize)`))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if len(sizes) != 1 || sizes[0] != 0 {
+		t.Errorf("%s: the module's fetches moved %v bytes, want one fetch answered by the cache", path, sizes)
 	}
 }
 

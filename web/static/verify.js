@@ -26,7 +26,7 @@
       localStorage.setItem(key, pinned);
     }
     const go = new Go();
-    const wasm = await WebAssembly.instantiateStreaming(fetch("/static/verify.wasm"), go.importObject);
+    const wasm = await WebAssembly.instantiateStreaming(fetch(document.querySelector("script[data-module]").dataset.module), go.importObject);
     go.run(wasm.instance);
   } catch (e) {
     boxes.forEach((el) => say(el, false, "NOT VERIFIED: " + e.message, "✗ not verified"));

@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"net/http"
 
+	rpcclient "github.com/cometbft/cometbft/rpc/client"
+
 	"github.com/ttld-dev/ttld/client"
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
@@ -29,9 +31,13 @@ func (s *Server) address(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, errBadInput{"address", r.PathValue("address"), "40 hex digits"}
 	}
+	h, err := s.provenHeight(r.Context())
+	if err != nil {
+		return nil, err
+	}
 	// The raw value, not client.Address: the page shows it, and the browser checks it
 	// against the proven one.
-	res, err := s.rpc.ABCIQuery(r.Context(), proofs.PathAddress, a[:])
+	res, err := s.rpc.ABCIQueryWithOptions(r.Context(), proofs.PathAddress, a[:], rpcclient.ABCIQueryOptions{Height: h})
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,11 @@ func (s *Server) contract(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, errBadInput{"contract", r.PathValue("id"), "64 hex digits"}
 	}
-	st, err := s.c.Contract(r.Context(), id, 0, false)
+	h, err := s.provenHeight(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.c.Contract(r.Context(), id, h, false)
 	if err != nil {
 		return nil, err
 	}

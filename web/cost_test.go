@@ -2,7 +2,10 @@ package web_test
 
 import (
 	"context"
+	"encoding/hex"
+	"maps"
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +14,9 @@ import (
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
 	coretypes "github.com/cometbft/cometbft/rpc/core/types"
 
+	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/web"
+	"github.com/ttld-dev/ttld/web/check"
 )
 
 // countingRPC counts the calls the view makes to the node, by method, and the bytes of
@@ -134,5 +139,48 @@ func BenchmarkViewCost(b *testing.B) {
 			b.ReportMetric(float64(blockchain)/float64(b.N), "blockchain/op")
 			b.ReportMetric(float64(bytes)/float64(b.N), "query-B/op")
 		})
+	}
+}
+
+// TestBundleAtOnce: a proof bundle is served from a header that existed when it was
+// asked for, with one look at the latest height, one query and one commit, never by
+// polling for the next block; the state it proves is the one the pages read; a height
+// the latest block does not prove yet is not found, at once.
+func TestBundleAtOnce(t *testing.T) {
+	var rpc *countingRPC
+	c := startChainThrough(t, func(r rpcclient.Client) rpcclient.Client {
+		rpc = newCountingRPC(r)
+		return rpc
+	})
+	data := hex.EncodeToString(proofs.DocumentData(c.contract, "note", c.document))
+	c.get(t, "/proof?path=/document&data="+data) // the view asks the chain id once, here
+	for range 3 {
+		rpc.take()
+		status, _, raw := c.get(t, "/proof?path=/document&data="+data)
+		calls, _, latest := rpc.take()
+		if status != http.StatusOK {
+			t.Fatalf("proof bundle: %d %s", status, raw)
+		}
+		if want := map[string]int{"status": 1, "abci_query": 1, "commit": 1}; !maps.Equal(calls, want) {
+			t.Errorf("the bundle's calls %v, want %v", calls, want)
+		}
+		b, err := check.DecodeBundle([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := check.Check(b, c.env.Trusted); err != nil || !r.Present {
+			t.Fatalf("the bundle does not check: %+v %v", r, err)
+		}
+		if b.SignedHeader.Height != latest[0] || b.Response.Height != latest[0]-1 {
+			t.Errorf("a bundle of the state after block %d with header %d, when the latest block was %d", b.Response.Height, b.SignedHeader.Height, latest[0])
+		}
+	}
+	st, err := c.env.Client.RPC().Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	future := strconv.FormatInt(st.SyncInfo.LatestBlockHeight+5, 10)
+	if status, _, body := c.get(t, "/proof?path=/document&data="+data+"&height="+future); status != http.StatusNotFound {
+		t.Errorf("a bundle of a state not proven yet: %d %.200s", status, body)
 	}
 }

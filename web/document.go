@@ -43,7 +43,11 @@ func (s *Server) document(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, errBadInput{"document", r.PathValue("id"), "64 hex digits"}
 	}
-	st, err := s.c.Document(r.Context(), c, typeName, id, 0, false)
+	h, err := s.provenHeight(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.c.Document(r.Context(), c, typeName, id, h, false)
 	if err != nil {
 		return nil, err
 	}

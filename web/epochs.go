@@ -38,7 +38,11 @@ type epochsPage struct {
 
 func (s *Server) epochs(r *http.Request) (any, error) {
 	ctx := r.Context()
-	pools, err := s.c.Pools(ctx, 0, false)
+	h, err := s.provenHeight(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pools, err := s.c.Pools(ctx, h, false)
 	if err != nil {
 		return nil, err
 	}

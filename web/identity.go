@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"net/http"
 
+	rpcclient "github.com/cometbft/cometbft/rpc/client"
+
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
@@ -24,9 +26,13 @@ func (s *Server) identity(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, errBadInput{"identity", r.PathValue("id"), "64 hex digits"}
 	}
+	h, err := s.provenHeight(r.Context())
+	if err != nil {
+		return nil, err
+	}
 	// The raw entries, not client.Identity: the page shows them, and the browser checks
 	// them against the proven range.
-	res, err := s.rpc.ABCIQuery(r.Context(), proofs.PathIdentity, id[:])
+	res, err := s.rpc.ABCIQueryWithOptions(r.Context(), proofs.PathIdentity, id[:], rpcclient.ABCIQueryOptions{Height: h})
 	if err != nil {
 		return nil, err
 	}

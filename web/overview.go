@@ -64,11 +64,14 @@ func (s *Server) overview(r *http.Request) (any, error) {
 		}
 		p.GenesisHash = fmt.Sprintf("%X", t.Hash())
 	}
-	if h < 1 {
+	if h < 2 {
 		return p, nil
 	}
-	// Every app figure is read at one state, the latest saved one, and decoded from
-	// the very value the browser then checks against its proof.
+	// Every app figure is read at one state, the newest proven now (provenHeight), and
+	// decoded from the very value the browser then checks against its proof.
+	if p.State, err = provenBelow(h); err != nil {
+		return nil, err
+	}
 	reads := []struct {
 		path, offline string
 		data          []byte

@@ -26,6 +26,27 @@ const (
 	MaxProofDataBytes = MaxQueryBytes + 128
 )
 
+// provenHeight is the state a page reads: the newest whose proof can be handed out at
+// once. By the proof height rule (docs/ARCHITECTURE.md) the state after block H is
+// proven by header H+1 and its commit; the latest block's header and commit exist, so
+// the state after the block before it is proven now, while the latest state's proof
+// would wait for the next block.
+func (s *Server) provenHeight(ctx context.Context) (int64, error) {
+	latest, err := s.latestHeight(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return provenBelow(latest)
+}
+
+// provenBelow is provenHeight when the latest block is latest.
+func provenBelow(latest int64) (int64, error) {
+	if latest < 2 {
+		return 0, errNotFound{fmt.Sprintf("a proven state (the chain is at block %d; the first is proven by block 2)", latest)}
+	}
+	return latest - 1, nil
+}
+
 // rawAnswer is one unproven read: the value, a range's entries and whether the range
 // was cut, at Height.
 type rawAnswer struct {

@@ -45,6 +45,11 @@ func startChainThrough(t testing.TB, wrap func(rpcclient.Client) rpcclient.Clien
 	t.Helper()
 	env := e2e.StartNodeShortTTL(t, 60)
 	n := env.SeedNote(t, markup)
+	// Pages read the newest state proven now, the one before the latest block's: the
+	// note's block must be followed by another for the pages to show it.
+	if _, err := env.Client.WaitForHeight(context.Background(), n.Height+1); err != nil {
+		t.Fatal(err)
+	}
 	c := chain{env: env, identity: n.Identity, contract: n.Contract, document: n.Document}
 	rpc, err := rpchttp.New(env.RPC, "/websocket")
 	if err != nil {

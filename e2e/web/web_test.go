@@ -30,6 +30,11 @@ func TestWebViewInChromium(t *testing.T) {
 	ctx := context.Background()
 	note := env.SeedNote(t, "hello from the web view")
 	id, contract, doc, docHeight := note.Identity, note.Contract, note.Document, note.Height
+	// Pages read the newest state proven now, the one before the latest block's: the
+	// note's block must be followed by another for the pages to show it.
+	if _, err := env.Client.WaitForHeight(ctx, docHeight+1); err != nil {
+		t.Fatal(err)
+	}
 	st, err := env.Client.Identity(ctx, id, 0, false)
 	if err != nil {
 		t.Fatal(err)

@@ -5,13 +5,16 @@ import (
 	"encoding/hex"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	cmtbytes "github.com/cometbft/cometbft/libs/bytes"
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
+	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 	coretypes "github.com/cometbft/cometbft/rpc/core/types"
 
 	"github.com/ttld-dev/ttld/proofs"
@@ -19,8 +22,9 @@ import (
 	"github.com/ttld-dev/ttld/web/check"
 )
 
-// countingRPC counts the calls the view makes to the node, by method, and the bytes of
-// the abci_query values it reads; it records the latest height each status reported.
+// countingRPC counts the calls the view makes to the node, by method (and query path),
+// and the bytes of the abci_query values it reads; it records the latest height each
+// status reported.
 type countingRPC struct {
 	rpcclient.Client
 	mu         sync.Mutex
@@ -60,7 +64,7 @@ func (c *countingRPC) Status(ctx context.Context) (*coretypes.ResultStatus, erro
 }
 
 func (c *countingRPC) ABCIQueryWithOptions(ctx context.Context, path string, data cmtbytes.HexBytes, opts rpcclient.ABCIQueryOptions) (*coretypes.ResultABCIQuery, error) {
-	c.count("abci_query")
+	c.count("abci_query " + path)
 	res, err := c.Client.ABCIQueryWithOptions(ctx, path, data, opts)
 	if err == nil {
 		c.mu.Lock()
@@ -161,7 +165,7 @@ func TestBundleAtOnce(t *testing.T) {
 		if status != http.StatusOK {
 			t.Fatalf("proof bundle: %d %s", status, raw)
 		}
-		if want := map[string]int{"status": 1, "abci_query": 1, "commit": 1}; !maps.Equal(calls, want) {
+		if want := map[string]int{"status": 1, "abci_query /document": 1, "commit": 1}; !maps.Equal(calls, want) {
 			t.Errorf("the bundle's calls %v, want %v", calls, want)
 		}
 		b, err := check.DecodeBundle([]byte(raw))
@@ -183,4 +187,102 @@ func TestBundleAtOnce(t *testing.T) {
 	if status, _, body := c.get(t, "/proof?path=/document&data="+data+"&height="+future); status != http.StatusNotFound {
 		t.Errorf("a bundle of a state not proven yet: %d %.200s", status, body)
 	}
+}
+
+// TestChartsReadNewHeightsOnly: a chart viewed again asks the node only for the
+// heights it has not drawn (block results for the backlog, headers for the blocks
+// and rate charts), and draws what a view that kept nothing draws.
+func TestChartsReadNewHeightsOnly(t *testing.T) {
+	var rpc *countingRPC
+	c := startChainThrough(t, func(r rpcclient.Client) rpcclient.Client {
+		rpc = newCountingRPC(r)
+		return rpc
+	})
+	// fresh is a view that has kept nothing yet, and what it asks the node.
+	fresh := func() (*httptest.Server, *countingRPC) {
+		r, err := rpchttp.New(c.env.RPC, "/websocket")
+		if err != nil {
+			t.Fatal(err)
+		}
+		counted := newCountingRPC(r)
+		s, err := web.New(counted, web.Options{Trusted: c.env.Trusted})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(s.Handler())
+		t.Cleanup(srv.Close)
+		return srv, counted
+	}
+	for _, ch := range []struct {
+		path, call string
+		perCall    int64
+	}{
+		{"/chart/backlog.svg", "block_results", 1},
+		{"/chart/blocks.svg", "blockchain", web.BlocksPerPage},
+		{"/chart/rate.svg", "blockchain", web.BlocksPerPage},
+	} {
+		rpc.take()
+		c.get(t, ch.path)
+		_, _, seen := rpc.take()
+		for view := range 3 {
+			time.Sleep(700 * time.Millisecond) // a block may come, or not
+			status, _, cached := c.get(t, ch.path)
+			calls, _, latest := rpc.take()
+			if status != http.StatusOK {
+				t.Fatalf("GET %s: %d %.200s", ch.path, status, cached)
+			}
+			newHeights := latest[0] - seen[0]
+			if want := (newHeights + ch.perCall - 1) / ch.perCall; int64(calls[ch.call]) != want {
+				t.Errorf("GET %s, view %d: %d %s calls for %d new heights, want %d", ch.path, view, calls[ch.call], ch.call, newHeights, want)
+			}
+			seen = latest
+			// The same chart from a view that kept nothing, when no block came between.
+			srv, counted := fresh()
+			_, _, uncached := getFrom(t, srv, ch.path)
+			if _, _, at := counted.take(); at[0] == latest[0] && cached != uncached {
+				t.Errorf("GET %s, view %d: the chart drawn from what was kept differs from the chart drawn afresh", ch.path, view)
+			}
+		}
+	}
+}
+
+// TestAddressScanShared: the balance changes of an address page are read once per
+// height for every address: another address's page at the same height asks the node
+// for its own value only, and shows its own changes.
+func TestAddressScanShared(t *testing.T) {
+	var rpc *countingRPC
+	c := startChainThrough(t, func(r rpcclient.Client) rpcclient.Client {
+		rpc = newCountingRPC(r)
+		return rpc
+	})
+	dev, other := "/address/"+c.env.Dev.Address().String(), "/address/"+strings.Repeat("0", 39)+"2"
+	for attempt := 0; ; attempt++ {
+		rpc.take()
+		_, _, devPage := c.get(t, dev)
+		_, _, first := rpc.take()
+		status, _, otherPage := c.get(t, other)
+		calls, _, second := rpc.take()
+		if status != http.StatusOK {
+			t.Fatalf("GET %s: %d %.200s", other, status, otherPage)
+		}
+		if first[0] != second[0] {
+			if attempt == 5 {
+				t.Fatal("a block came between the two views, five times")
+			}
+			continue // a block came between the views: another height
+		}
+		if want := map[string]int{"status": 1, "abci_query /address": 1}; !maps.Equal(calls, want) {
+			t.Errorf("the second address page's calls %v, want %v", calls, want)
+		}
+		if change := `<td class="num">`; !strings.Contains(devPage, change) || strings.Contains(otherPage, change) {
+			t.Errorf("the dev address's page lists no change, or the other address's lists some")
+		}
+		return
+	}
+}
+
+// getFrom is chain.get from another server.
+func getFrom(t testing.TB, srv *httptest.Server, path string) (int, http.Header, string) {
+	t.Helper()
+	return chain{srv: srv}.get(t, path)
 }

@@ -57,13 +57,15 @@ type Server struct {
 	opts  Options
 	pages map[string]*template.Template
 	// module is the embedded proof check, nil when the build has none.
-	module *module
+	module  *module
+	heights heights
 }
 
 // New returns a server reading through rpc (CometBFT's RPC client: in process or
 // over HTTP).
 func New(rpc rpcclient.Client, opts Options) (*Server, error) {
-	s := &Server{rpc: rpc, c: client.New(rpc, client.Options{MaxAge: -1, Trusted: opts.Trusted}), opts: opts, pages: map[string]*template.Template{}}
+	s := &Server{rpc: rpc, c: client.New(newScanRPC(rpc), client.Options{MaxAge: -1, Trusted: opts.Trusted}), opts: opts,
+		pages: map[string]*template.Template{}, heights: newHeights()}
 	if b, err := staticFiles.ReadFile(wasmFile); err == nil {
 		s.module = newModule(b)
 	}

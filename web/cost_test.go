@@ -103,17 +103,34 @@ func (c *countingRPC) Validators(ctx context.Context, height *int64, page, perPa
 	return c.Client.Validators(ctx, height, page, perPage)
 }
 
+// startCountedChain is startChain with the view's calls to the node counted.
+func startCountedChain(t testing.TB) (chain, *countingRPC) {
+	t.Helper()
+	var rpc *countingRPC
+	c := startChainThrough(t, func(r rpcclient.Client) rpcclient.Client {
+		rpc = newCountingRPC(r)
+		return rpc
+	})
+	return c, rpc
+}
+
+// TestViewCosts: what the view asks the node for, on one chain: a bundle is served at
+// once, a chart viewed again reads only its new heights, and the address pages of a
+// height share their scan.
+func TestViewCosts(t *testing.T) {
+	c, rpc := startCountedChain(t)
+	t.Run("bundle at once", func(t *testing.T) { bundleAtOnce(t, c, rpc) })
+	t.Run("charts read new heights only", func(t *testing.T) { chartsReadNewHeightsOnly(t, c, rpc) })
+	t.Run("address scan shared", func(t *testing.T) { addressScanShared(t, c, rpc) })
+}
+
 // BenchmarkViewCost: what one view of each chart of the overview, and of an address
 // page, costs the node: its RPC calls (rpc/op, of which block_results/op and
 // blockchain/op), the abci_query bytes it reads, and its time. The chain first grows
 // past web.ChartBlocks, so each chart reads its whole span; views come a second apart
 // (about a block), as a reader reloading a page would make them.
 func BenchmarkViewCost(b *testing.B) {
-	var rpc *countingRPC
-	c := startChainThrough(b, func(r rpcclient.Client) rpcclient.Client {
-		rpc = newCountingRPC(r)
-		return rpc
-	})
+	c, rpc := startCountedChain(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := c.env.Client.WaitForHeight(ctx, web.ChartBlocks+1); err != nil {
@@ -146,16 +163,11 @@ func BenchmarkViewCost(b *testing.B) {
 	}
 }
 
-// TestBundleAtOnce: a proof bundle is served from a header that existed when it was
+// bundleAtOnce: a proof bundle is served from a header that existed when it was
 // asked for, with one look at the latest height, one query and one commit, never by
 // polling for the next block; the state it proves is the one the pages read; a height
 // the latest block does not prove yet is not found, at once.
-func TestBundleAtOnce(t *testing.T) {
-	var rpc *countingRPC
-	c := startChainThrough(t, func(r rpcclient.Client) rpcclient.Client {
-		rpc = newCountingRPC(r)
-		return rpc
-	})
+func bundleAtOnce(t *testing.T, c chain, rpc *countingRPC) {
 	data := hex.EncodeToString(proofs.DocumentData(c.contract, "note", c.document))
 	c.get(t, "/proof?path=/document&data="+data) // the view asks the chain id once, here
 	for range 3 {
@@ -189,15 +201,10 @@ func TestBundleAtOnce(t *testing.T) {
 	}
 }
 
-// TestChartsReadNewHeightsOnly: a chart viewed again asks the node only for the
+// chartsReadNewHeightsOnly: a chart viewed again asks the node only for the
 // heights it has not drawn (block results for the backlog, headers for the blocks
 // and rate charts), and draws what a view that kept nothing draws.
-func TestChartsReadNewHeightsOnly(t *testing.T) {
-	var rpc *countingRPC
-	c := startChainThrough(t, func(r rpcclient.Client) rpcclient.Client {
-		rpc = newCountingRPC(r)
-		return rpc
-	})
+func chartsReadNewHeightsOnly(t *testing.T, c chain, rpc *countingRPC) {
 	// fresh is a view that has kept nothing yet, and what it asks the node.
 	fresh := func() (*httptest.Server, *countingRPC) {
 		r, err := rpchttp.New(c.env.RPC, "/websocket")
@@ -224,7 +231,7 @@ func TestChartsReadNewHeightsOnly(t *testing.T) {
 		rpc.take()
 		c.get(t, ch.path)
 		_, _, seen := rpc.take()
-		for view := range 3 {
+		for view := range 2 {
 			time.Sleep(700 * time.Millisecond) // a block may come, or not
 			status, _, cached := c.get(t, ch.path)
 			calls, _, latest := rpc.take()
@@ -246,15 +253,10 @@ func TestChartsReadNewHeightsOnly(t *testing.T) {
 	}
 }
 
-// TestAddressScanShared: the balance changes of an address page are read once per
+// addressScanShared: the balance changes of an address page are read once per
 // height for every address: another address's page at the same height asks the node
 // for its own value only, and shows its own changes.
-func TestAddressScanShared(t *testing.T) {
-	var rpc *countingRPC
-	c := startChainThrough(t, func(r rpcclient.Client) rpcclient.Client {
-		rpc = newCountingRPC(r)
-		return rpc
-	})
+func addressScanShared(t *testing.T, c chain, rpc *countingRPC) {
 	dev, other := "/address/"+c.env.Dev.Address().String(), "/address/"+strings.Repeat("0", 39)+"2"
 	for attempt := 0; ; attempt++ {
 		rpc.take()

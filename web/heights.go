@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	cmtbytes "github.com/cometbft/cometbft/libs/bytes"
@@ -36,16 +37,16 @@ type heights struct {
 	cleanups *lru.Cache[int64, cleanup]
 }
 
-func newHeights() heights {
+func newHeights() (heights, error) {
 	metas, err := lru.New[int64, *cmttypes.BlockMeta](HeightsCached)
 	if err != nil {
-		panic(err) // only a size below 1 is refused
+		return heights{}, fmt.Errorf("web: a cache of %d headers: %w", HeightsCached, err)
 	}
 	cleanups, err := lru.New[int64, cleanup](HeightsCached)
 	if err != nil {
-		panic(err)
+		return heights{}, fmt.Errorf("web: a cache of %d cleanups: %w", HeightsCached, err)
 	}
-	return heights{metas: metas, cleanups: cleanups}
+	return heights{metas: metas, cleanups: cleanups}, nil
 }
 
 // cleanup is what a block's documents_cleanup event reported: the expiration backlog
@@ -125,12 +126,12 @@ type scanKey struct {
 	height     int64
 }
 
-func newScanRPC(rpc rpcclient.Client) scanRPC {
+func newScanRPC(rpc rpcclient.Client) (scanRPC, error) {
 	answers, err := lru.New[scanKey, *coretypes.ResultABCIQuery](ScansCached)
 	if err != nil {
-		panic(err) // only a size below 1 is refused
+		return scanRPC{}, fmt.Errorf("web: a cache of %d address-changes answers: %w", ScansCached, err)
 	}
-	return scanRPC{Client: rpc, answers: answers}
+	return scanRPC{Client: rpc, answers: answers}, nil
 }
 
 // ABCIQueryWithOptions answers an unproven address-changes read at a height from the

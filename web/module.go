@@ -13,18 +13,18 @@ import (
 const ModuleCacheControl = "public, max-age=31536000, immutable"
 
 // module is the proof check compiled to WebAssembly, gzipped as it is embedded, and
-// served under Path with the hash of those bytes.
+// served under path with the hash of those bytes.
 type module struct {
 	gz []byte
-	// Path is "/static/verify.<the first 16 hex digits of the SHA-256 of gz>.wasm".
-	Path string
+	// path is "/static/verify.<the first 16 hex digits of the SHA-256 of gz>.wasm".
+	path string
 	etag string
 }
 
 func newModule(gz []byte) *module {
 	sum := sha256.Sum256(gz)
 	digest := hex.EncodeToString(sum[:])
-	return &module{gz: gz, Path: "/static/verify." + digest[:16] + ".wasm", etag: `"` + digest + `"`}
+	return &module{gz: gz, path: "/static/verify." + digest[:16] + ".wasm", etag: `"` + digest + `"`}
 }
 
 // ServeHTTP serves the module, or 304 to a browser that names its hash in

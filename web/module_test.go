@@ -17,8 +17,8 @@ func TestModuleCached(t *testing.T) {
 	gz := []byte("the module's gzipped bytes")
 	sum := sha256.Sum256(gz)
 	s := &Server{module: newModule(gz)}
-	if want := "/static/verify." + hex.EncodeToString(sum[:8]) + ".wasm"; s.module.Path != want {
-		t.Fatalf("module path %s, want %s", s.module.Path, want)
+	if want := "/static/verify." + hex.EncodeToString(sum[:8]) + ".wasm"; s.module.path != want {
+		t.Fatalf("module path %s, want %s", s.module.path, want)
 	}
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
@@ -43,21 +43,21 @@ func TestModuleCached(t *testing.T) {
 		}
 		return res, body
 	}
-	res, body := get(s.module.Path, "")
+	res, body := get(s.module.path, "")
 	h := res.Header
 	if res.StatusCode != http.StatusOK || string(body) != string(gz) {
-		t.Fatalf("GET %s: %d %q", s.module.Path, res.StatusCode, body)
+		t.Fatalf("GET %s: %d %q", s.module.path, res.StatusCode, body)
 	}
 	if h.Get("Cache-Control") != ModuleCacheControl || h.Get("Content-Type") != "application/wasm" || h.Get("Content-Encoding") != "gzip" ||
 		h.Get("Content-Security-Policy") != ContentSecurityPolicy {
-		t.Errorf("GET %s: headers %v", s.module.Path, h)
+		t.Errorf("GET %s: headers %v", s.module.path, h)
 	}
 	if !regexp.MustCompile(`^"[0-9a-f]{64}"$`).MatchString(h.Get("ETag")) {
 		t.Errorf("ETag %q, want the SHA-256 of the bytes, quoted", h.Get("ETag"))
 	}
-	res, body = get(s.module.Path, h.Get("ETag"))
+	res, body = get(s.module.path, h.Get("ETag"))
 	if res.StatusCode != http.StatusNotModified || len(body) != 0 || res.Header.Get("Cache-Control") != ModuleCacheControl {
-		t.Errorf("GET %s with its ETag: %d, %d bytes, %v", s.module.Path, res.StatusCode, len(body), res.Header)
+		t.Errorf("GET %s with its ETag: %d, %d bytes, %v", s.module.path, res.StatusCode, len(body), res.Header)
 	}
 	for _, plain := range []string{"/static/verify.wasm", "/" + wasmFile} {
 		if res, _ := get(plain, ""); res.StatusCode != http.StatusNotFound {

@@ -101,7 +101,7 @@ func (s *Server) proofBox(ctx context.Context, path string, data []byte, height 
 	q := url.Values{"path": {path}, "data": {hex.EncodeToString(data)}, "height": {strconv.FormatInt(height, 10)}}
 	box := proofBox{ProofPath: "/proof?" + q.Encode(), ChainID: chainID, Shown: shown, Offline: offline, Checkable: s.module != nil}
 	if s.module != nil {
-		box.Module = s.module.Path
+		box.Module = s.module.path
 	}
 	return box, err
 }

@@ -52,7 +52,8 @@ type Options struct {
 
 // Server answers the web view's pages from a node's RPC.
 type Server struct {
-	rpc   rpcclient.Client
+	rpc rpcclient.Client
+	// c reads through rpc, keeping the address-changes answers at a height (scanRPC).
 	c     *client.Client
 	opts  Options
 	pages map[string]*template.Template
@@ -64,8 +65,16 @@ type Server struct {
 // New returns a server reading through rpc (CometBFT's RPC client: in process or
 // over HTTP).
 func New(rpc rpcclient.Client, opts Options) (*Server, error) {
-	s := &Server{rpc: rpc, c: client.New(newScanRPC(rpc), client.Options{MaxAge: -1, Trusted: opts.Trusted}), opts: opts,
-		pages: map[string]*template.Template{}, heights: newHeights()}
+	scans, err := newScanRPC(rpc)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := newHeights()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{rpc: rpc, c: client.New(scans, client.Options{MaxAge: -1, Trusted: opts.Trusted}), opts: opts,
+		pages: map[string]*template.Template{}, heights: hs}
 	if b, err := staticFiles.ReadFile(wasmFile); err == nil {
 		s.module = newModule(b)
 	}
@@ -94,7 +103,7 @@ func (s *Server) Handler() http.Handler {
 	// The module only under its hashed name (pages name it), never as the embedded file.
 	mux.Handle("GET /"+wasmFile, http.NotFoundHandler())
 	if s.module != nil {
-		mux.Handle("GET "+s.module.Path, s.module)
+		mux.Handle("GET "+s.module.path, s.module)
 	}
 	mux.HandleFunc("GET /validators.json", s.validatorsJSON)
 	mux.HandleFunc("GET /{$}", s.page("overview.html", s.overview))

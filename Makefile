@@ -20,8 +20,9 @@ build: web-wasm
 
 ## web-wasm: the web view's proof check as WebAssembly (gzipped) and Go's wasm_exec.js, in web/static, which the binary embeds
 WASM := web/static/verify.wasm.gz
-# WASM_TAGS change nothing the check does. grpcnotrace leaves gRPC's request tracing
-# out (golang.org/x/net/trace and the html/template it renders with, whose reflective
+# WASM_TAGS: force64bit has curve25519-voi use its 64-bit field arithmetic; the others
+# change nothing the check does. grpcnotrace leaves gRPC's request tracing out
+# (golang.org/x/net/trace and the html/template it renders with, whose reflective
 # method calls make the linker keep every exported method of every type linked);
 # testify_yaml_fail leaves testify's YAML comparisons out (go.yaml.in/yaml/v3). Both
 # come only with CometBFT's types, which the check needs; docs/BENCHMARKS.md ("The web

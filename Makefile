@@ -20,10 +20,18 @@ build: web-wasm
 
 ## web-wasm: the web view's proof check as WebAssembly (gzipped) and Go's wasm_exec.js, in web/static, which the binary embeds
 WASM := web/static/verify.wasm.gz
+# WASM_TAGS: force64bit has curve25519-voi use its 64-bit field arithmetic; the others
+# change nothing the check does. grpcnotrace leaves gRPC's request tracing out
+# (golang.org/x/net/trace and the html/template it renders with, whose reflective
+# method calls make the linker keep every exported method of every type linked);
+# testify_yaml_fail leaves testify's YAML comparisons out (go.yaml.in/yaml/v3). Both
+# come only with CometBFT's types, which the check needs; docs/BENCHMARKS.md ("The web
+# view") has what each dependency costs.
+WASM_TAGS := force64bit,grpcnotrace,testify_yaml_fail
 web-wasm: $(WASM) web/static/wasm_exec.js
-$(WASM): $(shell find web/verify web/check proofs query drive protocol feeschedule -name '*.go' -not -name '*_test.go') go.mod go.sum
-	GOOS=js GOARCH=wasm $(GO) build -tags force64bit -trimpath -ldflags=-s -o web/static/verify.wasm ./web/verify
-	gzip -9 -f web/static/verify.wasm
+$(WASM): $(shell find web/verify web/check proofs query drive protocol feeschedule -name '*.go' -not -name '*_test.go') go.mod go.sum Makefile
+	GOOS=js GOARCH=wasm $(GO) build -tags $(WASM_TAGS) -trimpath -ldflags=-s -o web/static/verify.wasm ./web/verify
+	gzip -9 -n -f web/static/verify.wasm
 web/static/wasm_exec.js:
 	cp "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" $@
 

@@ -28,7 +28,11 @@ func (s *Server) address(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, errBadInput{"address", r.PathValue("address"), "40 hex digits"}
 	}
-	first, err := s.rawRead(ctx, proofs.PathAddress, a[:], 0)
+	h, err := s.provenHeight(ctx)
+	if err != nil {
+		return nil, err
+	}
+	first, err := s.rawRead(ctx, proofs.PathAddress, a[:], h)
 	if err != nil {
 		return nil, err
 	}

@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"image/color"
 	"net/http"
-	"strconv"
 
 	cmttypes "github.com/cometbft/cometbft/types"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-
-	"github.com/ttld-dev/ttld/protocol"
 )
 
 // Chart sizes and the span of heights and epochs they draw.
@@ -40,30 +37,12 @@ func (s *Server) backlogChart(r *http.Request) ([]byte, error) {
 	}
 	var backlog, removed plotter.XYs
 	for h := max(1, latest-ChartBlocks+1); h <= latest; h++ {
-		res, err := s.rpc.BlockResults(ctx, &h)
+		c, err := s.cleanupAt(ctx, h)
 		if err != nil {
 			return nil, err
 		}
-		// A block whose cleanup found nothing due says nothing: none expired, none left.
-		backlog = append(backlog, plotter.XY{X: float64(h)})
-		removed = append(removed, plotter.XY{X: float64(h)})
-		for _, e := range res.FinalizeBlockEvents {
-			if e.Type != protocol.EventDocumentsCleanup {
-				continue
-			}
-			for _, a := range e.Attributes {
-				n, err := strconv.ParseFloat(a.Value, 64)
-				if err != nil {
-					continue
-				}
-				switch a.Key {
-				case protocol.AttrBacklog:
-					backlog[len(backlog)-1].Y = n
-				case protocol.AttrRemoved:
-					removed[len(removed)-1].Y = n
-				}
-			}
-		}
+		backlog = append(backlog, plotter.XY{X: float64(h), Y: c.Backlog})
+		removed = append(removed, plotter.XY{X: float64(h), Y: c.Removed})
 	}
 	p := newChart("Expiration backlog and documents expired per block", "height", "documents")
 	if err := addLine(p, "backlog after the cleanup", backlog, colorLine); err != nil {
@@ -81,15 +60,7 @@ func (s *Server) recentMetas(ctx context.Context) ([]*cmttypes.BlockMeta, error)
 	if err != nil {
 		return nil, err
 	}
-	var out []*cmttypes.BlockMeta
-	for top := latest; top >= 1 && top > latest-ChartBlocks; top -= BlocksPerPage {
-		info, err := s.rpc.BlockchainInfo(ctx, max(1, top-BlocksPerPage+1), top)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, info.BlockMetas...)
-	}
-	return out, nil
+	return s.metas(ctx, max(1, latest-ChartBlocks+1), latest)
 }
 
 // blocksChart draws the transitions of each of the last ChartBlocks blocks.

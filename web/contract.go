@@ -22,7 +22,11 @@ func (s *Server) contract(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, errBadInput{"contract", r.PathValue("id"), "64 hex digits"}
 	}
-	c, err := s.rawRead(r.Context(), proofs.PathContract, id[:], 0)
+	h, err := s.provenHeight(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.rawRead(r.Context(), proofs.PathContract, id[:], h)
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,11 @@ func (s *Server) document(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, errBadInput{"document", r.PathValue("id"), "64 hex digits"}
 	}
-	d, err := s.rawRead(r.Context(), proofs.PathDocument, proofs.DocumentData(c, typeName, id), 0)
+	h, err := s.provenHeight(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.rawRead(r.Context(), proofs.PathDocument, proofs.DocumentData(c, typeName, id), h)
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,11 @@ func (s *Server) documents(r *http.Request) (any, error) {
 	if len(q) > MaxQueryBytes || !json.Valid([]byte(q)) {
 		return nil, errBadInput{"q", q, fmt.Sprintf("a document query's JSON of at most %d bytes", MaxQueryBytes)}
 	}
-	ans, err := s.c.Documents(r.Context(), c, typeName, []byte(q), 0, false)
+	h, err := s.provenHeight(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	ans, err := s.c.Documents(r.Context(), c, typeName, []byte(q), h, false)
 	if err != nil {
 		var qe client.ErrQuery
 		switch {

@@ -19,7 +19,11 @@ type epochsPage struct {
 // and each epoch's pool, at one state.
 func (s *Server) epochs(r *http.Request) (any, error) {
 	ctx := r.Context()
-	pools, err := s.rawRead(ctx, proofs.PathPools, nil, 0)
+	h, err := s.provenHeight(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pools, err := s.rawRead(ctx, proofs.PathPools, nil, h)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,11 @@ func (s *Server) identity(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, errBadInput{"identity", r.PathValue("id"), "64 hex digits"}
 	}
-	a, err := s.rawRead(r.Context(), proofs.PathIdentity, id[:], 0)
+	h, err := s.provenHeight(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.rawRead(r.Context(), proofs.PathIdentity, id[:], h)
 	if err != nil {
 		return nil, err
 	}

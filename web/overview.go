@@ -51,12 +51,16 @@ func (s *Server) overview(r *http.Request) (any, error) {
 		}
 		p.GenesisHash = fmt.Sprintf("%X", t.Hash())
 	}
-	if h < 1 {
+	if h < 2 {
 		return p, nil
 	}
-	// Every app figure is read at one state, the version's; the backlog counts the
-	// expirations due at that state's block time.
-	first, err := s.rawRead(ctx, proofs.PathKey, drive.ProtocolVersionKey(), 0)
+	// Every app figure is read at one state, the newest proven now (provenHeight); the
+	// backlog counts the expirations due at that state's block time.
+	state, err := provenBelow(h)
+	if err != nil {
+		return nil, err
+	}
+	first, err := s.rawRead(ctx, proofs.PathKey, drive.ProtocolVersionKey(), state)
 	if err != nil {
 		return nil, err
 	}

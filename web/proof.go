@@ -14,8 +14,8 @@ import (
 )
 
 // proof serves, for download and for the browser's check, the bundle of the answer to
-// ?path= and ?data= (hex) at ?height= (0 or absent: the latest): any single-key or
-// range path of proofs.TargetOf.
+// ?path= and ?data= (hex) at ?height= (0 or absent: the newest state proven now, see
+// provenHeight): any single-key or range path of proofs.TargetOf.
 func (s *Server) proof(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	path := q.Get("path")
@@ -44,10 +44,23 @@ func (s *Server) proof(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(raw)
 }
 
-// bundle reads path and data at height (0: the latest) with a proof and the commit of
-// the header after the answer's height, waiting for it to exist, and encodes them as a
-// check.Bundle.
+// bundle reads path and data at height (0: provenHeight) with a proof and the commit of
+// the header after the answer's height, and encodes them as a check.Bundle. That
+// header must exist already: a state the latest block does not prove yet is not found,
+// rather than waited for.
 func (s *Server) bundle(ctx context.Context, path string, data []byte, height int64) ([]byte, error) {
+	latest, err := s.latestHeight(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if height == 0 {
+		if height, err = provenBelow(latest); err != nil {
+			return nil, err
+		}
+	}
+	if height >= latest {
+		return nil, errNotFound{fmt.Sprintf("signed header %d, which proves the state after block %d (the latest block is %d),", height+1, height, latest)}
+	}
 	res, err := s.rpc.ABCIQueryWithOptions(ctx, path, data, rpcclient.ABCIQueryOptions{Prove: true, Height: height})
 	if err != nil {
 		return nil, err
@@ -56,9 +69,6 @@ func (s *Server) bundle(ctx context.Context, path string, data []byte, height in
 		return nil, fmt.Errorf("%s: query code %d: %s", path, res.Response.Code, res.Response.Log)
 	}
 	next := res.Response.Height + 1
-	if _, err := s.c.WaitForHeight(ctx, next); err != nil {
-		return nil, err
-	}
 	commit, err := s.rpc.Commit(ctx, &next)
 	if err != nil {
 		return nil, err

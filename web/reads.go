@@ -26,6 +26,27 @@ const (
 	MaxProofDataBytes = MaxQueryBytes + 128
 )
 
+// provenHeight is the state a page reads: the newest whose proof can be handed out at
+// once. By the proof height rule (docs/ARCHITECTURE.md) the state after block H is
+// proven by header H+1 and its commit; the latest block's header and commit exist, so
+// the state after the block before it is proven now, while the latest state's proof
+// would wait for the next block.
+func (s *Server) provenHeight(ctx context.Context) (int64, error) {
+	latest, err := s.latestHeight(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return provenBelow(latest)
+}
+
+// provenBelow is provenHeight when the latest block is latest.
+func provenBelow(latest int64) (int64, error) {
+	if latest < 2 {
+		return 0, errNotFound{fmt.Sprintf("a proven state (the chain is at block %d; the first is proven by block 2)", latest)}
+	}
+	return latest - 1, nil
+}
+
 // rawRead reads path and data at height (0: the latest) unproven. A page draws its
 // figures from exactly this answer (check.Read), and the browser draws them again from
 // the proven one.
@@ -68,8 +89,9 @@ type proofBox struct {
 	Bundles []string
 	// Offline are the commands that read the same answers checked.
 	Offline []string
-	// Checkable: the build carries the WebAssembly check.
+	// Checkable: the build carries the WebAssembly check, served at Module.
 	Checkable bool
+	Module    string
 }
 
 // proofBox is the box of answers, all at one height: their figures and bundles, and
@@ -83,7 +105,10 @@ func (s *Server) proofBox(ctx context.Context, answers []check.Answer, offline .
 	if err != nil {
 		return proofBox{}, err
 	}
-	b := proofBox{F: f, Offline: offline, Checkable: s.wasm != nil}
+	b := proofBox{F: f, Offline: offline, Checkable: s.module != nil}
+	if s.module != nil {
+		b.Module = s.module.path
+	}
 	for _, a := range answers {
 		q := url.Values{"path": {a.Path}, "data": {hex.EncodeToString(a.Data)}, "height": {strconv.FormatInt(a.Height, 10)}}
 		b.Bundles = append(b.Bundles, "/proof?"+q.Encode())

@@ -52,20 +52,32 @@ type Options struct {
 
 // Server answers the web view's pages from a node's RPC.
 type Server struct {
+	// rpc is the node's RPC with the address-changes answers at a height kept (scanRPC);
+	// c reads through it.
 	rpc   rpcclient.Client
 	c     *client.Client
 	opts  Options
 	pages map[string]*template.Template
-	// wasm is the embedded proof check, nil when the build has none.
-	wasm []byte
+	// module is the embedded proof check, nil when the build has none.
+	module  *module
+	heights heights
 }
 
 // New returns a server reading through rpc (CometBFT's RPC client: in process or
 // over HTTP).
 func New(rpc rpcclient.Client, opts Options) (*Server, error) {
-	s := &Server{rpc: rpc, c: client.New(rpc, client.Options{MaxAge: -1, Trusted: opts.Trusted}), opts: opts, pages: map[string]*template.Template{}}
+	scans, err := newScanRPC(rpc)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := newHeights()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{rpc: scans, c: client.New(scans, client.Options{MaxAge: -1, Trusted: opts.Trusted}), opts: opts,
+		pages: map[string]*template.Template{}, heights: hs}
 	if b, err := staticFiles.ReadFile(wasmFile); err == nil {
-		s.wasm = b
+		s.module = newModule(b)
 	}
 	names, err := fs.Glob(templateFiles, "templates/*.html")
 	if err != nil {
@@ -89,7 +101,11 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(staticFiles, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
-	mux.HandleFunc("GET /static/verify.wasm", s.serveWasm)
+	// The module only under its hashed name (pages name it), never as the embedded file.
+	mux.Handle("GET /"+wasmFile, http.NotFoundHandler())
+	if s.module != nil {
+		mux.Handle("GET "+s.module.path, s.module)
+	}
 	mux.HandleFunc("GET /validators.json", s.validatorsJSON)
 	mux.HandleFunc("GET /{$}", s.page("overview.html", s.overview))
 	mux.HandleFunc("GET /blocks", s.page("blocks.html", s.blocks))
@@ -200,18 +216,6 @@ func (s *Server) chart(draw func(r *http.Request) ([]byte, error)) http.HandlerF
 		w.Header().Set("Content-Type", "image/svg+xml")
 		_, _ = w.Write(svg)
 	}
-}
-
-// serveWasm serves the proof check's WebAssembly, gzipped as it is embedded.
-func (s *Server) serveWasm(w http.ResponseWriter, r *http.Request) {
-	if s.wasm == nil {
-		http.Error(w, "this build has no WebAssembly proof check: make web-wasm", http.StatusNotFound)
-		return
-	}
-	w.Header().Set("Content-Type", "application/wasm")
-	w.Header().Set("Content-Encoding", "gzip")
-	w.Header().Set("Cache-Control", "max-age=3600")
-	_, _ = w.Write(s.wasm)
 }
 
 // validatorsJSON serves the genesis validator set (CometBFT's JSON) that a reader pins

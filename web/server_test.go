@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	rpcclient "github.com/cometbft/cometbft/rpc/client"
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 
 	"github.com/ttld-dev/ttld/e2e"
@@ -38,16 +39,27 @@ type chain struct {
 // right-to-left override as a visible escape.
 const markup = `<script>alert("x")</script>` + "\u202e1"
 
-func startChain(t *testing.T) chain {
+func startChain(t testing.TB) chain {
+	t.Helper()
+	return startChainThrough(t, func(rpc rpcclient.Client) rpcclient.Client { return rpc })
+}
+
+// startChainThrough is startChain with the view reading the node through wrap(rpc).
+func startChainThrough(t testing.TB, wrap func(rpcclient.Client) rpcclient.Client) chain {
 	t.Helper()
 	env := e2e.StartNodeShortTTL(t, 60)
 	n := env.SeedNote(t, markup)
+	// Pages read the newest state proven now, the one before the latest block's: the
+	// note's block must be followed by another for the pages to show it.
+	if _, err := env.Client.WaitForHeight(context.Background(), n.Height+1); err != nil {
+		t.Fatal(err)
+	}
 	c := chain{env: env, identity: n.Identity, contract: n.Contract, document: n.Document}
 	rpc, err := rpchttp.New(env.RPC, "/websocket")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := web.New(rpc, web.Options{Trusted: env.Trusted})
+	s, err := web.New(wrap(rpc), web.Options{Trusted: env.Trusted})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +68,7 @@ func startChain(t *testing.T) chain {
 	return c
 }
 
-func (c chain) get(t *testing.T, path string) (int, http.Header, string) {
+func (c chain) get(t testing.TB, path string) (int, http.Header, string) {
 	t.Helper()
 	res, err := http.Get(c.srv.URL + path)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -32,6 +33,11 @@ func TestCheckProof(t *testing.T) {
 	contract := tx.Contract
 	if err := c.json(&tx, "tx", "document", "create", contract, "note", `{"text":"proven"}`, "--identity", id, "--from", "dev", "--commit"); err != nil || tx.Code != 0 {
 		t.Fatalf("document create: %+v %v", tx, err)
+	}
+	// The view proves the newest state whose next header exists: the document's block
+	// must be followed by another.
+	if _, err := env.Client.WaitForHeight(context.Background(), tx.Height+1); err != nil {
+		t.Fatal(err)
 	}
 	rpc, err := rpchttp.New(env.RPC, "/websocket")
 	if err != nil {

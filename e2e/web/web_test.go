@@ -46,6 +46,11 @@ func TestWebViewInChromium(t *testing.T) {
 	ctx := context.Background()
 	note := env.SeedNote(t, "hello from the web view")
 	id, contract, doc, docHeight := note.Identity, note.Contract, note.Document, note.Height
+	// Pages read the newest state proven now, the one before the latest block's: the
+	// note's block must be followed by another for the pages to show it.
+	if _, err := env.Client.WaitForHeight(ctx, docHeight+1); err != nil {
+		t.Fatal(err)
+	}
 	st, err := env.Client.Identity(ctx, id, 0, false)
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +94,7 @@ func TestWebViewInChromium(t *testing.T) {
 	page("blocks", "/blocks", map[string]string{"#blocks": strconv.FormatInt(docHeight, 10), "main": "not proven"})
 	page("block", "/block/"+strconv.FormatInt(docHeight, 10), map[string]string{"h1": "Block " + strconv.FormatInt(docHeight, 10), "#tx-count": "1", "main": "document_create"})
 	page("identity", "/identity/"+id.String(), map[string]string{"#balance": check.Credits(st.Balance), "#proof-status": "VERIFIED in this browser"})
+	moduleFromCache(t, browser, "/identity/"+id.String())
 	page("contract", "/contract/"+c, map[string]string{"#type-note": "Type note", ".ttl": "2m0s", "#proof-status": "VERIFIED in this browser"})
 	page("documents", "/documents/"+c+"/note", map[string]string{"#documents": d[:8], "#proof-status": "VERIFIED in this browser"})
 	page("document", docPath, map[string]string{"#expiry": "expires at", "#fields": "hello from the web view", "#proof": "signed by the validator set", "#proof-status": "VERIFIED in this browser"})
@@ -198,7 +204,10 @@ func addNote(t *testing.T, env *e2e.Env, n e2e.Note, text string, entropy byte) 
 		{Kind: protocol.ActionCreate, Type: "note", Entropy: [32]byte{entropy}, Data: data},
 	}}
 	b.Actions[0].ID = b.CreateID(b.Actions[0])
-	env.Commit(t, b)
+	// The pages read the state before the latest block's: wait for the block after.
+	if _, err := env.Client.WaitForHeight(context.Background(), env.Commit(t, b)+1); err != nil {
+		t.Fatal(err)
+	}
 	return b.Actions[0].ID
 }
 
@@ -408,8 +417,23 @@ func allVerified(t *testing.T, tab context.Context, path string) {
 	}
 }
 
+// moduleFromCache fails unless the page loaded took the proof check's module, under
+// its hashed name, from the browser's cache: no byte of it crossed the network, not
+// even a revalidation (the overview loaded before fetched it).
+func moduleFromCache(t *testing.T, browser context.Context, path string) {
+	t.Helper()
+	sizes, err := chromedp.Run(browser, chromedp.Evaluate[[]float64](`performance.getEntriesByType("resource")
+		.filter((e) => /^\/static\/verify\.[0-9a-f]{16}\.wasm$/.test(new URL(e.name).pathname)).map((e) => e.transferSize)`))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if len(sizes) != 1 || sizes[0] != 0 {
+		t.Errorf("%s: the module's fetches moved %v bytes, want one fetch answered by the cache", path, sizes)
+	}
+}
+
 // chromium is the browser's path: TTLD_CHROMIUM, or Debian's chromium.
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	for _, p := range []string{os.Getenv("TTLD_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
 		if p != "" {
 			if _, err := os.Stat(p); err == nil {

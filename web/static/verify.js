@@ -57,7 +57,7 @@
   };
   try {
     const go = new Go();
-    const wasm = await WebAssembly.instantiateStreaming(fetch("/static/verify.wasm"), go.importObject);
+    const wasm = await WebAssembly.instantiateStreaming(fetch(document.querySelector("script[data-module]").dataset.module), go.importObject);
     go.run(wasm.instance);
   } catch (e) {
     boxes.forEach((box) => say(box, box.querySelector("[data-verdict]") || box, false, "NOT VERIFIED: " + e.message));

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -215,6 +216,88 @@ func TestInsufficientBalanceNamesTheFee(t *testing.T) {
 		}
 		if i == 1 && (e.Fee.PerpetualStorage == 0 || e.Fee.LifetimeStorage != 0) {
 			t.Fatalf("a contract's fee %+v: want perpetual storage", e.Fee)
+		}
+	}
+}
+
+// TestTransitionEventReportsTheFee: every charged transition's event reports the fee
+// its result charged, part by part (the parts summing to the fee), and the refunds its
+// removals credited; over a contract, a note, the note's deletion and a ttl story,
+// every part and the refunds are reported non-zero at least once.
+func TestTransitionEventReportsTheFee(t *testing.T) {
+	kv := genesisState(t, map[string]uint64{"olga": 1 << 40})
+	if err := drive.SetProtocolVersion(kv, protocol.V14); err != nil {
+		t.Fatal(err)
+	}
+	if err := drive.InsertDocumentTTLTrees(kv, 1); err != nil {
+		t.Fatal(err)
+	}
+	var defs [2][]byte
+	for i, name := range []string{"note.json", "story-ttl.json"} {
+		var err error
+		if defs[i], err = os.ReadFile("../docs/examples/" + name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	olgaKey := testKey("olga-id").Public().(ed25519.PublicKey)
+	olga := protocol.NewIdentityID(addrOf("olga"), 1)
+	notes, stories := protocol.NewContractID(olga, 1), protocol.NewContractID(olga, 2)
+	create := &protocol.DocumentsBatch{Identity: olga, Nonce: 3, Contract: notes, Actions: []protocol.DocumentAction{
+		{Kind: protocol.ActionCreate, Type: "note", Entropy: sha256.Sum256([]byte("n")), Data: []byte(`{"text":"` + strings.Repeat("t", 200) + `"}`)}}}
+	create.Actions[0].ID = create.CreateID(create.Actions[0])
+	blocks := []struct {
+		signer string
+		tr     protocol.Transition
+	}{
+		{"olga", &protocol.IdentityCreate{PubKey: testKey("olga").Public().(ed25519.PublicKey), Nonce: 1, Amount: 1 << 39, Keys: []ed25519.PublicKey{olgaKey}}},
+		{"olga-id", &protocol.DataContractCreate{Identity: olga, Nonce: 1, Definition: defs[0]}},
+		{"olga-id", &protocol.DataContractCreate{Identity: olga, Nonce: 2, Definition: defs[1]}},
+		{"olga-id", create},
+		{"olga-id", &protocol.DocumentsBatch{Identity: olga, Nonce: 4, Contract: notes, Actions: []protocol.DocumentAction{
+			{Kind: protocol.ActionDelete, Type: "note", ID: create.Actions[0].ID, Revision: 1}}}},
+		{"olga-id", &protocol.DocumentsBatch{Identity: olga, Nonce: 5, Contract: stories, Actions: []protocol.DocumentAction{
+			{Kind: protocol.ActionCreate, Type: "story", Entropy: sha256.Sum256([]byte("s")), Data: []byte(`{"caption":"c","mediaUrl":"u"}`)}}}},
+	}
+	reported := map[string]bool{}
+	for i, b := range blocks {
+		res, err := ExecuteBlock(kv, Block{Height: uint64(i + 1), TimeMs: uint64(i+1) * 1000, Txs: [][]byte{protocol.Sign(chainID, b.tr, testKey(b.signer))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.TxResults[0]
+		if r.Code != protocol.CodeOK {
+			t.Fatalf("block %d: %s %s", i+1, r.Code, r.Log)
+		}
+		ev := r.Events[len(r.Events)-1]
+		if ev.Type != protocol.EventTransition {
+			t.Fatalf("block %d: the last event is %s, want the transition's", i+1, ev.Type)
+		}
+		attrs := map[string]string{}
+		for _, a := range ev.Attrs {
+			attrs[a.Key] = a.Value
+		}
+		parts := feeParts(r.Fee)
+		refunds, err := r.Fee.RefundTotal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]uint64{
+			protocol.AttrFee: r.Charged, protocol.AttrFeeProcessing: parts.Processing, protocol.AttrFeePerpetualStorage: parts.PerpetualStorage,
+			protocol.AttrFeeLifetimeStorage: parts.LifetimeStorage, protocol.AttrFeeDeletionPrepay: parts.DeletionPrepay, protocol.AttrRefunds: refunds,
+		}
+		for key, n := range want {
+			if attrs[key] != strconv.FormatUint(n, 10) {
+				t.Errorf("block %d: %s=%s, want %d", i+1, key, attrs[key], n)
+			}
+			reported[key] = reported[key] || n > 0
+		}
+		if parts.Total() != r.Charged {
+			t.Errorf("block %d: the parts %+v sum to %d, charged %d", i+1, parts, parts.Total(), r.Charged)
+		}
+	}
+	for _, key := range []string{protocol.AttrFeePerpetualStorage, protocol.AttrFeeLifetimeStorage, protocol.AttrFeeDeletionPrepay, protocol.AttrRefunds} {
+		if !reported[key] {
+			t.Errorf("no transition reported a non-zero %s", key)
 		}
 	}
 }

@@ -319,7 +319,7 @@ func (e *execution) flush(charged uint64) (uint64, error) {
 // result is the charged transition's result: its fee, the balances and events it set
 // with the transition event last, and a paid refusal's code and log.
 func (e *execution) result(v verdict, maxCharged uint64) TxResult {
-	res := TxResult{Fee: v.fee, Charged: v.charged, MaxCharged: maxCharged, Changes: e.changes, Events: append(e.events, e.transitionEvent(v.charged, v.refusal))}
+	res := TxResult{Fee: v.fee, Charged: v.charged, MaxCharged: maxCharged, Changes: e.changes, Events: append(e.events, e.transitionEvent(v))}
 	if v.refusal != nil {
 		res.Code, _ = protocol.CodeOf(v.refusal)
 		res.Log, res.Err = v.refusal.Error(), v.refusal
@@ -459,10 +459,7 @@ func (e *execution) verify(pub ed25519.PublicKey) error {
 // insufficient is the refusal of a payer that cannot pay amount and the whole fee,
 // charged charged instead.
 func (e *execution) insufficient(whole feeschedule.Result, amount, charged uint64) error {
-	parts := protocol.FeeParts{Processing: whole.Processing, PerpetualStorage: whole.PerpetualStorage, DeletionPrepay: whole.DeletionPrepay}
-	for _, l := range whole.LifetimeStorage {
-		parts.LifetimeStorage += l.Credits // Charged summed them without overflow
-	}
+	parts := feeParts(whole)
 	if e.payer.address != nil {
 		return protocol.ErrAddressInsufficientBalance{Address: *e.payer.address, Balance: e.payer.balance, Amount: amount, Fee: parts, Charged: charged}
 	}
@@ -543,9 +540,28 @@ func (e *execution) payerName() string {
 	return e.payer.identity.String()
 }
 
-func (e *execution) transitionEvent(charged uint64, err error) protocol.Event {
-	code, _ := protocol.CodeOf(err)
-	return protocol.NewTransitionEvent(e.signed.Type(), e.payerName(), e.signed.GetNonce(), charged, code)
+// transitionEvent reports the priced transition: its fee by parts, which sum to what
+// was charged, and the refunds it earned.
+func (e *execution) transitionEvent(v verdict) protocol.Event {
+	code, _ := protocol.CodeOf(v.refusal)
+	// NB: the refunds give back part of what the epochs' pools hold, credits that exist,
+	// so their sum fits in a u64 as the running total does; the cap never applies.
+	refunds, err := v.fee.RefundTotal()
+	if err != nil {
+		refunds = ^uint64(0)
+	}
+	return protocol.TransitionEvent{Type: e.signed.Type(), Signer: e.payerName(), Nonce: e.signed.GetNonce(),
+		Fee: feeParts(v.fee), Refunds: refunds, Code: code}.Event()
+}
+
+// feeParts is what fee charges, part by part: the lifetime storage parts summed, as
+// Charged sums them (a fee whose sum overflows was refused when priced).
+func feeParts(fee feeschedule.Result) protocol.FeeParts {
+	parts := protocol.FeeParts{Processing: fee.Processing, PerpetualStorage: fee.PerpetualStorage, DeletionPrepay: fee.DeletionPrepay}
+	for _, l := range fee.LifetimeStorage {
+		parts.LifetimeStorage += l.Credits
+	}
+	return parts
 }
 
 // DryRun runs tx against kv as the next block would at the earliest, 1 ms after the

@@ -161,7 +161,8 @@ func (e ErrInvalidAddressNonce) Error() string {
 }
 
 // FeeParts is a transition's fee by the parts it is charged in (the charged parts of
-// feeschedule.Result), for a refusal to name what a balance had to cover.
+// feeschedule.Result), for a refusal to name what a balance had to cover and for the
+// transition event to report what was charged.
 type FeeParts struct {
 	Processing       uint64
 	PerpetualStorage uint64

@@ -62,6 +62,10 @@ const (
 	AttrExpiresAt             = "expires_at"
 	AttrExpiresAtMs           = "expires_at_ms"
 	AttrFee                   = "fee"
+	AttrFeeDeletionPrepay     = "fee_deletion_prepay"
+	AttrFeeLifetimeStorage    = "fee_lifetime_storage"
+	AttrFeePerpetualStorage   = "fee_perpetual_storage"
+	AttrFeeProcessing         = "fee_processing"
 	AttrFrom                  = "from"
 	AttrFunder                = "funder"
 	AttrGrids                 = "grids"
@@ -79,6 +83,7 @@ const (
 	AttrProposer              = "proposer"
 	AttrReason                = "reason"
 	AttrRecord                = "record"
+	AttrRefunds               = "refunds"
 	AttrRefundsTakenBack      = "refunds_taken_back"
 	AttrRemoved               = "removed"
 	AttrRevision              = "revision"
@@ -95,11 +100,27 @@ const (
 
 func u64(n uint64) string { return strconv.FormatUint(n, 10) }
 
-// NewTransitionEvent: every executed transaction's, accepted or refused: its type,
-// signer (address or identity), nonce, the fee charged and the result code.
-func NewTransitionEvent(t TransitionType, signer string, nonce, fee uint64, code Code) Event {
+// TransitionEvent is what every executed transaction reports, accepted or refused:
+// its type, its signer (address or identity), its nonce, the fee charged by its parts,
+// the storage refunds it earned the owners of what it removed, and the result code.
+type TransitionEvent struct {
+	Type   TransitionType
+	Signer string
+	Nonce  uint64
+	// Fee is what the payer was charged, part by part; the event's fee is their sum.
+	Fee FeeParts
+	// Refunds are credited to their owners by the block, never netted from the fee.
+	Refunds uint64
+	Code    Code
+}
+
+// Event is the transition's event: the fee and each of its parts, then the refunds.
+func (t TransitionEvent) Event() Event {
 	return Event{EventTransition, []Attr{
-		{AttrType, t.String()}, {AttrSigner, signer}, {AttrNonce, u64(nonce)}, {AttrFee, u64(fee)}, {AttrCode, u64(uint64(code))},
+		{AttrType, t.Type.String()}, {AttrSigner, t.Signer}, {AttrNonce, u64(t.Nonce)}, {AttrFee, u64(t.Fee.Total())},
+		{AttrFeeProcessing, u64(t.Fee.Processing)}, {AttrFeePerpetualStorage, u64(t.Fee.PerpetualStorage)},
+		{AttrFeeLifetimeStorage, u64(t.Fee.LifetimeStorage)}, {AttrFeeDeletionPrepay, u64(t.Fee.DeletionPrepay)},
+		{AttrRefunds, u64(t.Refunds)}, {AttrCode, u64(uint64(t.Code))},
 	}}
 }
 

@@ -12,7 +12,7 @@ func everyEvent() []Event {
 	id, epoch := IdentityID{1}, uint32(3)
 	hash := [32]byte{2}
 	evs := []Event{
-		NewTransitionEvent(TypeAddressFundsTransfer, "a", 1, 2, CodeOK),
+		TransitionEvent{Type: TypeAddressFundsTransfer, Signer: "a", Nonce: 1, Fee: FeeParts{Processing: 2}, Code: CodeOK}.Event(),
 		NewTransferEvent("a", "b", 5),
 		NewIdentityCreatedEvent(id, Address{1}, 5),
 		NewDataContractEvent(EventDataContractCreated, ContractID{1}, id, 1),

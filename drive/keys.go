@@ -550,6 +550,20 @@ func PayoutIdentityKey(validator []byte) []byte {
 	return append([]byte{RootMisc, miscPayout}, validator...)
 }
 
+// ConsensusAddressLen is the length of a validator's consensus address (CometBFT's:
+// the first 20 bytes of the SHA-256 of its public key), as payout identity keys hold
+// it.
+const ConsensusAddressLen = 20
+
+// ParsePayoutIdentityKey reads a key built by PayoutIdentityKey.
+func ParsePayoutIdentityKey(k []byte) (validator []byte, ok bool) {
+	rest, ok := bytes.CutPrefix(k, []byte{RootMisc, miscPayout})
+	if !ok || len(rest) != ConsensusAddressLen {
+		return nil, false
+	}
+	return rest, true
+}
+
 // TotalCreditsKey: 104 | 't' -> the running total of credits held in state (balances
 // and pools, less pending refunds), u64; every block's writes update it, and it equals
 // the supply while credits are conserved.

@@ -24,6 +24,7 @@ var keyParsers = map[string]func(k []byte) bool{
 	"removal":         func(k []byte) bool { _, _, _, ok := ParseRemovalKey(k); return ok },
 	"expiration":      func(k []byte) bool { _, _, ok := ParseExpirationKey(k); return ok },
 	"time-range grid": func(k []byte) bool { _, _, _, ok := ParseTimeRangeKey(k); return ok },
+	"payout":          func(k []byte) bool { _, ok := ParsePayoutIdentityKey(k); return ok },
 }
 
 // TestEveryKeyKind: every kind of key, named, built by its builder, is read back by its
@@ -33,6 +34,7 @@ func TestEveryKeyKind(t *testing.T) {
 	id, a, c, doc := protocol.IdentityID{7, 7, 7}, protocol.Address{9, 9}, protocol.ContractID{5, 5}, protocol.DocumentID{4, 2}
 	g := protocol.Grid{On: "$createdAt", Range: 7200, Step: 3600}
 	proposer := []byte{1, 2, 3, 4}
+	validator := bytes.Repeat([]byte{3}, ConsensusAddressLen)
 	for _, kind := range []struct {
 		name   string
 		key    []byte
@@ -112,7 +114,7 @@ func TestEveryKeyKind(t *testing.T) {
 		{"genesis", GenesisKey(), "", nil},
 		{"local limits", LocalLimitsKey(), "", nil},
 		{"last block", LastBlockKey(), "", nil},
-		{"payout", PayoutIdentityKey(proposer), "", nil},
+		{"payout", PayoutIdentityKey(validator), "payout", func(k []byte) bool { v, _ := ParsePayoutIdentityKey(k); return bytes.Equal(v, validator) }},
 		{"supply", SupplyKey(), "", nil},
 		{"total credits", TotalCreditsKey(), "", nil},
 		{"protocol version", ProtocolVersionKey(), "", nil},

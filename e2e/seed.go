@@ -8,12 +8,12 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// NoteDefinition is a contract of one type, "note": a text of up to 63 bytes, indexed,
-// that lives two minutes (a chain of StartNodeShortTTL with a minimum of 120 s or less
-// takes its ttl).
+// NoteDefinition is a contract of one type, "note": a text of up to 63 bytes, indexed
+// and counted, that lives two minutes (a chain of StartNodeShortTTL with a minimum of
+// 120 s or less takes its ttl).
 const NoteDefinition = `{"documentSchemas":{"note":{"type":"object","ttl":120,` +
 	`"properties":{"text":{"type":"string","maxLength":63,"position":0}},"required":["$createdAt","text"],"additionalProperties":false,` +
-	`"indices":[{"name":"byText","properties":[{"text":"asc"}]}]}}}`
+	`"indices":[{"name":"byText","properties":[{"text":"asc"}],"countable":true}]}}}`
 
 // Note is what SeedNote wrote: an identity, its NoteDefinition contract, one note of it
 // and the height of the block that created the note.

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ttld-dev/ttld/web/check"
 )
@@ -14,7 +15,7 @@ import (
 // check writes of the proven answers (docs/PROOFS.md, "Proof bundles (the web view)").
 var funcs = template.FuncMap{
 	"credits": check.Credits,
-	"when":    check.When,
+	"when":    func(t time.Time) string { return check.When(t, time.Now()) },
 	"short":   check.Short,
 	"visible": check.Visible,
 	"join":    func(xs []string, sep string) string { return strings.Join(xs, sep) },

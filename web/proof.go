@@ -15,15 +15,15 @@ import (
 
 // proof serves, for download and for the browser's check, the bundle of the answer to
 // ?path= and ?data= (hex) at ?height= (0 or absent: the newest state proven now, see
-// provenHeight): any single-key or range path of proofs.TargetOf.
+// provenHeight): any single-key or range path of proofs.TargetOf, /documents or /count.
 func (s *Server) proof(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	path := q.Get("path")
 	data, err := hex.DecodeString(q.Get("data"))
 	if err != nil || len(data) > MaxProofDataBytes {
 		err = errBadInput{"data", q.Get("data"), fmt.Sprintf("at most %d bytes in hex", MaxProofDataBytes)}
-	} else if _, terr := proofs.TargetOf(path, data); terr != nil && path != proofs.PathDocuments {
-		err = errBadInput{"path", path, "a single-key or range query path and its data, or /documents: " + terr.Error()}
+	} else if _, terr := proofs.TargetOf(path, data); terr != nil && path != proofs.PathDocuments && path != proofs.PathCount {
+		err = errBadInput{"path", path, "a single-key or range query path and its data, /documents or /count: " + terr.Error()}
 	}
 	var height int64
 	if v := q.Get("height"); err == nil && v != "" {

@@ -54,8 +54,9 @@ func (e ErrWrongKey) Error() string {
 }
 
 // Check verifies the answer of b against the validator set trusted (the reader's,
-// never the bundle's): the key (or the range's start) is the one the query's path and
-// data name, the proof leads to a root (for a range, with every key of the range
+// never the bundle's); a document query's (/documents, /count) as checkDocuments and
+// checkCount say. Otherwise the key (or the range's start) is the one the query's path
+// and data name, the proof leads to a root (for a range, with every key of the range
 // accounted for), header Response.Height+1 of chain ChainID carries that root as its
 // app hash, and its commit is signed by more than two thirds of trusted. A range's
 // Result holds its entries' encoding as its Value, present when it has entries.
@@ -63,8 +64,11 @@ func Check(b Bundle, trusted *cmttypes.ValidatorSet) (proofs.Result, error) {
 	if trusted == nil {
 		return proofs.Result{}, errors.New("no pinned validator set")
 	}
-	if b.Path == proofs.PathDocuments {
+	switch b.Path {
+	case proofs.PathDocuments:
 		return checkDocuments(b, trusted)
+	case proofs.PathCount:
+		return checkCount(b, trusted)
 	}
 	target, err := proofs.TargetOf(b.Path, b.Data)
 	if err != nil {
@@ -101,4 +105,16 @@ func checkDocuments(b Bundle, trusted *cmttypes.ValidatorSet) (proofs.Result, er
 		return proofs.Result{}, err
 	}
 	return proofs.Result{Height: checked.Height, Value: b.Response.Value, Present: len(r.Documents) > 0, AppHash: checked.AppHash, Time: checked.Time}, nil
+}
+
+// checkCount verifies a /count answer: the count record its query names, present with
+// its value or absent (count 0), against the signed app hash (proofs.VerifyCountQuery).
+// Its Result holds the answer's JSON as its Value, present when the count is not 0.
+func checkCount(b Bundle, trusted *cmttypes.ValidatorSet) (proofs.Result, error) {
+	v := &proofs.Verifier{Client: bundleClient{b.SignedHeader}, ChainID: b.ChainID, Trusted: trusted, Wait: time.Millisecond}
+	r, checked, err := v.VerifyCountQuery(context.Background(), b.Response, b.Path, b.Data)
+	if err != nil {
+		return proofs.Result{}, err
+	}
+	return proofs.Result{Height: checked.Height, Value: b.Response.Value, Present: r.Count > 0, AppHash: checked.AppHash, Time: checked.Time}, nil
 }

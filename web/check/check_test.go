@@ -132,7 +132,7 @@ func TestVerify(t *testing.T) {
 		"field.0.name":     "text",
 		"field.0.value":    "price: ⟨U+202E⟩0001⟨U+202C⟩ credits",
 		"expiry":           check.Expiry(doc.CreatedAt+120_000, doc.BlockTimeMs),
-		"created":          check.When(time.UnixMilli(int64(doc.CreatedAt))),
+		"created":          check.When(time.UnixMilli(int64(doc.CreatedAt)), time.UnixMilli(int64(doc.BlockTimeMs))),
 		"owner":            note.Identity.String(),
 		"protocol-version": "14",
 	} {
@@ -165,7 +165,7 @@ func TestVerify(t *testing.T) {
 		want   string
 	}{
 		"text":     {func(s check.Shown) { s["field.0.value"] = []string{"price: 1000 credits"} }, `the page showed "price: 1000 credits", the proof says "price: ⟨U+202E⟩0001⟨U+202C⟩ credits"`},
-		"expiry":   {func(s check.Shown) { s["expiry"] = []string{"expires at 2099-01-01T00:00:00Z, in 640000h"} }, `expiry: the page showed "expires at 2099`},
+		"expiry":   {func(s check.Shown) { s["expiry"] = []string{"expires at 2099-01-01 00:00:00 UTC (73 years from now)"} }, `expiry: the page showed "expires at 2099`},
 		"chain":    {func(s check.Shown) { s[check.FigureChain] = []string{e2e.ChainID, "ttld-fake"} }, `chain: the page showed "ttld-fake"`},
 		"missing":  {func(s check.Shown) { delete(s, "expiry") }, "expiry: the page does not show it"},
 		"twice":    {func(s check.Shown) { s["owner"] = append(s["owner"], s["owner"][0]) }, "owner: the page shows it 2 times"},
@@ -270,7 +270,7 @@ func TestReadOverview(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"protocol-version": "14", "backlog": "0", "conserved": "conserved", "lifetime-pools": "0", "pending-refunds": "0",
-		"supply": check.Credits(totals.Supply), "block-time": check.When(time.UnixMilli(int64(b.TimeMs))),
+		"supply": check.Credits(totals.Supply), "block-time": check.When(time.UnixMilli(int64(b.TimeMs)), time.Time{}),
 	} {
 		if f[name] != want {
 			t.Errorf("figure %s: %q, want %q", name, f[name], want)
@@ -299,5 +299,89 @@ func TestVisible(t *testing.T) {
 		if got := check.Visible(in); got != want {
 			t.Errorf("Visible(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestReadCountAndPayout: the documents page's count is the count record of the
+// listed query's where clauses, proven as /count; a count of other clauses, or without
+// the documents it counts, has no figures. A validator's payout identity is read from
+// its key, and a validator without one says so.
+func TestReadCountAndPayout(t *testing.T) {
+	env := e2e.StartNodeShortTTL(t, 60)
+	ctx := context.Background()
+	note := env.SeedNote(t, "counted")
+	h, err := env.Client.LatestHeight(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := []byte(`{"limit":5,"orderBy":[["text","asc"]]}`)
+	count, ok := check.CountQuery(q)
+	if !ok || count != nil {
+		t.Fatalf("the count of a query without where clauses: %q %v, want every document", count, ok)
+	}
+	if where, _ := check.CountQuery([]byte(`{"where":[["text","==","a"]],"limit":5,"startAfter":"00"}`)); string(where) != `{"where":[["text","==","a"]]}` {
+		t.Errorf("the count of a query with where clauses: %s", where)
+	}
+	docs := bundleAt(t, env, proofs.PathDocuments, proofs.DocumentsData(note.Contract, "note", q), h)
+	counted := bundleAt(t, env, proofs.PathCount, proofs.CountData(note.Contract, "note", "", count), h)
+	last := bundleAt(t, env, proofs.PathKey, drive.LastBlockKey(), h)
+	if r, err := check.Check(counted, env.Trusted); err != nil || !r.Present {
+		t.Fatalf("the count's bundle: %+v %v", r, err)
+	}
+	answers := func(bs ...check.Bundle) []check.Answer {
+		out := make([]check.Answer, len(bs))
+		for i, b := range bs {
+			out[i] = check.AnswerOf(b.Path, b.Data, b.Response)
+		}
+		return out
+	}
+	f, err := check.Read(e2e.ChainID, answers(docs, counted, last))
+	if err != nil || f["count"] != "1" {
+		t.Fatalf("the documents' count: %q %v", f["count"], err)
+	}
+	other := bundleAt(t, env, proofs.PathCount, proofs.CountData(note.Contract, "note", "", []byte(`{"where":[["text","==","x"]]}`)), h)
+	var bad check.ErrAnswers
+	if _, err := check.Read(e2e.ChainID, answers(docs, other, last)); !errors.As(err, &bad) {
+		t.Errorf("a count of other where clauses: %v", err)
+	}
+	if _, err := check.Read(e2e.ChainID, answers(counted)); !errors.As(err, &bad) {
+		t.Errorf("a count without its documents: %v", err)
+	}
+
+	validator := env.Trusted.Validators[0].Address
+	payout := bundleAt(t, env, proofs.PathKey, drive.PayoutIdentityKey(validator), h)
+	f, err = check.Read(e2e.ChainID, answers(payout))
+	if err != nil || f["validator"] != validator.String() || f["payout-identity"] != protocol.PayoutIdentityID(validator).String() {
+		t.Errorf("the validator's figures %v: %v", f, err)
+	}
+	none := bundleAt(t, env, proofs.PathKey, drive.PayoutIdentityKey(make([]byte, drive.ConsensusAddressLen)), h)
+	if f, err := check.Read(e2e.ChainID, answers(none)); err != nil || f["state"] != "no payout identity" {
+		t.Errorf("a validator without a payout identity: %v %v", f, err)
+	}
+}
+
+// TestWhen: every time is written to the second in UTC, then how far it is from the
+// time it is read against, or alone; an expiry says it the same way.
+func TestWhen(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 600_000_000, time.UTC)
+	for _, c := range []struct {
+		ref  time.Time
+		want string
+	}{
+		{time.Time{}, "2026-01-02 03:04:05 UTC"},
+		{at.Add(3 * time.Minute), "2026-01-02 03:04:05 UTC (3 minutes ago)"},
+		{at.Add(-2 * time.Hour), "2026-01-02 03:04:05 UTC (2 hours from now)"},
+		{at, "2026-01-02 03:04:05 UTC (now)"},
+	} {
+		if got := check.When(at, c.ref); got != c.want {
+			t.Errorf("When(%v, %v) = %q, want %q", at, c.ref, got, c.want)
+		}
+	}
+	ms := uint64(at.UnixMilli())
+	if got, want := check.Expiry(ms, ms-90_000), "expires at 2026-01-02 03:04:05 UTC (1 minute from now)"; got != want {
+		t.Errorf("Expiry: %q, want %q", got, want)
+	}
+	if got, want := check.Expiry(ms, ms+1000), "expired at 2026-01-02 03:04:05 UTC (1 second ago), waiting for cleanup"; got != want {
+		t.Errorf("Expiry past: %q, want %q", got, want)
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	abci "github.com/cometbft/cometbft/abci/types"
 
@@ -70,7 +72,7 @@ type answers struct {
 	version, supply, lastBlock, genesis                  *Answer
 	pools, lifetime, refunds, total, expirations         *Answer
 	address, compacted, blocks, identity, contract, docs *Answer
-	document                                             *Answer
+	document, count, payout                              *Answer
 	epochs                                               []Answer
 }
 
@@ -91,6 +93,10 @@ func (s *answers) sort(list []Answer) error {
 			case bytes.Equal(a.Data, drive.GenesisKey()):
 				slot = &s.genesis
 			default:
+				if _, ok := drive.ParsePayoutIdentityKey(a.Data); ok {
+					slot = &s.payout
+					break
+				}
 				return ErrAnswers{fmt.Sprintf("no page shows key %X", a.Data)}
 			}
 		case proofs.PathPools:
@@ -117,6 +123,8 @@ func (s *answers) sort(list []Answer) error {
 			slot = &s.document
 		case proofs.PathDocuments:
 			slot = &s.docs
+		case proofs.PathCount:
+			slot = &s.count
 		case proofs.PathEpoch:
 			s.epochs = append(s.epochs, *a)
 			continue
@@ -161,7 +169,7 @@ func read(chainID string, list []Answer) (Figures, answers, error) {
 	f := Figures{FigureChain: Visible(chainID), FigureHeight: strconv.FormatInt(list[0].Height, 10)}
 	for _, reader := range []func(Figures, answers) error{
 		readSingleKeys, readPools, readCredits, readBacklog, readEpochs,
-		readAddress, readIdentity, readContract, readDocument, readDocuments,
+		readAddress, readIdentity, readContract, readDocument, readDocuments, readCount, readPayout,
 	} {
 		part := Figures{}
 		if err := reader(part, s); err != nil {
@@ -180,10 +188,13 @@ func read(chainID string, list []Answer) (Figures, answers, error) {
 }
 
 // page is the path of the view's page that shows the answers s: the page of their
-// subject (a document, a list of documents, a contract, an identity, an address), or
-// the epochs, or the overview.
+// subject (a document, a list of documents, a contract, an identity, an address, a
+// validator), or the epochs, or the overview.
 func (s answers) page() string {
 	switch {
+	case s.payout != nil:
+		v, _ := drive.ParsePayoutIdentityKey(s.payout.Data)
+		return "/validator/" + strings.ToUpper(hex.EncodeToString(v))
 	case s.document != nil:
 		c, typeName, id, _ := proofs.ParseDocumentsData(proofs.PathDocument, s.document.Data)
 		return "/document/" + c.String() + "/" + typeName + "/" + hex.EncodeToString(id)
@@ -233,7 +244,7 @@ func readSingleKeys(f Figures, s answers) error {
 		if err != nil {
 			return err
 		}
-		f["block-time"] = whenMs(b.TimeMs)
+		f["block-time"] = When(msTime(b.TimeMs), time.Time{})
 	}
 	if s.genesis != nil {
 		p, err := genesis(s)
@@ -281,7 +292,7 @@ func entries(a *Answer, cut bool) ([]proofs.KV, error) {
 }
 
 // noData refuses an answer to a range a page shows from its start, read from
-// elsewhere: a pending refunds answer that skips the first ones would count fewer.
+// elsewhere: a pending refunds answer that skips the first ones would sum fewer.
 func noData(a *Answer) error {
 	if len(a.Data) != 0 {
 		return ErrAnswers{fmt.Sprintf("%s read from %X, not from its start", a.Path, a.Data)}
@@ -289,8 +300,9 @@ func noData(a *Answer) error {
 	return nil
 }
 
-// readPools: the current epoch, the storage pool, the lifetime pools and the pending
-// refunds.
+// readPools: the current epoch, the storage pool, and the credits the lifetime pools
+// hold and the pending refunds returned (which the next epoch change takes back from
+// the epochs' pools).
 func readPools(f Figures, s answers) error {
 	if a := s.pools; a != nil {
 		e, err := entries(a, false)
@@ -311,24 +323,54 @@ func readPools(f Figures, s answers) error {
 		}
 		f["storage-pool"] = Credits(pool)
 	}
-	for _, c := range []struct {
-		name string
-		a    *Answer
-	}{{"lifetime-pools", s.lifetime}, {"pending-refunds", s.refunds}} {
-		name, a := c.name, c.a
-		if a == nil {
-			continue
-		}
-		if err := noData(a); err != nil {
-			return err
-		}
-		e, err := entries(a, true)
+	if a := s.lifetime; a != nil {
+		e, err := fromStart(a)
 		if err != nil {
 			return err
 		}
-		f[name] = count(len(e), a.More)
+		pools, err := drive.LifetimePools(proofs.EntriesKV(e), protocol.MaxEpoch)
+		if err != nil {
+			return ErrAnswers{"the lifetime pools: " + err.Error()}
+		}
+		credits := make([]uint64, len(pools))
+		for i, p := range pools {
+			credits[i] = p.Credits
+		}
+		f["lifetime-pools"] = atLeast(creditsSum(credits), a.More)
+	}
+	if a := s.refunds; a != nil {
+		e, err := fromStart(a)
+		if err != nil {
+			return err
+		}
+		refunds, err := drive.PendingRefunds(proofs.EntriesKV(e))
+		if err != nil {
+			return ErrAnswers{"the pending refunds: " + err.Error()}
+		}
+		credits := make([]uint64, len(refunds))
+		for i, r := range refunds {
+			credits[i] = r.Refunded
+		}
+		f["pending-refunds"] = atLeast(creditsSum(credits), a.More)
 	}
 	return nil
+}
+
+// fromStart decodes a range answer a page sums from its start: one read from
+// elsewhere would sum less (noData), one cut sums what it holds (atLeast).
+func fromStart(a *Answer) ([]proofs.KV, error) {
+	if err := noData(a); err != nil {
+		return nil, err
+	}
+	return entries(a, true)
+}
+
+// atLeast writes a sum over a range answer: "at least" it when the answer was cut.
+func atLeast(sum string, cut bool) string {
+	if cut {
+		return "at least " + sum
+	}
+	return sum
 }
 
 // readCredits: the credits in state and those supplied at genesis, and whether they
@@ -431,7 +473,7 @@ func readEpoch(f Figures, params drive.ChainParams, index uint32, a *Answer) err
 		return ErrAnswers{fmt.Sprintf("epoch %d: %v", index, err)}
 	}
 	f[Name("epoch", index, "index")] = strconv.FormatUint(uint64(index), 10)
-	f[Name("epoch", index, "start")] = whenMs(protocol.EpochStartMs(params.GenesisTimeMs, params.EpochLengthS, index))
+	f[Name("epoch", index, "start")] = When(msTime(protocol.EpochStartMs(params.GenesisTimeMs, params.EpochLengthS, index)), time.Time{})
 	f[Name("epoch", index, "fees")] = Credits(fees)
 	f[Name("epoch", index, "storage")] = Credits(storage)
 	for j, p := range proposers {
@@ -677,7 +719,7 @@ func readDocument(f Figures, s answers) error {
 	}
 	f["owner"] = d.Owner.String()
 	f["revision"] = strconv.FormatUint(d.Revision, 10)
-	f["created"], f["updated"] = whenMs(d.CreatedAt), whenMs(d.UpdatedAt)
+	f["created"], f["updated"] = When(msTime(d.CreatedAt), msTime(b.TimeMs)), When(msTime(d.UpdatedAt), msTime(b.TimeMs))
 	if d.Price > 0 {
 		f["price"] = Credits(d.Price)
 	}
@@ -755,11 +797,89 @@ func readDocuments(f Figures, s answers) error {
 		f[Name("doc", i, "id")] = Short(d.ID.String())
 		f[Name("doc", i, "owner")] = Short(d.Owner.String())
 		f[Name("doc", i, "revision")] = strconv.FormatUint(d.Revision, 10)
-		f[Name("doc", i, "created")] = whenMs(d.CreatedAt)
+		f[Name("doc", i, "created")] = When(msTime(d.CreatedAt), msTime(b.TimeMs))
 		if exp, ok := t.ExpiresAtMs(d.Document); ok {
 			f[Name("doc", i, "expiry")] = Expiry(exp, b.TimeMs)
 		}
 		readValues(f, []any{"doc", i, "field"}, t, d.Document)
 	}
+	return nil
+}
+
+// CountQuery is the query of the count of what documents query q lists: its where
+// clauses and its window, without the order, the limit or the start a count does not
+// take; nil (every document of the type) when q has neither. ok is false when q is
+// not a JSON object.
+func CountQuery(q []byte) (count []byte, ok bool) {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(q, &members) != nil || members == nil {
+		return nil, false
+	}
+	kept := map[string]json.RawMessage{}
+	for _, name := range []string{"where", "window"} {
+		if m, ok := members[name]; ok {
+			kept[name] = m
+		}
+	}
+	if len(kept) == 0 {
+		return nil, true
+	}
+	out, err := json.Marshal(kept)
+	return out, err == nil
+}
+
+// readCount: how many documents the documents' query matches, from the count record
+// of a countable index that the query's where clauses name exactly (docs/PROOFS.md,
+// "The query"): the count asked must be the one of those clauses (CountQuery), of the
+// same contract and type, the index chosen by the node's rules.
+func readCount(f Figures, s answers) error {
+	a := s.count
+	if a == nil {
+		return nil
+	}
+	if s.docs == nil {
+		return ErrAnswers{"a count without the documents it counts"}
+	}
+	c, typeName, q, err := proofs.ParseDocumentsData(proofs.PathDocuments, s.docs.Data)
+	if err != nil {
+		return ErrAnswers{err.Error()}
+	}
+	want, ok := CountQuery(q)
+	if !ok || !bytes.Equal(a.Data, proofs.CountData(c, typeName, "", want)) {
+		return ErrAnswers{"the count is not of the listed documents' where clauses"}
+	}
+	ans, err := proofs.DecodeCountAnswer(a.Value)
+	if err != nil {
+		return ErrAnswers{err.Error()}
+	}
+	var n uint64
+	if len(ans.Record) > 0 {
+		rec, ok := drive.DecodeIndexCount(ans.Record)
+		if !ok {
+			return ErrAnswers{"not a count record"}
+		}
+		n = rec.Count
+	}
+	f["count"] = strconv.FormatUint(n, 10)
+	return nil
+}
+
+// readPayout: the identity a validator's share of each epoch's pool is paid to.
+func readPayout(f Figures, s answers) error {
+	a := s.payout
+	if a == nil {
+		return nil
+	}
+	validator, _ := drive.ParsePayoutIdentityKey(a.Data)
+	f["validator"] = strings.ToUpper(hex.EncodeToString(validator))
+	if len(a.Value) == 0 {
+		f["state"] = "no payout identity"
+		return nil
+	}
+	id, _, err := drive.GetPayoutIdentity(proofs.SingleKV(a.Data, a.Value), validator)
+	if err != nil {
+		return ErrAnswers{"the payout identity: " + err.Error()}
+	}
+	f["payout-identity"] = id.String()
 	return nil
 }

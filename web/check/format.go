@@ -24,11 +24,33 @@ import (
 // Credits writes n with thousands separators: 1,234,567.
 func Credits(n uint64) string { return humanize.BigComma(new(big.Int).SetUint64(n)) }
 
-// When writes a time as the view shows block times: 2006-01-02 15:04:05.000 UTC.
-func When(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") }
+// creditsSum writes the sum of amounts as Credits does, however large.
+func creditsSum(amounts []uint64) string {
+	sum := new(big.Int)
+	for _, n := range amounts {
+		sum.Add(sum, new(big.Int).SetUint64(n))
+	}
+	return humanize.BigComma(sum)
+}
 
-// whenMs is When of a block time in milliseconds (docs/STATE.md, "Block time").
-func whenMs(ms uint64) string { return When(time.UnixMilli(int64(ms))) }
+// When writes a time as the view shows every time, on every page: to the second, in
+// UTC, then how long before or after ref it is, as go-humanize words it:
+// "2006-01-02 15:04:05 UTC (3 minutes ago)". ref is the time the text is read against:
+// the clock, for what the server writes outside a proof box; for a proven figure, the
+// block time of the state read (which a verified box holds within proofs.DefaultMaxAge
+// of the reader's clock), so that the browser writes the same text from the proven
+// bytes. A zero ref writes the time alone: the block time itself, or a figure whose
+// answers hold no block time.
+func When(t, ref time.Time) string {
+	at := t.UTC().Format("2006-01-02 15:04:05 UTC")
+	if ref.IsZero() {
+		return at
+	}
+	return at + " (" + humanize.RelTime(t, ref, "ago", "from now") + ")"
+}
+
+// msTime is a block time in milliseconds (docs/STATE.md, "Block time") as a time.
+func msTime(ms uint64) time.Time { return time.UnixMilli(int64(ms)) }
 
 // Short abbreviates a long hex string to its first and last 8 digits.
 func Short(s string) string {
@@ -44,11 +66,11 @@ func Seconds(s uint64) string { return (time.Duration(s) * time.Second).String()
 // Expiry says when a document that expires at expiresMs does, relative to the block
 // time atMs of the state read.
 func Expiry(expiresMs, atMs uint64) string {
-	at := time.UnixMilli(int64(expiresMs)).UTC().Format(time.RFC3339)
+	at := When(msTime(expiresMs), msTime(atMs))
 	if atMs >= expiresMs {
 		return "expired at " + at + ", waiting for cleanup"
 	}
-	return fmt.Sprintf("expires at %s, in %s", at, (time.Duration(expiresMs-atMs) * time.Millisecond).Round(time.Second))
+	return "expires at " + at
 }
 
 // escapeOpen starts every escape Visible writes; written by a text itself, it is

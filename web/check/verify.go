@@ -60,7 +60,7 @@ type ErrStale struct {
 
 func (e ErrStale) Error() string {
 	return fmt.Sprintf("the answers are of height %d, whose signed header %d is %s old (at %s), over the %s allowed: an old state",
-		e.Height, e.Height+1, e.Age.Round(time.Second), e.HeaderTime.UTC().Format(time.RFC3339), e.MaxAge)
+		e.Height, e.Height+1, e.Age.Round(time.Second), When(e.HeaderTime, time.Time{}), e.MaxAge)
 }
 
 // ErrOtherPage: the answers are about another subject than the page the reader is on

@@ -100,7 +100,8 @@ func New(rpc rpcclient.Client, opts Options) (*Server, error) {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(staticFiles, "static")
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.Handle("GET /static/", http.StripPrefix("/static/", files(static)))
+	mux.HandleFunc("GET /favicon.ico", favicon(static))
 	// The module only under its hashed name (pages name it), never as the embedded file.
 	mux.Handle("GET /"+wasmFile, http.NotFoundHandler())
 	if s.module != nil {
@@ -215,6 +216,26 @@ func (s *Server) chart(draw func(r *http.Request) ([]byte, error)) http.HandlerF
 		}
 		w.Header().Set("Content-Type", "image/svg+xml")
 		_, _ = w.Write(svg)
+	}
+}
+
+// files serves the files of fsys, and nothing for a directory: no listing.
+func files(fsys fs.FS) http.Handler {
+	serve := http.FileServerFS(fsys)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if st, err := fs.Stat(fsys, r.URL.Path); err != nil || st.IsDir() {
+			http.NotFound(w, r)
+			return
+		}
+		serve.ServeHTTP(w, r)
+	})
+}
+
+// favicon serves the view's icon, which pages name (/static/favicon.svg), at the path
+// a browser asks when a document names none: a chart or a bundle opened on its own.
+func favicon(fsys fs.FS) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, fsys, "favicon.svg")
 	}
 }
 

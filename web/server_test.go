@@ -207,6 +207,10 @@ func TestPages(t *testing.T) {
 		if status != http.StatusOK || hdr.Get("Content-Type") != "image/svg+xml" || !strings.Contains(body, "<svg") {
 			t.Errorf("GET %s: %d %s %.80s", chart, status, hdr.Get("Content-Type"), body)
 		}
+		// Opened on its own, a chart is held to the policy, which allows no inline style.
+		if regexp.MustCompile(`\sstyle="`).MatchString(body) || !strings.Contains(body, `stroke="`) {
+			t.Errorf("GET %s: its styles are not presentation attributes", chart)
+		}
 	}
 }
 
@@ -235,6 +239,8 @@ func TestBadInput(t *testing.T) {
 		"/proof?path=/address&data=0102":                                                        http.StatusBadRequest,
 		"/proof?path=/pools&height=-1":                                                          http.StatusBadRequest,
 		"/nowhere":                                                                              http.StatusNotFound,
+		"/static/":                                                                              http.StatusNotFound,
+		"/static":                                                                               http.StatusNotFound,
 	} {
 		status, hdr, body := c.get(t, path)
 		if status != want {
@@ -242,6 +248,12 @@ func TestBadInput(t *testing.T) {
 		}
 		if hdr.Get("Content-Security-Policy") == "" {
 			t.Errorf("GET %s: no Content-Security-Policy", path)
+		}
+	}
+	// The icon, at the page's link and where a browser asks for one by default.
+	for _, path := range []string{"/static/favicon.svg", "/favicon.ico"} {
+		if status, hdr, body := c.get(t, path); status != http.StatusOK || hdr.Get("Content-Type") != "image/svg+xml" || !strings.Contains(body, "<svg") {
+			t.Errorf("GET %s: %d %s", path, status, hdr.Get("Content-Type"))
 		}
 	}
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {

@@ -23,15 +23,17 @@
   } catch (e) {
     pin = null;
   }
+  // utc writes a time as check.When writes it alone: 2006-01-02 15:04:05 UTC.
+  const utc = (ms) => new Date(ms).toISOString().slice(0, 19).replace("T", " ") + " UTC";
   const showPin = (now) => {
     const text = pin === null ? "none yet" : "chain " + pin.chain_shown + ", validator set " + pin.set_hash.toUpperCase() +
-      (now ? ", pinned now (trust on first use)" : ", pinned " + new Date(pin.pinned_at).toISOString());
+      (now ? ", pinned now (trust on first use)" : ", pinned " + utc(pin.pinned_at));
     for (const el of document.querySelectorAll("[data-pin]")) el.textContent = text;
   };
   showPin(false);
   const seconds = (ms) => Math.max(0, Math.round(ms / 1000)) + " s";
   const state = (r) => r.height ? " Answers at height " + r.height + ", signed header " + (r.height + 1) + " of " +
-    new Date(r.header_time_ms).toISOString() + ", " + seconds(r.age_ms) + " old (bound " + seconds(r.max_age_ms) + ")." : "";
+    r.header_time + ", " + seconds(r.age_ms) + " old (bound " + seconds(r.max_age_ms) + ")." : "";
   const say = (box, verdict, ok, text) => {
     verdict.textContent = text;
     verdict.className = ok ? "ok" : "refused";

@@ -9,7 +9,8 @@
 // path of the page the browser is on, and the figures the page shows (JSON: each
 // figure's name with the texts of its elements). It
 // returns {verified, reason, chain_id, chain_shown (the chain id as check.Visible
-// writes it), set_hash, height, app_hash, header_time_ms, age_ms, max_age_ms, figures,
+// writes it), set_hash, height, app_hash, header_time (as check.When writes it against
+// the browser's clock), age_ms, max_age_ms, figures,
 // mismatches}: figures are the proven figures written as the page must show them,
 // which the page's script writes into its elements.
 package main

@@ -41,8 +41,7 @@ func main() {
 		v, err := check.Verify(bundles, check.Pin{ChainID: args[2].String(), Validators: vals}, now, 0, args[4].String(), shown)
 		out["chain_id"], out["chain_shown"], out["set_hash"] = v.ChainID, check.Visible(v.ChainID), hex.EncodeToString(v.SetHash)
 		out["height"], out["app_hash"] = v.Height, hex.EncodeToString(v.AppHash)
-		out["header_time_ms"], out["age_ms"], out["max_age_ms"] = v.HeaderTime.UnixMilli(), v.Age.Milliseconds(), v.MaxAge.Milliseconds()
-		out["header_time"] = check.When(v.HeaderTime, now)
+		out["header_time"], out["age_ms"], out["max_age_ms"] = check.When(v.HeaderTime, now), v.Age.Milliseconds(), v.MaxAge.Milliseconds()
 		if v.Figures != nil {
 			figures := map[string]any{}
 			for name, text := range v.Figures {

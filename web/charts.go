@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	cmttypes "github.com/cometbft/cometbft/types"
 	"gonum.org/v1/plot"
@@ -88,32 +89,99 @@ func (s *Server) blocksChart(r *http.Request) ([]byte, error) {
 	return render(p)
 }
 
-// rateChart draws the blocks made in each minute the last ChartBlocks blocks span.
+// rateChart draws the block rate, in blocks per minute, over whole minutes: the last
+// RateBlocks blocks (or all, on a shorter chain) are counted in bins of whole minutes,
+// as many minutes each as keep the bins at most RateBins (a fast chain's blocks span
+// minutes, a slow one's days), aligned on the clock. Only whole bins are drawn: one that
+// starts before the oldest block read, or ends after the newest, would count only part
+// of its blocks. The title says the average over all the blocks read.
 func (s *Server) rateChart(r *http.Request) ([]byte, error) {
-	metas, err := s.recentMetas(r.Context())
+	ctx := r.Context()
+	latest, err := s.latestHeight(ctx)
 	if err != nil {
 		return nil, err
 	}
-	perMinute := map[int64]float64{}
-	first, last := int64(0), int64(0)
+	p := newChart("Blocks per minute", "minutes before the newest block", "blocks per minute")
+	if latest < 2 {
+		return render(p)
+	}
+	metas, err := s.metas(ctx, max(1, latest-RateBlocks+1), latest)
+	if err != nil {
+		return nil, err
+	}
+	times := make([]time.Time, len(metas))
 	for i, m := range metas {
-		minute := m.Header.Time.Unix() / 60
-		perMinute[minute]++
-		if i == 0 || minute < first {
-			first = minute
+		times[i] = m.Header.Time
+	}
+	bins, width := rateBins(times)
+	newest, oldest := times[0], times[len(times)-1]
+	if span := newest.Sub(oldest); span > 0 {
+		p.Title.Text = fmt.Sprintf("Blocks per minute, in %d-minute bins (%.1f on average over the last %d blocks)",
+			int(width.Minutes()), float64(len(times)-1)/span.Minutes(), len(times))
+		if len(bins) == 0 {
+			p.Title.Text = fmt.Sprintf("Blocks per minute: %.1f on average over the last %d blocks, no whole minute yet",
+				float64(len(times)-1)/span.Minutes(), len(times))
 		}
-		last = max(last, minute)
 	}
-	first = max(first, last-24*60+1) // a day at most: blocks may be days apart
 	var rate plotter.XYs
-	for m := first; len(metas) > 0 && m <= last; m++ {
-		rate = append(rate, plotter.XY{X: float64(m - first), Y: perMinute[m]})
+	for _, b := range bins {
+		rate = append(rate, plotter.XY{X: -newest.Sub(b.end).Minutes(), Y: float64(b.blocks) / width.Minutes()})
 	}
-	p := newChart("Blocks per minute", "minutes since the first block drawn", "blocks")
-	if err := addLine(p, "blocks", rate, colorSecond); err != nil {
+	if err := addLine(p, "blocks per minute over each bin", rate, colorSecond); err != nil {
 		return nil, err
 	}
 	return render(p)
+}
+
+// Bounds of the block rate chart.
+const (
+	// RateBlocks is how many of the latest blocks the rate chart reads at most (their
+	// headers stay kept: HeightsCached is larger).
+	RateBlocks = 600
+	// RateBins is how many bins it draws at most.
+	RateBins = 30
+)
+
+// rateWidths are the bin widths the rate chart chooses from, each whole minutes.
+var rateWidths = []time.Duration{
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+}
+
+// rateBin is a bin of the rate chart: the blocks whose time is in [end-width, end).
+type rateBin struct {
+	end    time.Time
+	blocks int
+}
+
+// rateBins counts the blocks of times (newest first) in the whole bins they span, of
+// the narrowest width of rateWidths that gives at most RateBins bins (the widest
+// otherwise), oldest first.
+func rateBins(times []time.Time) ([]rateBin, time.Duration) {
+	newest, oldest := times[0], times[len(times)-1]
+	width := rateWidths[len(rateWidths)-1]
+	for _, w := range rateWidths {
+		if newest.Sub(oldest) <= time.Duration(RateBins)*w {
+			width = w
+			break
+		}
+	}
+	// Bins start on multiples of width; whole ones start at or after the oldest block
+	// read and end at or before the newest.
+	first := oldest.Truncate(width)
+	if first.Before(oldest) {
+		first = first.Add(width)
+	}
+	var bins []rateBin
+	for start := first; !start.Add(width).After(newest); start = start.Add(width) {
+		bins = append(bins, rateBin{end: start.Add(width)})
+	}
+	for _, t := range times {
+		if i := int(t.Sub(first) / width); !t.Before(first) && i < len(bins) {
+			bins[i].blocks++
+		}
+	}
+	return bins, width
 }
 
 // storageChart draws the storage fees distributed to each epoch from the current one

@@ -4,14 +4,21 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	cmttypes "github.com/cometbft/cometbft/types"
 )
 
+// blockRow is a block as the lists show it, from its header.
 type blockRow struct {
 	Height   int64
 	Time     time.Time
 	Txs      int
 	Proposer string
 	AppHash  string
+}
+
+func blockRowOf(m *cmttypes.BlockMeta) blockRow {
+	return blockRow{m.Header.Height, m.Header.Time.UTC(), m.NumTxs, m.Header.ProposerAddress.String(), m.Header.AppHash.String()}
 }
 
 type blocksPage struct {
@@ -42,12 +49,12 @@ func (s *Server) blocks(r *http.Request) (any, error) {
 		return p, nil
 	}
 	bottom := max(1, top-BlocksPerPage+1)
-	info, err := s.rpc.BlockchainInfo(ctx, bottom, top)
+	metas, err := s.metas(ctx, bottom, top)
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range info.BlockMetas {
-		p.Blocks = append(p.Blocks, blockRow{m.Header.Height, m.Header.Time.UTC(), m.NumTxs, m.Header.ProposerAddress.String(), m.Header.AppHash.String()})
+	for _, m := range metas {
+		p.Blocks = append(p.Blocks, blockRowOf(m))
 	}
 	if bottom > 1 {
 		p.Older = bottom

@@ -1,9 +1,13 @@
 // Package web is the node's own web view: an explorer of the chain served by `ttld
 // start` on its own loopback listener (app.toml's [web] laddr). It shows the overview
-// (chain, validators, epoch, pools, cleanup backlog), blocks and their transitions with
-// result codes, fees and events, identities and addresses, contracts with their types
-// and time to live, documents with their expiry, and epochs, with pictures drawn on the
-// server as SVG from chain data.
+// (chain, validators, epoch, pools, cleanup backlog, the latest blocks and
+// transactions), blocks, transactions (decoded, with their result codes, fees by parts
+// and events), identities with their contracts and transactions, addresses,
+// validators, the contracts, each with its types and time to live, documents with
+// their expiry and count, and epochs, with pictures drawn on the server as SVG from
+// chain data. Every id a page shows links to its page, and a search goes from an id or
+// a height to it. Lists over the chain's history come from CometBFT's transaction
+// index (index.go).
 //
 // The view is read only: every page reads the node through CometBFT's RPC and the ttld
 // query paths (package client) and nothing else; it accepts GET and HEAD, validates and

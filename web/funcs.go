@@ -23,6 +23,10 @@ var funcs = template.FuncMap{
 	"fig":     fig,
 	"has":     func(f check.Figures, parts ...any) bool { _, ok := f[check.Name(parts...)]; return ok },
 	"count":   count,
+	"plural":  plural,
+	// the bounds of the lists the templates say
+	"chartBlocks":  func() int { return ChartBlocks },
+	"overviewRows": func() int { return OverviewRows },
 }
 
 // fig writes figure parts (joined by dots) of f as an isolated element that carries its
@@ -59,4 +63,12 @@ func count(f check.Figures, parts ...any) []int {
 		out[i] = i
 	}
 	return out
+}
+
+// plural writes n and noun, the noun with an s unless n is 1: "1 contract", "2 contracts".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

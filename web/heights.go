@@ -15,10 +15,11 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// What a committed height holds never changes: its header, its block's results and
+// What a committed height holds never changes: its header, its block and results and
 // the state saved after it. The view keeps, bounded, what it read of them, so that a
-// chart asks the node only for the heights it has not drawn yet, and the address
-// pages of one height share their scan.
+// chart asks the node only for the heights it has not drawn yet, a block's
+// transactions are read once for the pages that list them, and the address pages of
+// one height share their scan.
 const (
 	// HeightsCached is how many heights the headers and the cleanup figures the
 	// charts draw are kept for: many times ChartBlocks.
@@ -29,12 +30,20 @@ const (
 	// MaxScanBytes bounds the value of a kept address-changes answer; a larger one is
 	// read each time.
 	MaxScanBytes = 1 << 20
+	// BlocksCached is how many blocks' transactions and results are kept, for the
+	// transaction rows of the overview, the blocks and the transactions: fewer than
+	// HeightsCached, since a block may be large.
+	BlocksCached = 64
 )
 
 // heights holds the per-height caches.
 type heights struct {
 	metas    *lru.Cache[int64, *cmttypes.BlockMeta]
 	cleanups *lru.Cache[int64, cleanup]
+	// versions are the protocol versions blocks executed under, as the state after
+	// each read them.
+	versions *lru.Cache[int64, protocol.Version]
+	blocks   *lru.Cache[int64, blockTxs]
 }
 
 func newHeights() (heights, error) {
@@ -46,7 +55,15 @@ func newHeights() (heights, error) {
 	if err != nil {
 		return heights{}, fmt.Errorf("web: a cache of %d cleanups: %w", HeightsCached, err)
 	}
-	return heights{metas: metas, cleanups: cleanups}, nil
+	versions, err := lru.New[int64, protocol.Version](HeightsCached)
+	if err != nil {
+		return heights{}, fmt.Errorf("web: a cache of %d protocol versions: %w", HeightsCached, err)
+	}
+	blocks, err := lru.New[int64, blockTxs](BlocksCached)
+	if err != nil {
+		return heights{}, fmt.Errorf("web: a cache of %d blocks: %w", BlocksCached, err)
+	}
+	return heights{metas: metas, cleanups: cleanups, versions: versions, blocks: blocks}, nil
 }
 
 // cleanup is what a block's documents_cleanup event reported: the expiration backlog

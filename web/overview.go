@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -25,9 +26,47 @@ type overviewPage struct {
 	Validators  []validatorRow
 	Genesis     []validatorRow
 	GenesisHash string
+	// The latest blocks and the latest transactions among the last ChartBlocks
+	// blocks, newest first: not proven.
+	Blocks []blockRow
+	Txs    []txRow
 	// The app figures, proven: read at one state, the latest saved one (none before
 	// the first block).
 	proofBox
+}
+
+// OverviewRows is how many of the latest blocks, and of the latest transactions, the
+// overview lists.
+const OverviewRows = 10
+
+// recentTxs are the latest transactions of the last ChartBlocks blocks before and at
+// latest, newest first, OverviewRows at most.
+func (s *Server) recentTxs(ctx context.Context, latest int64, now time.Time) ([]txRow, error) {
+	metas, err := s.metas(ctx, max(1, latest-ChartBlocks+1), latest)
+	if err != nil {
+		return nil, err
+	}
+	var out []txRow
+	for _, m := range metas {
+		if m.NumTxs == 0 {
+			continue
+		}
+		b, err := s.blockTxsAt(ctx, m.Header.Height)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := s.txRows(ctx, b, now)
+		if err != nil {
+			return nil, err
+		}
+		for i := len(rows) - 1; i >= 0 && len(out) < OverviewRows; i-- {
+			out = append(out, rows[i])
+		}
+		if len(out) == OverviewRows {
+			break
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) overview(r *http.Request) (any, error) {
@@ -50,6 +89,18 @@ func (s *Server) overview(r *http.Request) (any, error) {
 			p.Genesis = append(p.Genesis, validatorRow{v.Address.String(), v.VotingPower})
 		}
 		p.GenesisHash = fmt.Sprintf("%X", t.Hash())
+	}
+	if h > 0 {
+		metas, err := s.metas(ctx, max(1, h-OverviewRows+1), h)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range metas {
+			p.Blocks = append(p.Blocks, blockRowOf(m))
+		}
+		if p.Txs, err = s.recentTxs(ctx, h, time.Now()); err != nil {
+			return nil, err
+		}
 	}
 	if h < 2 {
 		return p, nil

@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	cmtjson "github.com/cometbft/cometbft/libs/json"
@@ -18,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // DefaultListen is where the web view listens when app.toml does not say otherwise.
@@ -61,6 +64,14 @@ type Server struct {
 	// module is the embedded proof check, nil when the build has none.
 	module  *module
 	heights heights
+	// indexed is what indexing found of the node's transaction index.
+	indexed atomic.Int32
+	// local holds the local chain's lowered limits once read (localLimits).
+	local struct {
+		sync.Mutex
+		read   bool
+		limits protocol.LocalLimits
+	}
 }
 
 // New returns a server reading through rpc (CometBFT's RPC client: in process or
@@ -111,9 +122,13 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", s.page("overview.html", s.overview))
 	mux.HandleFunc("GET /blocks", s.page("blocks.html", s.blocks))
 	mux.HandleFunc("GET /block/{height}", s.page("block.html", s.block))
+	mux.HandleFunc("GET /tx/{hash}", s.page("tx.html", s.tx))
 	mux.HandleFunc("GET /identity/{id}", s.page("identity.html", s.identity))
 	mux.HandleFunc("GET /address/{address}", s.page("address.html", s.address))
 	mux.HandleFunc("GET /contract/{id}", s.page("contract.html", s.contract))
+	mux.HandleFunc("GET /contracts", s.page("contracts.html", s.contracts))
+	mux.HandleFunc("GET /txs", s.page("txs.html", s.txs))
+	mux.HandleFunc("GET /validator/{address}", s.page("validator.html", s.validator))
 	mux.HandleFunc("GET /documents/{contract}/{type}", s.page("documents.html", s.documents))
 	mux.HandleFunc("GET /document/{contract}/{type}/{id}", s.page("document.html", s.document))
 	mux.HandleFunc("GET /epochs", s.page("epochs.html", s.epochs))

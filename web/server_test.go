@@ -28,8 +28,11 @@ import (
 // chain is a node with an identity, a contract of a ttl'd type and one document of it
 // whose text holds markup: what the pages show.
 type chain struct {
-	env      *e2e.Env
-	srv      *httptest.Server
+	env  *e2e.Env
+	srv  *httptest.Server
+	view *web.Server
+	// rpc is the node's RPC, which the test reads blocks and results from.
+	rpc      rpcclient.Client
 	identity protocol.IdentityID
 	contract protocol.ContractID
 	document protocol.DocumentID
@@ -47,6 +50,13 @@ func startChain(t testing.TB) chain {
 // startChainThrough is startChain with the view reading the node through wrap(rpc).
 func startChainThrough(t testing.TB, wrap func(rpcclient.Client) rpcclient.Client) chain {
 	t.Helper()
+	return startChainWith(t, wrap, web.Options{})
+}
+
+// startChainWith is startChainThrough with the view's options opts (its trusted set
+// the chain's genesis set).
+func startChainWith(t testing.TB, wrap func(rpcclient.Client) rpcclient.Client, opts web.Options) chain {
+	t.Helper()
 	env := e2e.StartNodeShortTTL(t, 60)
 	n := env.SeedNote(t, markup)
 	// Pages read the newest state proven now, the one before the latest block's: the
@@ -59,11 +69,12 @@ func startChainThrough(t testing.TB, wrap func(rpcclient.Client) rpcclient.Clien
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := web.New(wrap(rpc), web.Options{Trusted: env.Trusted})
-	if err != nil {
+	c.rpc = rpc
+	opts.Trusted = env.Trusted
+	if c.view, err = web.New(wrap(rpc), opts); err != nil {
 		t.Fatal(err)
 	}
-	c.srv = httptest.NewServer(s.Handler())
+	c.srv = httptest.NewServer(c.view.Handler())
 	t.Cleanup(c.srv.Close)
 	return c
 }

@@ -102,7 +102,7 @@
         if (proven !== undefined) bar.setAttribute("width", String(parseInt(proven, 10) * 10));
       }
       if (r.verified) {
-        say(box, verdict, true, "VERIFIED in this browser: " + urls.length + " answers, chain " + r.chain_shown +
+        say(box, verdict, true, "VERIFIED in this browser: " + urls.length + (urls.length === 1 ? " answer" : " answers") + ", chain " + r.chain_shown +
           ", against the validator set pinned for this site; every figure marked ✓ is written from the proven bytes." + state(r));
       } else {
         say(box, verdict, false, "NOT VERIFIED: " + r.reason + "." + state(r));

@@ -7,7 +7,8 @@
 // their expiry and count, and epochs, with pictures drawn on the server as SVG from
 // chain data. Every id a page shows links to its page, and a search goes from an id or
 // a height to it. Lists over the chain's history come from CometBFT's transaction
-// index (index.go).
+// index (index.go); the overview and the blocks list refresh as blocks come, from the
+// node's event bus (live.go).
 //
 // The view is read only: every page reads the node through CometBFT's RPC and the ttld
 // query paths (package client) and nothing else; it accepts GET and HEAD, validates and

@@ -1,22 +1,27 @@
 package web_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"html"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
 	coretypes "github.com/cometbft/cometbft/rpc/core/types"
+	cmttypes "github.com/cometbft/cometbft/types"
 
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/web"
 	"github.com/ttld-dev/ttld/web/check"
 )
 
@@ -318,5 +323,89 @@ func TestNoIndex(t *testing.T) {
 	}
 	if _, status := c.landing(t, hash); status != http.StatusNotFound {
 		t.Errorf("search for a transaction with no index: %d", status)
+	}
+}
+
+// TestLiveStream: /live streams each new block as an event, its transactions listed as
+// the tables show them; the streams are bounded; closing the view ends the open ones
+// and opens no more.
+func TestLiveStream(t *testing.T) {
+	c := startChainWith(t, func(rpc rpcclient.Client) rpcclient.Client { return rpc }, web.Options{MaxStreams: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.srv.URL+"/live", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" ||
+		res.Header.Get("Content-Security-Policy") != web.ContentSecurityPolicy {
+		t.Fatalf("GET /live: %d %v", res.StatusCode, res.Header)
+	}
+	// A second stream is refused while the first is open.
+	if status, _, _ := c.get(t, "/live"); status != http.StatusServiceUnavailable {
+		t.Errorf("a stream past the bound: %d", status)
+	}
+
+	// A transfer, sent now, comes in the event of its block.
+	tx, err := c.env.Client.Sign(ctx, &protocol.AddressFundsTransfer{PubKey: c.env.Dev.Pub, Recipient: protocol.Address{7}, Amount: 1000}, c.env.Dev.Priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := fmt.Sprintf("%X", cmttypes.Tx(tx).Hash())
+	if _, err := c.env.Client.Broadcast(ctx, tx, false); err != nil {
+		t.Fatal(err)
+	}
+	events := bufio.NewReader(res.Body)
+	for found := false; !found; {
+		line, err := events.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended before the transfer's block: %v", err)
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var b struct {
+			Height       int64
+			Href         string
+			Transactions []struct{ Hash, Href, Kind, Result string }
+		}
+		if err := json.Unmarshal([]byte(data), &b); err != nil || b.Transactions == nil {
+			t.Fatalf("an event's data %q: %v, want its transactions a list", data, err)
+		}
+		for _, tr := range b.Transactions {
+			if found = tr.Hash == hash; found {
+				want := fmt.Sprintf("/tx/%s?height=%d", hash, b.Height)
+				if tr.Href != want || tr.Kind != "address_funds_transfer" || tr.Result != "0 OK" || b.Href != "/block/"+strconv.FormatInt(b.Height, 10) {
+					t.Errorf("the transfer's event: block %+v, transaction %+v", b, tr)
+				}
+			}
+		}
+	}
+
+	// Closing the view ends the stream, and no stream opens after.
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, events)
+		ended <- err
+	}()
+	if err := c.view.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Errorf("the stream ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream is still open after the view closed")
+	}
+	if status, _, _ := c.get(t, "/live"); status != http.StatusServiceUnavailable {
+		t.Errorf("a stream of a closed view: %d", status)
 	}
 }

@@ -51,6 +51,8 @@ type Options struct {
 	// Trusted is the genesis validator set the overview shows and pins.
 	Trusted *cmttypes.ValidatorSet
 	Logger  zerolog.Logger
+	// MaxStreams bounds the live streams served at once (0: DefaultMaxStreams).
+	MaxStreams int
 }
 
 // Server answers the web view's pages from a node's RPC.
@@ -66,6 +68,8 @@ type Server struct {
 	heights heights
 	// indexed is what indexing found of the node's transaction index.
 	indexed atomic.Int32
+	// live feeds the live streams (live.go).
+	live *live
 	// local holds the local chain's lowered limits once read (localLimits).
 	local struct {
 		sync.Mutex
@@ -87,6 +91,7 @@ func New(rpc rpcclient.Client, opts Options) (*Server, error) {
 	}
 	s := &Server{rpc: scans, c: client.New(scans, client.Options{MaxAge: -1, Trusted: opts.Trusted}), opts: opts,
 		pages: map[string]*template.Template{}, heights: hs}
+	s.live = newLive(fmt.Sprintf("ttld-web-%p", s), opts.MaxStreams)
 	if b, err := staticFiles.ReadFile(wasmFile); err == nil {
 		s.module = newModule(b)
 	}
@@ -138,7 +143,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /chart/blocks.svg", s.chart(s.blocksChart))
 	mux.HandleFunc("GET /chart/rate.svg", s.chart(s.rateChart))
 	mux.HandleFunc("GET /chart/storage.svg", s.chart(s.storageChart))
-	return secure(http.TimeoutHandler(mux, RequestTimeout, "the page took too long"))
+	// The live stream lasts as long as its reader stays: it is the one answer not
+	// bounded by RequestTimeout.
+	root := http.NewServeMux()
+	root.HandleFunc("GET /live", s.liveStream)
+	root.Handle("/", http.TimeoutHandler(mux, RequestTimeout, "the page took too long"))
+	return secure(root)
 }
 
 // secure sets the headers every answer carries and refuses any method but GET and
@@ -272,6 +282,7 @@ func (s *Server) validatorsJSON(w http.ResponseWriter, r *http.Request) {
 
 // Listener is a running web view.
 type Listener struct {
+	view *Server
 	srv  *http.Server
 	addr net.Addr
 	done chan error
@@ -284,6 +295,7 @@ func Listen(s *Server, laddr string) (*Listener, error) {
 		return nil, fmt.Errorf("web view on %s: %w", laddr, err)
 	}
 	l := &Listener{
+		view: s,
 		srv: &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 			WriteTimeout: RequestTimeout + 5*time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10},
 		addr: ln.Addr(),
@@ -296,11 +308,12 @@ func Listen(s *Server, laddr string) (*Listener, error) {
 // Addr is the address the view listens on.
 func (l *Listener) Addr() net.Addr { return l.addr }
 
-// Close stops the listener and waits for the pages being served, up to a few seconds.
+// Close stops the listener, ends the live streams and waits for the pages being
+// served, up to a few seconds.
 func (l *Listener) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := l.srv.Shutdown(ctx)
+	err := errors.Join(l.view.Close(), l.srv.Shutdown(ctx))
 	if serveErr := <-l.done; !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}

@@ -69,13 +69,20 @@ func startChainWith(t testing.TB, wrap func(rpcclient.Client) rpcclient.Client, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The live stream subscribes to new blocks over the client's websocket.
+	if err := rpc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rpc.Stop() })
 	c.rpc = rpc
 	opts.Trusted = env.Trusted
 	if c.view, err = web.New(wrap(rpc), opts); err != nil {
 		t.Fatal(err)
 	}
 	c.srv = httptest.NewServer(c.view.Handler())
+	// Cleanups run last first: the view ends its streams, then the server closes.
 	t.Cleanup(c.srv.Close)
+	t.Cleanup(func() { _ = c.view.Close() })
 	return c
 }
 

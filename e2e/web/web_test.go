@@ -25,6 +25,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 
 	"github.com/ttld-dev/ttld/e2e"
 	"github.com/ttld-dev/ttld/proofs"
@@ -32,15 +33,17 @@ import (
 	"github.com/ttld-dev/ttld/web/check"
 )
 
-// TestWebViewInChromium: the overview, blocks, a block, an identity, an address, a
-// contract, its documents, a document and the epochs, each loaded in headless
-// Chromium, show what the chain holds, every figure of their proof boxes verified and
-// written from the proven bytes; a document value's bidirectional controls are shown
-// escaped. Then, through a proxy that changes the pages on the way, each attack ends
-// NOT VERIFIED: a balance or a document's text changed, its expiry changed, the page's
-// chain id changed, a fake chain's pages and bundles after the real chain was pinned,
-// a page that shows another address than its own, and a genuine bundle of an old
-// state.
+// TestWebViewInChromium: the overview, blocks, a block, a transaction, an identity, an
+// address, the contracts, a contract, its documents, a document, a validator and the
+// epochs, each loaded in headless Chromium, show what the chain holds, every figure of
+// their proof boxes verified and written from the proven bytes; the transaction shows
+// its decoded transition and its fee by parts; the overview refreshes as blocks come;
+// a crawl from the overview, following links, reaches a document in at most four
+// clicks; a document value's bidirectional controls are shown escaped. Then, through a
+// proxy that changes the pages on the way, each attack ends NOT VERIFIED: a balance or
+// a document's text changed, its expiry changed, the page's chain id changed, a fake
+// chain's pages and bundles after the real chain was pinned, a page that shows another
+// address than its own, and a genuine bundle of an old state.
 func TestWebViewInChromium(t *testing.T) {
 	env := e2e.StartNodeShortTTL(t, 60)
 	ctx := context.Background()
@@ -92,7 +95,23 @@ func TestWebViewInChromium(t *testing.T) {
 	page("overview", "/", map[string]string{"h1": "Chain " + e2e.ChainID, "#protocol-version": "14", "#backlog": "0 documents", "#credits": "(conserved", "#validators": "10", "#proof-status": "VERIFIED in this browser"})
 	waitText(t, browser, "/", "[data-pin]", "chain "+e2e.ChainID+", validator set "+fmt.Sprintf("%X", env.Trusted.Hash()))
 	page("blocks", "/blocks", map[string]string{"#blocks": strconv.FormatInt(docHeight, 10), "main": "not proven"})
+	// The overview refreshes as blocks are committed (live.js, under the policy).
+	waitText(t, browser, "/", "#live", "Live: block ")
 	page("block", "/block/"+strconv.FormatInt(docHeight, 10), map[string]string{"h1": "Block " + strconv.FormatInt(docHeight, 10), "#tx-count": "1", "main": "document_create"})
+	tx := txOf(t, env, docHeight)
+	page("tx", tx, map[string]string{"#tx-kind": "documents_batch (decoded under protocol version 14)", "#fields": "hello from the web view",
+		"#fee-parts": "lifetime storage", "#tx-fee": "credits", "#tx-events": "document_create"})
+	feeParts(t, browser, tx)
+	page("contracts", "/contracts", map[string]string{"h1": "Contracts", "main": c[:8]})
+	validator := env.Trusted.Validators[0].Address.String()
+	page("validator", "/validator/"+validator, map[string]string{"#payout": protocol.PayoutIdentityID(env.Trusted.Validators[0].Address).String(), "#proof-status": "VERIFIED in this browser"})
+	path := crawl(t, browser, base)
+	if len(path) > 5 || !strings.HasPrefix(path[len(path)-1], "/document/") {
+		t.Errorf("the crawl from the overview reached %v, want a document in at most four clicks", path)
+	}
+	t.Logf("the crawl's path: %s", strings.Join(path, " → "))
+	clickThrough(t, browser, base, path)
+	allVerified(t, browser, path[len(path)-1])
 	page("identity", "/identity/"+id.String(), map[string]string{"#balance": check.Credits(st.Balance), "#proof-status": "VERIFIED in this browser"})
 	moduleFromCache(t, browser, "/identity/"+id.String())
 	page("contract", "/contract/"+c, map[string]string{"#type-note": "Type note", ".ttl": "2m0s", "#proof-status": "VERIFIED in this browser"})
@@ -189,6 +208,113 @@ func TestWebViewInChromium(t *testing.T) {
 	if v := verdict(t, tab, srv.URL+"/address/"+absent); !strings.HasPrefix(v, "NOT VERIFIED") || !strings.Contains(v, "the answers are of height 2") ||
 		!strings.Contains(v, "over the 1m0s allowed") {
 		t.Errorf("an old genuine bundle: %q", v)
+	}
+}
+
+// txOf is the page of the first transaction of block h, as the block's page links it.
+func txOf(t *testing.T, env *e2e.Env, h int64) string {
+	t.Helper()
+	rpc, err := rpchttp.New(env.RPC, "/websocket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := rpc.Block(context.Background(), &h)
+	if err != nil || len(b.Block.Txs) == 0 {
+		t.Fatalf("block %d: %v", h, err)
+	}
+	return fmt.Sprintf("/tx/%X?height=%d", b.Block.Txs[0].Hash(), h)
+}
+
+// feeParts fails unless the transaction page loaded lists the fee's parts, every one
+// the transition event reports, and they sum to the fee it shows.
+func feeParts(t *testing.T, tab context.Context, path string) {
+	t.Helper()
+	got, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`[document.querySelector("#tx-fee").textContent].concat(
+		Array.from(document.querySelectorAll("#fee-parts tr")).slice(1).map((r) => r.cells[0].textContent + "=" + r.cells[1].textContent))`))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	credits := func(s string) uint64 {
+		n, err := strconv.ParseUint(strings.ReplaceAll(strings.Fields(s)[0], ",", ""), 10, 64)
+		if err != nil {
+			t.Fatalf("%s: credits %q: %v", path, s, err)
+		}
+		return n
+	}
+	fee, sum, names := credits(got[0]), uint64(0), []string{}
+	for _, part := range got[1:] {
+		name, n, _ := strings.Cut(part, "=")
+		names = append(names, name)
+		if !strings.HasPrefix(name, "refunds") {
+			sum += credits(n)
+		}
+	}
+	if want := []string{"processing", "perpetual storage", "lifetime storage", "deletion prepay", "refunds to the owners of removed storage"}; strings.Join(names, ",") != strings.Join(want, ",") || sum != fee {
+		t.Errorf("%s: the fee %d by parts %v sums to %d, want the parts %v summing to the fee", path, fee, got[1:], sum, want)
+	}
+}
+
+// crawl loads pages in the tab from the overview, breadth first, following the links
+// each page shows (to the view's pages, not to its bundles, charts or files), until one
+// is a document's; it returns the path of pages from the overview to it. It loads at
+// most two pages of a kind (the first segment of their path) at each depth, and looks
+// four clicks deep.
+func crawl(t *testing.T, tab context.Context, base string) []string {
+	t.Helper()
+	from := map[string]string{"/": ""}
+	level := []string{"/"}
+	for depth := 0; depth < 4; depth++ {
+		var next []string
+		kinds := map[string]int{}
+		for _, p := range level {
+			kind := strings.SplitN(strings.TrimPrefix(p, "/"), "/", 2)[0]
+			if kinds[kind]++; kinds[kind] > 2 {
+				continue
+			}
+			load(t, tab, base+p)
+			hrefs, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("main a[href], header a[href]"), (a) => a.getAttribute("href"))`))
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+			for _, h := range hrefs {
+				if _, seen := from[h]; seen || !strings.HasPrefix(h, "/") || crawlSkips.MatchString(h) {
+					continue
+				}
+				from[h] = p
+				if strings.HasPrefix(h, "/document/") {
+					path := []string{h}
+					for at := p; at != ""; at = from[at] {
+						path = append([]string{at}, path...)
+					}
+					return path
+				}
+				next = append(next, h)
+			}
+		}
+		level = next
+	}
+	t.Fatalf("no document within four clicks of the overview (%d pages seen)", len(from))
+	return nil
+}
+
+// crawlSkips are the links a crawl does not follow: the proof bundles, charts, static
+// files, the validator set, the live stream, and the pages of older blocks.
+var crawlSkips = regexp.MustCompile(`^/(proof|chart/|static/|validators\.json|live|blocks\?)`)
+
+// clickThrough loads the first page of path in the tab and clicks, on each page, the
+// link to the next one, failing unless it lands there.
+func clickThrough(t *testing.T, tab context.Context, base string, path []string) {
+	t.Helper()
+	load(t, tab, base+path[0])
+	for _, next := range path[1:] {
+		sel := fmt.Sprintf(`a[href=%q]`, next)
+		if res, err := chromedp.RunResponse(tab, chromedp.Click(chromedp.CSS(sel))); err != nil || res == nil || res.Status != http.StatusOK {
+			t.Fatalf("clicking %s: %v", next, err)
+		}
+		got, err := chromedp.Run(tab, chromedp.Evaluate[string](`location.pathname + location.search`))
+		if err != nil || got != next {
+			t.Fatalf("clicking %s landed on %s (%v)", next, got, err)
+		}
 	}
 }
 

@@ -39,11 +39,8 @@ const MaxSearchPage = 100
 // indexing reports whether the node keeps a transaction index. A node's index is set
 // for as long as it runs, so the view asks once.
 func (s *Server) indexing(ctx context.Context) (bool, error) {
-	switch s.indexed.Load() {
-	case indexOn:
-		return true, nil
-	case indexOff:
-		return false, nil
+	if v := s.indexed.Load(); v != indexUnknown {
+		return v == indexOn, nil
 	}
 	st, err := s.rpc.Status(ctx)
 	if err != nil {

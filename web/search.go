@@ -51,8 +51,8 @@ func (s *Server) searchTarget(ctx context.Context, q string) (string, error) {
 	return "", errBadInput{"search", q, "a block height, a transaction hash, a 64-hex document, contract or identity id, or a 40-hex address"}
 }
 
-// isValidator reports whether a validator of the latest set or of the genesis set has
-// consensus address q (hex).
+// isValidator reports whether a validator of the genesis set, or of the first 100 of
+// the latest set, has consensus address q (hex).
 func (s *Server) isValidator(ctx context.Context, q string) (bool, error) {
 	if t := s.opts.Trusted; t != nil {
 		for _, v := range t.Validators {
@@ -61,7 +61,9 @@ func (s *Server) isValidator(ctx context.Context, q string) (bool, error) {
 			}
 		}
 	}
-	vals, err := s.rpc.Validators(ctx, nil, nil, nil)
+	// CometBFT answers at most 100 validators a page: a set of more would need pages.
+	perPage := 100
+	vals, err := s.rpc.Validators(ctx, nil, nil, &perPage)
 	if err != nil {
 		return false, err
 	}

@@ -288,7 +288,7 @@ func (s *Server) tx(r *http.Request) (any, error) {
 	}
 	for _, row := range rows {
 		if row.Hash == upper {
-			return s.txPageOf(row)
+			return txPageOf(row)
 		}
 	}
 	return nil, errNotFound{fmt.Sprintf("transaction %s in block %d", upper, h)}
@@ -310,7 +310,7 @@ func (s *Server) txHeight(ctx context.Context, hash string) (int64, error) {
 }
 
 // txPageOf is the page of row: its transition's fields and its fee by parts.
-func (s *Server) txPageOf(row txRow) (txPage, error) {
+func txPageOf(row txRow) (txPage, error) {
 	p := txPage{txRow: row}
 	if row.decodeErr != nil {
 		p.DecodeError = row.decodeErr.Error()

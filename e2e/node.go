@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/cometbft/cometbft/config"
 	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/rs/zerolog"
 
@@ -93,6 +95,9 @@ func start(opts node.InitOptions) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := withoutPEX(res.Home); err != nil {
+		return nil, err
+	}
 	ports, err := freePorts(4)
 	if err != nil {
 		return nil, err
@@ -113,6 +118,20 @@ func start(opts node.InitOptions) (*Env, error) {
 		return nil, errors.Join(err, n.Stop())
 	}
 	return env, nil
+}
+
+// withoutPEX turns peer exchange off in home's config.toml. The node has no peers to
+// exchange, and CometBFT saves the address book of peer exchange from a goroutine of
+// its own after the node has stopped, one Node.Stop cannot wait for, so a test's
+// removal of the home would race that write.
+func withoutPEX(home string) error {
+	cfg, err := node.LoadConfig(home)
+	if err != nil {
+		return err
+	}
+	cfg.P2P.PexReactor = false
+	config.WriteConfigFile(filepath.Join(cfg.RootDir, config.DefaultConfigDir, config.DefaultConfigFileName), cfg)
+	return nil
 }
 
 // connect dials running node n of home with the dev key and the genesis validators,

@@ -288,6 +288,10 @@ func (n *Node) Home() string { return n.cfg.RootDir }
 // Stop stops CometBFT, waits for it, then closes the databases it left open, the state
 // store and its database.
 // Later calls return the first call's result.
+//
+// NB: with peer exchange on, CometBFT saves config/addrbook.json from a goroutine of
+// its own once it has stopped, and v0.38 gives no handle to wait for it: the file may
+// still be written shortly after Stop returns.
 func (n *Node) Stop() error {
 	n.stopOnce.Do(func() {
 		n.stopping.Store(true)

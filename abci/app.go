@@ -334,12 +334,17 @@ func (a *Application) verifyUnchecked(blk app.Block) error {
 	return nil
 }
 
+// events renders a result's events for CometBFT, marking indexed only the attributes
+// a reader searches for (protocol.Searched). The Index flag is not part of the results
+// hash (CometBFT hashes a transaction result's code, data and gas alone), so which
+// attributes are indexed is the node's choice, never consensus.
 func events(in []protocol.Event) []abcitypes.Event {
 	out := make([]abcitypes.Event, len(in))
 	for i, e := range in {
 		out[i].Type = e.Type
-		for _, at := range e.Attrs {
-			out[i].Attributes = append(out[i].Attributes, abcitypes.EventAttribute{Key: at.Key, Value: at.Value, Index: true})
+		out[i].Attributes = make([]abcitypes.EventAttribute, len(e.Attrs))
+		for j, at := range e.Attrs {
+			out[i].Attributes[j] = abcitypes.EventAttribute{Key: at.Key, Value: at.Value, Index: protocol.IsSearched(e.Type, at.Key)}
 		}
 	}
 	return out

@@ -100,6 +100,36 @@ const (
 
 func u64(n uint64) string { return strconv.FormatUint(n, 10) }
 
+// SearchedAttr names an event attribute by its event type and key.
+type SearchedAttr struct{ Type, Key string }
+
+// Searched lists the event attributes a reader of the chain's history searches for
+// through CometBFT's transaction index: the web view's lists and its search
+// (docs/ARCHITECTURE.md, "The web view"). The node marks these indexed and emits every
+// other attribute unindexed, so the index writes a few records a transaction instead
+// of one per attribute; CometBFT indexes tx.hash and tx.height itself. A reader that
+// searches for another attribute adds it here.
+var Searched = []SearchedAttr{
+	{EventTransition, AttrSigner},
+	{EventDataContractCreated, AttrContract},
+	{EventDataContractCreated, AttrOwner},
+	{EventDocumentAction(ActionCreate), AttrID},
+}
+
+// IsSearched reports whether the attribute key of events of type typ is one of
+// Searched.
+func IsSearched(typ, key string) bool {
+	for _, s := range Searched {
+		if s.Type == typ && s.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// Query is the attribute's name in CometBFT's query language, "type.key".
+func (s SearchedAttr) Query() string { return s.Type + "." + s.Key }
+
 // TransitionEvent is what every executed transaction reports, accepted or refused:
 // its type, its signer (address or identity), its nonce, the fee charged by its parts,
 // the storage refunds it earned the owners of what it removed, and the result code.

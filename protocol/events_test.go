@@ -80,3 +80,26 @@ func TestEventsDoc(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchedDoc: every searched attribute is one an event writes, and docs/TX.md's
+// Events section names it among the indexed ones.
+func TestSearchedDoc(t *testing.T) {
+	raw, err := os.ReadFile("../docs/TX.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := map[SearchedAttr]bool{}
+	for _, e := range everyEvent() {
+		for _, a := range e.Attrs {
+			written[SearchedAttr{e.Type, a.Key}] = true
+		}
+	}
+	for _, s := range Searched {
+		if !written[s] {
+			t.Errorf("%s is searched but no event writes it", s.Query())
+		}
+		if !strings.Contains(string(raw), "`"+s.Query()+"`") {
+			t.Errorf("docs/TX.md does not name the indexed attribute %s", s.Query())
+		}
+	}
+}

@@ -15,17 +15,18 @@ import (
 // contracts and transactions, the contracts, a transaction or a document found by its
 // id) come from CometBFT's transaction index (config.toml's [tx_index], kv by default),
 // through tx_search. They match CometBFT's tx.hash and these event attributes alone
-// (docs/ARCHITECTURE.md, "The web view"), which the index must keep indexing.
+// (docs/ARCHITECTURE.md, "The web view"), each one of protocol.Searched, the
+// attributes the node indexes.
 var (
 	// searchSigner: the transactions an account (address or identity) signed and was
 	// charged for.
-	searchSigner = protocol.EventTransition + "." + protocol.AttrSigner
+	searchSigner = protocol.SearchedAttr{Type: protocol.EventTransition, Key: protocol.AttrSigner}
 	// searchContract and searchOwner: the contracts created, and those of an owner.
-	searchContract = protocol.EventDataContractCreated + "." + protocol.AttrContract
-	searchOwner    = protocol.EventDataContractCreated + "." + protocol.AttrOwner
+	searchContract = protocol.SearchedAttr{Type: protocol.EventDataContractCreated, Key: protocol.AttrContract}
+	searchOwner    = protocol.SearchedAttr{Type: protocol.EventDataContractCreated, Key: protocol.AttrOwner}
 	// searchDocument: the transaction that created a document, which names its
 	// contract and type.
-	searchDocument = protocol.EventDocumentAction(protocol.ActionCreate) + "." + protocol.AttrID
+	searchDocument = protocol.SearchedAttr{Type: protocol.EventDocumentAction(protocol.ActionCreate), Key: protocol.AttrID}
 )
 
 // errNoIndex: the node keeps no transaction index, so the lists drawn from it are

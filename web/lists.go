@@ -120,9 +120,9 @@ func (s *Server) contractRows(ctx context.Context, txs []*coretypes.ResultTx) ([
 // contract when owner is "".
 func contractsQuery(owner string) string {
 	if owner == "" {
-		return searchContract + " EXISTS"
+		return searchContract.Query() + " EXISTS"
 	}
-	return fmt.Sprintf("%s='%s'", searchOwner, owner)
+	return fmt.Sprintf("%s='%s'", searchOwner.Query(), owner)
 }
 
 type contractsPage struct {
@@ -192,7 +192,7 @@ func (s *Server) txs(r *http.Request) (any, error) {
 }
 
 // signerQuery is the index's query of the transactions account signed.
-func signerQuery(account string) string { return fmt.Sprintf("%s='%s'", searchSigner, account) }
+func signerQuery(account string) string { return fmt.Sprintf("%s='%s'", searchSigner.Query(), account) }
 
 // accountOf reads an account's id as the events write it: an address (40 hex digits)
 // or an identity (64), in lower case.

@@ -108,7 +108,7 @@ func (s *Server) searchID(ctx context.Context, q string) (string, error) {
 	if !indexed {
 		return "", errNotFound{"an identity or a contract of id " + q + " (this node keeps no transaction index, so transactions and documents are not searched)"}
 	}
-	txs, _, err := s.txSearch(ctx, fmt.Sprintf("%s='%s'", searchDocument, q), 1, 1)
+	txs, _, err := s.txSearch(ctx, fmt.Sprintf("%s='%s'", searchDocument.Query(), q), 1, 1)
 	if err != nil {
 		return "", err
 	}

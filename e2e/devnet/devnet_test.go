@@ -329,7 +329,7 @@ func (n *network) webViews(ctx context.Context) {
 		}
 		body, err := io.ReadAll(res.Body)
 		res.Body.Close()
-		if err != nil || res.StatusCode != http.StatusOK || !strings.Contains(string(body), "Chain "+chainID) || res.Header.Get("Content-Security-Policy") == "" {
+		if err != nil || res.StatusCode != http.StatusOK || !strings.Contains(string(body), `data-figure="chain">`+chainID+`</bdi>`) || res.Header.Get("Content-Security-Policy") == "" {
 			n.t.Fatalf("%s's web view at %s: %d %v %.200s", m.name, url, res.StatusCode, err, body)
 		}
 	}

@@ -46,6 +46,8 @@ type harness struct {
 	validators []abcitypes.ValidatorUpdate
 	proposer   []byte
 	names      map[string]string
+	// hash is the hash FinalizeBlock is told the next block has (nil: none).
+	hash []byte
 	// cacheSize is the store's IAVL node cache in nodes; 0: 100,000, what the
 	// scenarios and unit tests run with (benchmarks set the node's, benchCache).
 	cacheSize int
@@ -128,7 +130,7 @@ func (h *harness) initChain(state genesis.AppState) []byte {
 // finalize runs FinalizeBlock without committing.
 func (h *harness) finalize(at time.Time, txs [][]byte) *abcitypes.ResponseFinalizeBlock {
 	res, err := h.app.FinalizeBlock(context.Background(), &abcitypes.RequestFinalizeBlock{
-		Height: h.height + 1, Time: at, Txs: txs, ProposerAddress: h.proposer,
+		Height: h.height + 1, Time: at, Txs: txs, ProposerAddress: h.proposer, Hash: h.hash,
 	})
 	if err != nil {
 		h.t.Fatalf("finalize %d: %v", h.height+1, err)

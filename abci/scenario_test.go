@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,15 +52,31 @@ import (
 //	query path=contract name=C   a contract created in a block (as=C), proven
 //	changes name=A since=H       the address's balance changes since H, proven complete
 //
+// Every file runs twice: once with each block executed in FinalizeBlock alone, as a
+// replay does, and once with each block (but those a scenario names a hash for)
+// executed before its decision by ProcessProposal, as a validator does; both runs must
+// print the same and commit the same app hashes.
+//
 // Regenerate with: go test ./abci -run TestScenarios -rewrite (commit a rewrite only
 // when you understand its diff).
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		h := newHarness(t)
-		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			h.t = t
-			return h.run(d)
-		})
+		var roots [2][]string
+		for i, processed := range []bool{false, true} {
+			h := newHarness(t)
+			h.processBlocks = processed
+			datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+				h.t = t
+				return h.run(d)
+			})
+			roots[i] = h.roots
+			if processed && len(h.roots) > 0 && h.optimisticCounts()[optimisticHit] == 0 {
+				t.Fatal("no block processed first was finalized from its execution")
+			}
+		}
+		if !slices.Equal(roots[0], roots[1]) {
+			t.Fatalf("app hashes executing in FinalizeBlock alone:\n%v\nprocessed first:\n%v", roots[0], roots[1])
+		}
 	})
 }
 
@@ -115,7 +132,13 @@ func (h *harness) run(d *datadriven.TestData) string {
 		}
 		name, ok := m["hash"]
 		if !ok {
-			return h.blockOutput(h.block(at, txs), "")
+			if h.processBlocks {
+				h.hash = blockHash(strconv.FormatInt(h.height+1, 10))
+				h.processBlock(at, txs)
+			}
+			res := h.block(at, txs)
+			h.hash = nil
+			return h.blockOutput(res, "")
 		}
 		h.hash = blockHash(name)
 		before := h.optimisticCounts()
@@ -356,6 +379,18 @@ func (h *harness) run(d *datadriven.TestData) string {
 		h.t.Fatalf("unknown command %q", d.Cmd)
 	}
 	return out.String()
+}
+
+// processBlock runs ProcessProposal of the next block with the harness's proposer and
+// hash: a validator's execution of it before its decision. A block holding an unpaid
+// refusal is rejected, and FinalizeBlock then executes it.
+func (h *harness) processBlock(at time.Time, txs [][]byte) {
+	_, err := h.app.ProcessProposal(context.Background(), &abcitypes.RequestProcessProposal{
+		Txs: txs, Height: h.height + 1, Time: at, ProposerAddress: h.proposer, Hash: h.hash,
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
 }
 
 // timeArg is the block time a command names (time=DURATION since genesis), or the

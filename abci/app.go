@@ -17,7 +17,6 @@ import (
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
 	cmtcrypto "github.com/cometbft/cometbft/proto/tendermint/crypto"
-	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/cosmos/iavl"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/rs/zerolog"
@@ -57,6 +56,9 @@ type Application struct {
 
 	// consensus connection only
 	staged int64 // height FinalizeBlock staged and Commit has not saved; 0: none
+	// kept is the last block executed before its decision (proposal.go), for the
+	// FinalizeBlock of the same block; nil: none. FinalizeBlock takes it.
+	kept *executed
 	// swept is the block time of the staged block when it swept time-range grids (an
 	// epoch change): Commit then observes their backlog. 0: it did not.
 	swept uint64
@@ -202,65 +204,6 @@ func (a *Application) CheckTx(_ context.Context, req *abcitypes.RequestCheckTx) 
 	return &abcitypes.ResponseCheckTx{Code: uint32(res.Code), Log: res.Log, GasWanted: gas(res.Charged)}, nil
 }
 
-// statelessErrors checks each transaction against what its bytes decide alone at the
-// block time: errs[i] is transaction i's refusal, nil when it passes. The error is a
-// Fault.
-func (a *Application) statelessErrors(txs [][]byte, at time.Time) (errs []error, err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.check == nil {
-		return nil, errors.New("abci: a proposal before InitChain")
-	}
-	return app.CheckStateless(a.check, txs, protocol.BlockTimeMs(at), a.signatures)
-}
-
-// PrepareProposal takes the mempool's transactions in order while they fit, counted as
-// CometBFT counts them (with their protobuf framing), leaving out any that fails the
-// checks its bytes decide alone (ProcessProposal would reject the block).
-func (a *Application) PrepareProposal(_ context.Context, req *abcitypes.RequestPrepareProposal) (*abcitypes.ResponsePrepareProposal, error) {
-	errs, err := a.statelessErrors(req.Txs, req.Time)
-	if err != nil {
-		return nil, err
-	}
-	var txs [][]byte
-	var size int64
-	dropped := 0
-	for i, tx := range req.Txs {
-		if errs[i] != nil {
-			dropped++
-			continue
-		}
-		size += cmttypes.ComputeProtoSizeForTxs([]cmttypes.Tx{tx})
-		if size > req.MaxTxBytes {
-			break
-		}
-		txs = append(txs, tx)
-	}
-	if dropped > 0 {
-		a.log.Info().Int("dropped", dropped).Int64("height", req.Height).Msg("left out of the proposal: transactions that fail the stateless checks")
-	}
-	return &abcitypes.ResponsePrepareProposal{Txs: txs}, nil
-}
-
-// ProcessProposal rejects a proposal holding a transaction that fails the checks its
-// bytes decide alone (decoding, size, format and version, structure, the signature of a
-// transition that carries its key): the proposer could have checked them. Everything
-// that needs state is judged in FinalizeBlock, a refusal with a code.
-func (a *Application) ProcessProposal(_ context.Context, req *abcitypes.RequestProcessProposal) (*abcitypes.ResponseProcessProposal, error) {
-	errs, err := a.statelessErrors(req.Txs, req.Time)
-	if err != nil {
-		return nil, err
-	}
-	for i, e := range errs {
-		if e != nil {
-			a.log.Info().Int64("height", req.Height).Int("tx", i).Err(e).Msg("proposal rejected: a transaction fails the stateless checks")
-			a.metrics.ProposalsRejected.Inc()
-			return &abcitypes.ResponseProcessProposal{Status: abcitypes.ResponseProcessProposal_REJECT}, nil
-		}
-	}
-	return &abcitypes.ResponseProcessProposal{Status: abcitypes.ResponseProcessProposal_ACCEPT}, nil
-}
-
 // gas reports a credit amount in an int64 field of CometBFT's, clamped.
 func gas(credits uint64) int64 {
 	if credits > math.MaxInt64 {
@@ -269,21 +212,33 @@ func gas(credits uint64) int64 {
 	return int64(credits)
 }
 
-// FinalizeBlock executes the block on the working tree and returns its root.
+// FinalizeBlock stages the decided block on the working tree and returns its root. A
+// block executed before its decision (PrepareProposal or ProcessProposal) is staged
+// already, or on a branch that is flushed now; any other block, a replayed or caught-up
+// one, which came with no proposal, or another than the one executed, is executed here,
+// after what was kept is dropped.
 func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFinalizeBlock) (*abcitypes.ResponseFinalizeBlock, error) {
 	start := time.Now()
-	if a.staged != 0 {
-		// A block staged and never committed (a consensus round replayed): drop it.
-		a.store.Rollback()
+	base, _ := a.store.LastCommit()
+	x := a.kept
+	var err error
+	switch {
+	case x.of(base, req.Height, req.Time, req.ProposerAddress, req.Txs, req.Hash):
+		a.kept = nil
+		a.metrics.Optimistic.WithLabelValues(optimisticHit).Inc()
+		if x.branch != nil {
+			err = x.branch.Flush()
+		}
+	default:
+		result := optimisticUnprocessed
+		if x != nil {
+			result = optimisticMiss
+		}
+		a.metrics.Optimistic.WithLabelValues(result).Inc()
+		x, err = a.execute(req)
 	}
-	blk := app.Block{Height: uint64(req.Height), TimeMs: protocol.BlockTimeMs(req.Time), Proposer: req.ProposerAddress, Txs: req.Txs, Verifier: a.signatures}
-	if err := a.verifyUnchecked(blk); err != nil {
-		a.log.Error().Err(err).Int64("height", req.Height).Msg("reading the keys of a block's signers failed; halting")
-		return nil, err
-	}
-	res, err := app.ExecuteBlock(a.store.Working(), blk)
 	if err == nil && a.checkInvariants {
-		err = res.Credits.Conserved()
+		err = x.res.Credits.Conserved()
 	}
 	if err != nil {
 		a.store.Rollback()
@@ -291,27 +246,47 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 		return nil, err
 	}
 	a.staged, a.swept = req.Height, 0
-	for _, e := range res.Events {
+	for _, e := range x.res.Events {
 		if e.Type == protocol.EventTimeRangeSweep {
-			a.swept = blk.TimeMs
+			a.swept = protocol.BlockTimeMs(req.Time)
 		}
 	}
 	out := &abcitypes.ResponseFinalizeBlock{
-		TxResults: make([]*abcitypes.ExecTxResult, len(res.TxResults)),
-		Events:    events(res.Events),
-		AppHash:   a.store.WorkingHash(),
+		TxResults: make([]*abcitypes.ExecTxResult, len(x.res.TxResults)),
+		Events:    events(x.res.Events),
+		AppHash:   x.appHash,
 	}
-	for i, tr := range res.TxResults {
+	if out.AppHash == nil {
+		out.AppHash = a.store.WorkingHash()
+	}
+	for i, tr := range x.res.TxResults {
 		out.TxResults[i] = &abcitypes.ExecTxResult{Code: uint32(tr.Code), Log: tr.Log, GasUsed: gas(tr.Charged), Events: events(tr.Events)}
 		a.metrics.Txs.WithLabelValues(strconv.FormatUint(uint64(tr.Code), 10)).Inc()
 		a.metrics.FeesCollected.Add(float64(tr.Charged))
 	}
-	for _, c := range res.Cleanups {
+	for _, c := range x.res.Cleanups {
 		a.metrics.observeCleanup(c)
 	}
-	a.metrics.BlockExecution.Observe(time.Since(start).Seconds())
-	a.log.Debug().Int64("height", req.Height).Int("txs", len(req.Txs)).Hex("app_hash", out.AppHash).Msg("block executed")
+	a.metrics.FinalizeBlock.Observe(time.Since(start).Seconds())
+	a.log.Debug().Int64("height", req.Height).Int("txs", len(req.Txs)).Hex("app_hash", out.AppHash).Msg("block finalized")
 	return out, nil
+}
+
+// execute drops whatever the working tree holds beyond the state the block starts
+// from and executes the decided block on it. The error is a Fault.
+func (a *Application) execute(req *abcitypes.RequestFinalizeBlock) (*executed, error) {
+	start := time.Now()
+	a.discard()
+	blk := app.Block{Height: uint64(req.Height), TimeMs: protocol.BlockTimeMs(req.Time), Proposer: req.ProposerAddress, Txs: req.Txs, Verifier: a.signatures}
+	if err := a.verifyUnchecked(blk); err != nil {
+		return nil, err
+	}
+	res, err := app.ExecuteBlock(a.store.Working(), blk)
+	if err != nil {
+		return nil, err
+	}
+	a.metrics.BlockExecution.Observe(time.Since(start).Seconds())
+	return &executed{res: res}, nil
 }
 
 // verifyUnchecked verifies ahead, in parallel, the signatures of the block's

@@ -46,6 +46,12 @@ type harness struct {
 	validators []abcitypes.ValidatorUpdate
 	proposer   []byte
 	names      map[string]string
+	// hash is the hash FinalizeBlock is told the next block has (nil: none).
+	hash []byte
+	// processBlocks: the scenario's blocks are processed (ProcessProposal) before
+	// FinalizeBlock; roots are the app hashes its blocks committed, in order.
+	processBlocks bool
+	roots         []string
 	// cacheSize is the store's IAVL node cache in nodes; 0: 100,000, what the
 	// scenarios and unit tests run with (benchmarks set the node's, benchCache).
 	cacheSize int
@@ -128,7 +134,7 @@ func (h *harness) initChain(state genesis.AppState) []byte {
 // finalize runs FinalizeBlock without committing.
 func (h *harness) finalize(at time.Time, txs [][]byte) *abcitypes.ResponseFinalizeBlock {
 	res, err := h.app.FinalizeBlock(context.Background(), &abcitypes.RequestFinalizeBlock{
-		Height: h.height + 1, Time: at, Txs: txs, ProposerAddress: h.proposer,
+		Height: h.height + 1, Time: at, Txs: txs, ProposerAddress: h.proposer, Hash: h.hash,
 	})
 	if err != nil {
 		h.t.Fatalf("finalize %d: %v", h.height+1, err)
@@ -148,6 +154,7 @@ func (h *harness) block(at time.Time, txs [][]byte) *abcitypes.ResponseFinalizeB
 	if v != h.height || string(hash) != string(res.AppHash) {
 		h.t.Fatalf("committed %d %x, FinalizeBlock said %d %x", v, hash, h.height, res.AppHash)
 	}
+	h.roots = append(h.roots, fmt.Sprintf("%d:%X", v, hash))
 	return res
 }
 

@@ -20,6 +20,11 @@ type Metrics struct {
 	StateKeys      prometheus.Gauge
 	Height         prometheus.Gauge
 	FeesCollected  prometheus.Counter
+	// FinalizeBlock times FinalizeBlock: from a block's decision to its app hash.
+	FinalizeBlock prometheus.Histogram
+	// Optimistic counts FinalizeBlock calls by whether the block had been executed
+	// before its decision: optimisticHit, optimisticMiss, optimisticUnprocessed.
+	Optimistic *prometheus.CounterVec
 	// ProposalsRejected counts the proposals ProcessProposal rejected.
 	ProposalsRejected prometheus.Counter
 	// SignatureChecks counts the signature checks of CheckTx, the proposal checks and
@@ -43,6 +48,19 @@ type Metrics struct {
 	PendingRefunds prometheus.Gauge
 	TotalCredits   prometheus.Gauge
 }
+
+// The results of the Optimistic metric.
+const (
+	// optimisticHit: the block PrepareProposal built or ProcessProposal accepted, used
+	// as it was executed.
+	optimisticHit = "hit"
+	// optimisticMiss: another block was executed before the decision; this one is
+	// executed again.
+	optimisticMiss = "miss"
+	// optimisticUnprocessed: no block was executed before the decision (a replay, a
+	// node catching up); this one is executed.
+	optimisticUnprocessed = "unprocessed"
+)
 
 // observeCleanup records what one cleanup of a block did and left.
 func (m *Metrics) observeCleanup(c app.Cleanup) {
@@ -141,13 +159,16 @@ type metric struct {
 // and TestMetricsDeclared pins each one's name, help and labels.
 func (m *Metrics) declare() []metric {
 	return []metric{
-		{&m.BlockExecution, "block_execution_seconds", "Time FinalizeBlock takes to execute a block.", nil},
+		{&m.BlockExecution, "block_execution_seconds", "Time a block's execution takes, in the call that runs it: PrepareProposal (the proposer's block), ProcessProposal (another's) or FinalizeBlock (a block not executed before its decision).", nil},
+		{&m.FinalizeBlock, "finalize_block_seconds", "Time FinalizeBlock takes, from a block's decision to its app hash.", nil},
+		{&m.Optimistic, "optimistic_executions_total", fmt.Sprintf("FinalizeBlock calls by whether the block was executed before its decision: %s (by PrepareProposal or ProcessProposal, used as it was), %s (another block was: executed again), %s (none was, as in a replay or while catching up: executed).",
+			optimisticHit, optimisticMiss, optimisticUnprocessed), []string{"result"}},
 		{&m.Commit, "commit_seconds", "Time Commit takes to save a version of the tree.", nil},
 		{&m.Txs, "txs_total", "Transactions executed in blocks, by result code.", []string{"code"}},
 		{&m.StateKeys, "state_keys", "Keys in the state tree after the last commit.", nil},
 		{&m.Height, "height", "Last committed height.", nil},
 		{&m.FeesCollected, "fees_collected_credits_total", "Fees charged by blocks this process executed, in credits.", nil},
-		{&m.ProposalsRejected, "proposals_rejected_total", "Proposals rejected because a transaction failed the checks its bytes decide alone.", nil},
+		{&m.ProposalsRejected, "proposals_rejected_total", "Proposals ProcessProposal rejected because a transaction in them is refused unpaid, which the proposer could have left out.", nil},
 		{&m.SignatureChecks, "signature_checks_total", "Signature checks by how they were answered: remembered (an ed25519 verification that passed before: CheckTx, its rechecks, the proposal checks and FinalizeBlock verify a transaction once), verified, invalid.", []string{"result"}},
 		{&m.CleanupRemoved, "cleanup_removed_total", "Expired entries removed by the per-block cleanups.", []string{"cleanup"}},
 		{&m.CleanupOrphans, "cleanup_orphans_total", "Expired entries removed by the per-block cleanups that had nothing to delete (documents: an expirations entry without its document).", []string{"cleanup"}},

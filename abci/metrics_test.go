@@ -29,13 +29,15 @@ func TestMetricsCarryChainID(t *testing.T) {
 	m.Height.Set(4)
 	m.FeesCollected.Add(5)
 	m.ProposalsRejected.Inc()
+	m.FinalizeBlock.Observe(0.01)
+	m.Optimistic.WithLabelValues(optimisticHit).Inc()
 	m.observeCleanup(app.Cleanup{Name: "address_balances", Stats: drive.DrainStats{Removed: 2, WeightUsed: 2, Backlog: 1, OldestOverdueMs: 1500}})
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]bool{
-		"ttld_app_block_execution_seconds": true, "ttld_app_commit_seconds": true, "ttld_app_txs_total": true,
+		"ttld_app_block_execution_seconds": true, "ttld_app_finalize_block_seconds": true, "ttld_app_optimistic_executions_total": true, "ttld_app_commit_seconds": true, "ttld_app_txs_total": true,
 		"ttld_app_state_keys": true, "ttld_app_height": true, "ttld_app_fees_collected_credits_total": true,
 		"ttld_app_proposals_rejected_total": true, "ttld_app_cleanup_removed_total": true, "ttld_app_cleanup_orphans_total": true, "ttld_app_cleanup_weight_used_total": true,
 		"ttld_app_cleanup_backlog": true, "ttld_app_cleanup_oldest_overdue_seconds": true,
@@ -165,13 +167,15 @@ func TestMetricsDeclared(t *testing.T) {
 		help   string
 		labels []string
 	}{
-		{"ttld_app_block_execution_seconds", "HISTOGRAM", "Time FinalizeBlock takes to execute a block.", nil},
+		{"ttld_app_block_execution_seconds", "HISTOGRAM", "Time a block's execution takes, in the call that runs it: PrepareProposal (the proposer's block), ProcessProposal (another's) or FinalizeBlock (a block not executed before its decision).", nil},
+		{"ttld_app_finalize_block_seconds", "HISTOGRAM", "Time FinalizeBlock takes, from a block's decision to its app hash.", nil},
+		{"ttld_app_optimistic_executions_total", "COUNTER", "FinalizeBlock calls by whether the block was executed before its decision: hit (by PrepareProposal or ProcessProposal, used as it was), miss (another block was: executed again), unprocessed (none was, as in a replay or while catching up: executed).", []string{"result"}},
 		{"ttld_app_commit_seconds", "HISTOGRAM", "Time Commit takes to save a version of the tree.", nil},
 		{"ttld_app_txs_total", "COUNTER", "Transactions executed in blocks, by result code.", []string{"code"}},
 		{"ttld_app_state_keys", "GAUGE", "Keys in the state tree after the last commit.", nil},
 		{"ttld_app_height", "GAUGE", "Last committed height.", nil},
 		{"ttld_app_fees_collected_credits_total", "COUNTER", "Fees charged by blocks this process executed, in credits.", nil},
-		{"ttld_app_proposals_rejected_total", "COUNTER", "Proposals rejected because a transaction failed the checks its bytes decide alone.", nil},
+		{"ttld_app_proposals_rejected_total", "COUNTER", "Proposals ProcessProposal rejected because a transaction in them is refused unpaid, which the proposer could have left out.", nil},
 		{"ttld_app_signature_checks_total", "COUNTER", "Signature checks by how they were answered: remembered (an ed25519 verification that passed before: CheckTx, its rechecks, the proposal checks and FinalizeBlock verify a transaction once), verified, invalid.", []string{"result"}},
 		{"ttld_app_cleanup_removed_total", "COUNTER", "Expired entries removed by the per-block cleanups.", []string{"cleanup"}},
 		{"ttld_app_cleanup_orphans_total", "COUNTER", "Expired entries removed by the per-block cleanups that had nothing to delete (documents: an expirations entry without its document).", []string{"cleanup"}},

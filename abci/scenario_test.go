@@ -1,9 +1,12 @@
 package abci
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 	"github.com/cosmos/iavl"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/feeschedule"
@@ -28,7 +32,14 @@ import (
 //	                             harness.tx); the time is since genesis; the proposer
 //	                             stays for later blocks; prints each result and the events
 //	check-tx                     input: one transaction; runs CheckTx on the check state
-//	process-proposal             input: transactions; ProcessProposal's verdict
+//	prepare-proposal [time=DURATION] [proposer=NAME] [max-bytes=N]   input: the
+//	                             mempool's transactions; which PrepareProposal takes
+//	process-proposal [time=DURATION] [proposer=NAME] [hash=NAME]   input: transactions;
+//	                             ProcessProposal's verdict (time: genesis when unset)
+//	block ... hash=NAME          FinalizeBlock of the block with that hash (any name
+//	                             stands for a hash), which also prints whether it used
+//	                             a block executed before (hit), executed another (miss)
+//	                             or none (unprocessed)
 //	storage-fee from=A amount=N  a synthetic perpetual storage fee, A to the storage pool
 //	refund owner=I fee=N paid-in=E   a synthetic storage refund to identity I, pending
 //	epoch index=E                an epoch's pool, proposers and payout, as the next
@@ -41,15 +52,31 @@ import (
 //	query path=contract name=C   a contract created in a block (as=C), proven
 //	changes name=A since=H       the address's balance changes since H, proven complete
 //
+// Every file runs twice: once with each block executed in FinalizeBlock alone, as a
+// replay does, and once with each block (but those a scenario names a hash for)
+// executed before its decision by ProcessProposal, as a validator does; both runs must
+// print the same and commit the same app hashes.
+//
 // Regenerate with: go test ./abci -run TestScenarios -rewrite (commit a rewrite only
 // when you understand its diff).
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		h := newHarness(t)
-		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			h.t = t
-			return h.run(d)
-		})
+		var roots [2][]string
+		for i, processed := range []bool{false, true} {
+			h := newHarness(t)
+			h.processBlocks = processed
+			datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+				h.t = t
+				return h.run(d)
+			})
+			roots[i] = h.roots
+			if processed && len(h.roots) > 0 && h.optimisticCounts()[optimisticHit] == 0 {
+				t.Fatal("no block processed first was finalized from its execution")
+			}
+		}
+		if !slices.Equal(roots[0], roots[1]) {
+			t.Fatalf("app hashes executing in FinalizeBlock alone:\n%v\nprocessed first:\n%v", roots[0], roots[1])
+		}
 	})
 }
 
@@ -97,35 +124,54 @@ func (h *harness) run(d *datadriven.TestData) string {
 		}
 		out.WriteString("\n")
 	case "block":
-		at := genesisTime
-		if m["time"] != "" {
-			dur, err := time.ParseDuration(m["time"])
-			if err != nil {
-				h.t.Fatal(err)
-			}
-			at = at.Add(dur)
-		}
-		var txs [][]byte
-		for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
-			if strings.TrimSpace(line) != "" {
-				txs = append(txs, h.tx(line))
-			}
-		}
+		at := h.timeArg(m)
+		txs := h.txs(d.Input)
 		if name, ok := m["proposer"]; ok {
 			h.proposer = consensusAddress(name)
 			h.names[string(h.proposer)] = name
 		}
-		res := h.block(at, txs)
-		fmt.Fprintf(&out, "height %d\n", h.height)
-		for i, tr := range res.TxResults {
-			fmt.Fprintf(&out, "tx %d: %s fee=%d\n", i, codeName(tr.Code), tr.GasUsed)
-		}
-		for _, e := range res.Events {
-			fmt.Fprintf(&out, "event %s", e.Type)
-			for _, a := range e.Attributes {
-				fmt.Fprintf(&out, " %s=%s", a.Key, a.Value)
+		name, ok := m["hash"]
+		if !ok {
+			if h.processBlocks {
+				h.hash = blockHash(strconv.FormatInt(h.height+1, 10))
+				h.processBlock(at, txs)
 			}
-			out.WriteString("\n")
+			res := h.block(at, txs)
+			h.hash = nil
+			return h.blockOutput(res, "")
+		}
+		h.hash = blockHash(name)
+		before := h.optimisticCounts()
+		res := h.block(at, txs)
+		h.hash = nil
+		return h.blockOutput(res, h.optimisticResult(before))
+	case "prepare-proposal":
+		proposer := h.proposer
+		if name, ok := m["proposer"]; ok {
+			proposer = consensusAddress(name)
+		}
+		maxBytes := int64(1 << 20)
+		if m["max-bytes"] != "" {
+			maxBytes = int64(h.u64(m, "max-bytes"))
+		}
+		candidates := h.txs(d.Input)
+		res, err := h.app.PrepareProposal(context.Background(), &abcitypes.RequestPrepareProposal{
+			Txs: candidates, MaxTxBytes: maxBytes, Height: h.height + 1, Time: h.timeArg(m), ProposerAddress: proposer,
+		})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		taken := 0
+		for i, tx := range candidates {
+			if taken < len(res.Txs) && bytes.Equal(res.Txs[taken], tx) {
+				fmt.Fprintf(&out, "tx %d: taken\n", i)
+				taken++
+				continue
+			}
+			fmt.Fprintf(&out, "tx %d: left out\n", i)
+		}
+		if taken != len(res.Txs) {
+			h.t.Fatalf("PrepareProposal returned %d transactions, %d of them candidates in order", len(res.Txs), taken)
 		}
 	case "storage-fee":
 		// A synthetic perpetual storage fee (no transition pays one yet): credits move
@@ -215,13 +261,14 @@ func (h *harness) run(d *datadriven.TestData) string {
 		}
 		fmt.Fprintf(&out, "%s fee=%d\n", codeName(res.Code), res.GasWanted)
 	case "process-proposal":
-		var txs [][]byte
-		for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
-			if strings.TrimSpace(line) != "" {
-				txs = append(txs, h.tx(line))
-			}
+		req := &abcitypes.RequestProcessProposal{Txs: h.txs(d.Input), Height: h.height + 1, Time: h.timeArg(m), ProposerAddress: h.proposer}
+		if name, ok := m["proposer"]; ok {
+			req.ProposerAddress = consensusAddress(name)
 		}
-		res, err := h.app.ProcessProposal(context.Background(), &abcitypes.RequestProcessProposal{Txs: txs, Height: h.height + 1, Time: genesisTime})
+		if name, ok := m["hash"]; ok {
+			req.Hash = blockHash(name)
+		}
+		res, err := h.app.ProcessProposal(context.Background(), req)
 		if err != nil {
 			h.t.Fatal(err)
 		}
@@ -332,6 +379,92 @@ func (h *harness) run(d *datadriven.TestData) string {
 		h.t.Fatalf("unknown command %q", d.Cmd)
 	}
 	return out.String()
+}
+
+// processBlock runs ProcessProposal of the next block with the harness's proposer and
+// hash: a validator's execution of it before its decision. A block holding an unpaid
+// refusal is rejected, and FinalizeBlock then executes it.
+func (h *harness) processBlock(at time.Time, txs [][]byte) {
+	_, err := h.app.ProcessProposal(context.Background(), &abcitypes.RequestProcessProposal{
+		Txs: txs, Height: h.height + 1, Time: at, ProposerAddress: h.proposer, Hash: h.hash,
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// timeArg is the block time a command names (time=DURATION since genesis), or the
+// genesis time.
+func (h *harness) timeArg(m map[string]string) time.Time {
+	if m["time"] == "" {
+		return genesisTime
+	}
+	dur, err := time.ParseDuration(m["time"])
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return genesisTime.Add(dur)
+}
+
+// txs builds a command's transactions, one a line.
+func (h *harness) txs(input string) [][]byte {
+	var txs [][]byte
+	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
+		if strings.TrimSpace(line) != "" {
+			txs = append(txs, h.tx(line))
+		}
+	}
+	return txs
+}
+
+// blockHash is the hash a scenario's block name stands for.
+func blockHash(name string) []byte {
+	sum := sha256.Sum256([]byte("block/" + name))
+	return sum[:]
+}
+
+// blockOutput renders a block's results and events, after how FinalizeBlock came to
+// them when the scenario asks (optimistic: hit, miss or unprocessed).
+func (h *harness) blockOutput(res *abcitypes.ResponseFinalizeBlock, optimistic string) string {
+	var out strings.Builder
+	fmt.Fprintf(&out, "height %d\n", h.height)
+	if optimistic != "" {
+		fmt.Fprintf(&out, "finalize: %s\n", optimistic)
+	}
+	for i, tr := range res.TxResults {
+		fmt.Fprintf(&out, "tx %d: %s fee=%d\n", i, codeName(tr.Code), tr.GasUsed)
+	}
+	for _, e := range res.Events {
+		fmt.Fprintf(&out, "event %s", e.Type)
+		for _, a := range e.Attributes {
+			fmt.Fprintf(&out, " %s=%s", a.Key, a.Value)
+		}
+		out.WriteString("\n")
+	}
+	return out.String()
+}
+
+// optimisticCounts reads the FinalizeBlock calls counted by result.
+func (h *harness) optimisticCounts() map[string]float64 {
+	counts := map[string]float64{}
+	for _, r := range []string{optimisticHit, optimisticMiss, optimisticUnprocessed} {
+		counts[r] = testutil.ToFloat64(h.app.metrics.Optimistic.WithLabelValues(r))
+	}
+	return counts
+}
+
+// optimisticResult is the one result FinalizeBlock counted since before.
+func (h *harness) optimisticResult(before map[string]float64) string {
+	var got []string
+	for r, n := range h.optimisticCounts() {
+		if n != before[r] {
+			got = append(got, r)
+		}
+	}
+	if len(got) != 1 {
+		h.t.Fatalf("FinalizeBlock counted %v", got)
+	}
+	return got[0]
 }
 
 func splitList(s string) []string {

@@ -47,6 +47,11 @@ type TxResult struct {
 	Events  []protocol.Event
 }
 
+// Unpaid reports a refusal that charges nothing and changes nothing (docs/ERRORS.md):
+// the block without the transaction ends in the same state, with the same results for
+// the others. A proposer leaves such a transaction out (ProposeBlock).
+func (r TxResult) Unpaid() bool { return r.Code != protocol.CodeOK && !r.Code.Paid() }
+
 // Cleanup is what one budgeted cleanup did in a block.
 type Cleanup struct {
 	// Name says which cleanup: "address_balances" (and, with document time to live,
@@ -94,17 +99,6 @@ type Fault struct{ Err error }
 
 func (f Fault) Error() string { return "app: " + f.Err.Error() }
 func (f Fault) Unwrap() error { return f.Err }
-
-// ErrDuplicateTx: a proposal holds the same transaction bytes twice. Only a proposal is
-// refused for it; a block that holds a copy anyway (decided by others) runs it, and the
-// copy meets its nonce used (40204, 40220) or the first's refusal again, unpaid.
-type ErrDuplicateTx struct {
-	Index, First int // the copy's position in the block, and the first's
-}
-
-func (e ErrDuplicateTx) Error() string {
-	return fmt.Sprintf("transaction %d repeats transaction %d byte for byte", e.Index, e.First)
-}
 
 // rules are the versioned rules in force for one block (or one CheckTx).
 type rules struct {
@@ -183,7 +177,7 @@ func loadRules(kv drive.KV, atMs uint64, verifier protocol.Verifier) (rules, err
 // ExecuteBlock applies b to kv (the working tree) and returns its results. An error is a
 // Fault: kv may then hold part of the block and must be rolled back.
 func ExecuteBlock(kv drive.KV, b Block) (BlockResult, error) {
-	res, err := executeBlock(kv, b)
+	res, err := executeBlock(kv, b, nil)
 	return res, asFault(err)
 }
 
@@ -196,7 +190,10 @@ func asFault(err error) error {
 	return Fault{err}
 }
 
-func executeBlock(kv drive.KV, b Block) (BlockResult, error) {
+// executeBlock runs b on kv. With a picker, b's transactions are a proposal's
+// candidates: those the picker does not take are left out of the block as if they had
+// never been in it.
+func executeBlock(kv drive.KV, b Block, pick *picker) (BlockResult, error) {
 	// NB: bounding the time bounds every sum over it: epochs stay at least 2,000 +
 	// lifetime below protocol.MaxEpoch (TestTimesLeaveRoomForTheSpread), expiries and
 	// windows far below 2^64.
@@ -235,10 +232,17 @@ func executeBlock(kv drive.KV, b Block) (BlockResult, error) {
 	}
 	changed := map[protocol.Address]uint64{}
 	for _, tx := range b.Txs {
+		size, fits := pick.fits(tx)
+		if !fits {
+			break
+		}
 		var tr TxResult
 		tr, collected, err = executeTx(kv, r, tx, collected)
 		if err != nil {
 			return BlockResult{}, err
+		}
+		if !pick.take(tx, size, tr) {
+			continue
 		}
 		// The fee pool's sum was checked per transaction, so the parts cannot
 		// overflow here.

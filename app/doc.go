@@ -26,6 +26,9 @@
 //  7. the running total of credits, which every write of the block updated
 //     (drive.Ledger), for the caller to check against the supply.
 //
+// ProposeBlock runs the same pipeline over a proposal's candidates, leaving out every
+// transaction refused unpaid: the proposer's block, executed as ExecuteBlock would.
+//
 // The app hash is then the root of the working tree, which the caller reads. Nothing here
 // reads the clock, randomness, the environment, files or the network; the block time is
 // an argument.

@@ -598,37 +598,6 @@ func epochPool(kv drive.KV, r rules, atMs uint64) (uint64, error) {
 	return drive.GetU64(kv, drive.EpochFeesKey(epoch))
 }
 
-// CheckStateless checks what each transaction's bytes decide alone, under the rules in
-// force in kv at atMs: size, format, type, encoding, structure rules, the signature
-// (through v; nil: protocol.VerifyEd25519) of a transition that carries its signer's
-// key, and that no transaction repeats an earlier one of the block (ErrDuplicateTx).
-// ProcessProposal rejects a block holding a transaction that fails it and
-// PrepareProposal drops such transactions: a proposer could have checked them, so these
-// unpaid refusals cannot fill blocks for free (docs/ERRORS.md says what still can).
-// What needs state stays a refusal in the block. errs[i] is transaction i's error, nil
-// when it passes; the error returned is a Fault.
-func CheckStateless(kv drive.KV, txs [][]byte, atMs uint64, v protocol.Verifier) (errs []error, err error) {
-	r, err := loadRules(kv, atMs, v)
-	if err != nil {
-		return nil, asFault(err)
-	}
-	errs = make([]error, len(txs))
-	first := make(map[string]int, len(txs))
-	for i, tx := range txs {
-		if j, seen := first[string(tx)]; seen {
-			errs[i] = ErrDuplicateTx{Index: i, First: j}
-			continue
-		}
-		first[string(tx)] = i
-		s, err := protocol.Decode(tx, r.ctx)
-		if err == nil {
-			_, err = s.VerifyStateless(r.chainID, r.verifier)
-		}
-		errs[i] = err
-	}
-	return errs, nil
-}
-
 // SignatureChecks returns the signature checks that txs, in a block at atMs on kv's
 // state, will make as far as that state tells them before the block runs: the signer's
 // key from the transaction, or an identity's key from kv. A node verifies them ahead of

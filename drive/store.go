@@ -3,6 +3,7 @@
 package drive
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"sync"
@@ -115,6 +116,15 @@ func (s *Store) Commit() (version int64, hash []byte, err error) {
 		}
 	}
 	return version, hash, nil
+}
+
+// Unchanged reports whether the working tree holds the last saved version with nothing
+// staged over it, so that Rollback returns it to where the next block starts. Before
+// the first commit it never does: the working tree then holds the genesis state, which
+// Rollback would drop.
+func (s *Store) Unchanged() bool {
+	v, hash := s.LastCommit()
+	return v > 0 && bytes.Equal(s.WorkingHash(), hash)
 }
 
 // Rollback drops the uncommitted changes of the working tree.

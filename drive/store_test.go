@@ -118,6 +118,66 @@ func TestCacheDiscardChangesNothing(t *testing.T) {
 	}
 }
 
+// TestStoreUnchanged: the working tree is unchanged once a version is saved and again
+// after a rollback, never before the first commit, and a write changes it.
+func TestStoreUnchanged(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	if s.Unchanged() {
+		t.Fatal("unchanged before the first commit")
+	}
+	_ = s.Working().Set([]byte("k"), []byte("v"))
+	if s.Unchanged() {
+		t.Fatal("unchanged with the genesis writes staged")
+	}
+	if _, _, err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Unchanged() {
+		t.Fatal("changed right after a commit")
+	}
+	_ = s.Working().Set([]byte("k"), []byte("w"))
+	if s.Unchanged() {
+		t.Fatal("unchanged with a write staged")
+	}
+	s.Rollback()
+	if !s.Unchanged() {
+		t.Fatal("changed after a rollback")
+	}
+}
+
+// TestCacheFlushKeepsTheRoot: random writes made through a Cache and flushed give the
+// working tree the root the same writes give it made directly, deletions of keys
+// written before and keys written twice included: a block executed on a branch and
+// flushed commits to the app hash it would have executed to on the tree.
+func TestCacheFlushKeepsTheRoot(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	direct, _ := newTestStore(t, 0)
+	branched, _ := newTestStore(t, 0)
+	for i := 0; i < 200; i++ {
+		k, v := []byte(fmt.Sprint("base", i)), []byte{byte(i + 1)}
+		_ = direct.Working().Set(k, v)
+		_ = branched.Working().Set(k, v)
+	}
+	c := NewCache(branched.Working())
+	for step := 0; step < 3000; step++ {
+		k := []byte(fmt.Sprint("base", rng.Intn(400)))
+		if rng.Intn(3) == 0 {
+			_ = direct.Working().Delete(k)
+			_ = c.Delete(k)
+			continue
+		}
+		v := []byte(fmt.Sprint(step))
+		_ = direct.Working().Set(k, v)
+		_ = c.Set(k, v)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(direct.WorkingHash(), branched.WorkingHash()) {
+		t.Fatalf("flushed root %X, direct %X", branched.WorkingHash(), direct.WorkingHash())
+	}
+}
+
 // TestStoreVersionsAndPruning: commits save versions; queries read saved versions only;
 // versions outside the kept window are refused.
 func TestStoreVersionsAndPruning(t *testing.T) {

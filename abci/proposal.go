@@ -1,0 +1,173 @@
+package abci
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	abcitypes "github.com/cometbft/cometbft/abci/types"
+	cmttypes "github.com/cometbft/cometbft/types"
+
+	"github.com/ttld-dev/ttld/app"
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// A block is executed before it is voted on (docs/ARCHITECTURE.md, "A block, top to
+// bottom"): PrepareProposal builds the proposer's block by executing its candidates,
+// ProcessProposal executes every other proposal, and the last execution is kept for the
+// FinalizeBlock of the same block. All three run app's one block pipeline on the state
+// the block starts from; what changes is only when it runs.
+
+// executed is a block executed before its decision, by PrepareProposal or
+// ProcessProposal, and kept for FinalizeBlock. At most one is kept: the last.
+type executed struct {
+	// What the execution read of its block (app.Block): FinalizeBlock uses the
+	// execution only for a block that agrees in all of them. The misbehaviour and the
+	// last commit a request carries are not read by the execution.
+	height   int64
+	time     time.Time
+	proposer []byte
+	txs      [][]byte
+	// hash is the block's hash once ProcessProposal named it; nil for the block
+	// PrepareProposal built, which has no hash yet.
+	hash []byte
+	// base is the saved version the block was executed on.
+	base int64
+	res  app.BlockResult
+	// appHash is the working tree's root after the block; nil with a branch, whose
+	// root is known once it is flushed.
+	appHash []byte
+	// branch holds the block's writes when the working tree held more than the last
+	// saved version (the genesis state, before the first commit), which a rollback
+	// would lose; FinalizeBlock flushes it into the working tree, in the order the
+	// block wrote. nil: the writes are staged on the working tree itself.
+	branch *drive.Cache
+}
+
+// of reports whether x is the execution of the block a request names, on the state the
+// next block starts from (the last saved version, base). A nil x is no block's.
+func (x *executed) of(base, height int64, at time.Time, proposer []byte, txs [][]byte, hash []byte) bool {
+	if x == nil || x.base != base || x.height != height || !x.time.Equal(at) || !bytes.Equal(x.proposer, proposer) {
+		return false
+	}
+	if x.hash != nil && !bytes.Equal(x.hash, hash) {
+		return false
+	}
+	if len(x.txs) != len(txs) {
+		return false
+	}
+	for i := range txs {
+		if !bytes.Equal(x.txs[i], txs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// discard drops what the working tree holds beyond the state the next block starts
+// from: an execution kept on it, or a block FinalizeBlock staged and Commit never saved
+// (a consensus round replayed).
+func (a *Application) discard() {
+	if (a.kept != nil && a.kept.branch == nil) || a.staged != 0 {
+		a.store.Rollback()
+	}
+	a.kept, a.staged, a.swept = nil, 0, 0
+}
+
+// executeAhead executes blk before its decision on the state the next block starts
+// from, dropping any execution kept before: on the working tree when it holds the last
+// saved version alone (a rollback undoes it), else on a branch over it. With a room,
+// blk's transactions are candidates and the block executed is the proposal
+// app.ProposeBlock builds of them. The error is a Fault; the working tree is then as it
+// was.
+func (a *Application) executeAhead(blk app.Block, at time.Time, room *app.Room) (*executed, error) {
+	start := time.Now()
+	a.discard()
+	base, _ := a.store.LastCommit()
+	x := &executed{height: int64(blk.Height), time: at, proposer: blk.Proposer, base: base}
+	kv := a.store.Working()
+	if !a.store.Unchanged() {
+		x.branch = drive.NewCache(kv)
+		kv = x.branch
+	}
+	err := a.verifyUnchecked(blk)
+	if err == nil && room != nil {
+		blk, x.res, err = app.ProposeBlock(kv, blk, *room)
+	} else if err == nil {
+		x.res, err = app.ExecuteBlock(kv, blk)
+	}
+	if err != nil {
+		if x.branch == nil {
+			a.store.Rollback()
+		}
+		return nil, err
+	}
+	x.txs = blk.Txs
+	if x.branch == nil {
+		x.appHash = a.store.WorkingHash()
+	}
+	a.metrics.BlockExecution.Observe(time.Since(start).Seconds())
+	return x, nil
+}
+
+// proposalBlock is the block a proposal request describes.
+func (a *Application) proposalBlock(height int64, at time.Time, proposer []byte, txs [][]byte) app.Block {
+	return app.Block{Height: uint64(height), TimeMs: protocol.BlockTimeMs(at), Proposer: proposer, Txs: txs, Verifier: a.signatures}
+}
+
+// PrepareProposal builds the proposer's block: it executes the mempool's transactions
+// in order (app.ProposeBlock) while they fit, counted as CometBFT counts them (with
+// their protobuf framing), leaving out every transaction the block would refuse unpaid
+// (docs/ERRORS.md), which ProcessProposal would reject the block for. The execution is
+// kept: CometBFT v0.38 hands the proposer's own block to its ProcessProposal, which
+// then finds it executed. The request's time is the block's: CometBFT makes the block
+// again from the transactions returned, at the same (median) time.
+func (a *Application) PrepareProposal(_ context.Context, req *abcitypes.RequestPrepareProposal) (*abcitypes.ResponsePrepareProposal, error) {
+	blk := a.proposalBlock(req.Height, req.Time, req.ProposerAddress, req.Txs)
+	x, err := a.executeAhead(blk, req.Time, &app.Room{MaxBytes: req.MaxTxBytes, Size: txSize})
+	if err != nil {
+		a.log.Error().Err(err).Int64("height", req.Height).Msg("executing a proposal failed; halting")
+		return nil, err
+	}
+	a.kept = x
+	if left := len(req.Txs) - len(x.txs); left > 0 {
+		a.log.Info().Int("left_out", left).Int("taken", len(x.txs)).Int64("height", req.Height).Msg("left out of the proposal: transactions refused unpaid, or past the size limit")
+	}
+	return &abcitypes.ResponsePrepareProposal{Txs: x.txs}, nil
+}
+
+// txSize is what a transaction takes of a proposal's MaxTxBytes.
+func txSize(tx []byte) int64 { return cmttypes.ComputeProtoSizeForTxs([]cmttypes.Tx{tx}) }
+
+// ProcessProposal executes the proposal on the state it starts from and rejects it when
+// a transaction in it is refused unpaid (docs/ERRORS.md): an honest proposer, executing
+// the same block on the same state, leaves every such transaction out, so only a
+// proposer filling blocks with what costs nobody anything proposes one. An accepted
+// proposal's execution is kept for its FinalizeBlock; the block this node built itself
+// is found kept already.
+func (a *Application) ProcessProposal(_ context.Context, req *abcitypes.RequestProcessProposal) (*abcitypes.ResponseProcessProposal, error) {
+	base, _ := a.store.LastCommit()
+	if a.kept.of(base, req.Height, req.Time, req.ProposerAddress, req.Txs, req.Hash) {
+		a.kept.hash = req.Hash
+		return &abcitypes.ResponseProcessProposal{Status: abcitypes.ResponseProcessProposal_ACCEPT}, nil
+	}
+	blk := a.proposalBlock(req.Height, req.Time, req.ProposerAddress, req.Txs)
+	x, err := a.executeAhead(blk, req.Time, nil)
+	if err != nil {
+		a.log.Error().Err(err).Int64("height", req.Height).Msg("executing a proposal failed; halting")
+		return nil, err
+	}
+	for i, tr := range x.res.TxResults {
+		if tr.Unpaid() {
+			a.kept = x
+			a.discard()
+			a.log.Info().Int64("height", req.Height).Int("tx", i).Err(tr.Err).Msg("proposal rejected: a transaction in it is refused unpaid")
+			a.metrics.ProposalsRejected.Inc()
+			return &abcitypes.ResponseProcessProposal{Status: abcitypes.ResponseProcessProposal_REJECT}, nil
+		}
+	}
+	x.hash = req.Hash
+	a.kept = x
+	return &abcitypes.ResponseProcessProposal{Status: abcitypes.ResponseProcessProposal_ACCEPT}, nil
+}

@@ -151,17 +151,21 @@ chromium:
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-# Load: CometBFT's tm-load-test against a throwaway ttld chain (scripts/load.sh), and
-# ttld against CometBFT's kvstore at saturation (scripts/bench-compare.sh); bin/ttld-load
-# is the load client both use.
+# Load: a throwaway ttld chain under load (scripts/load.sh), and ttld against CometBFT's
+# kvstore at saturation (scripts/bench-compare.sh); bin/ttld-load is the load client
+# both use, over websockets or keep-alive HTTP connections.
 LOAD_BIN := bin/ttld-load
 LOAD_WORKLOAD ?= transfers
+LOAD_CLIENT ?= ws
 LOAD_TIME ?= 30
 LOAD_RATE ?= 500
 LOAD_CONNECTIONS ?= 2
 LOAD_SIGNERS ?= 1000
 LOAD_CSV ?=
-BENCH_TIME ?= 60
+BENCH_TIME ?= 30
+BENCH_CLIENTS ?= ws,http
+BENCH_INDEXERS ?= kv,null
+BENCH_SIGNER_COUNTS ?= 1000,10000
 
 .PHONY: load-build load bench-compare
 
@@ -169,13 +173,13 @@ BENCH_TIME ?= 60
 load-build: build
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(LOAD_BIN) ./cmd/ttld-load
 
-## load: LOAD_WORKLOAD (transfers, address-transfers, documents, documents-ttl) for LOAD_TIME s at LOAD_RATE tx/s on each of LOAD_CONNECTIONS connections against a throwaway one-validator chain (LOAD_SIGNERS signers in genesis); prints tx/s, latency, not committed; LOAD_CSV appends the per-block throughput
+## load: LOAD_WORKLOAD (transfers, address-transfers, documents, documents-ttl) for LOAD_TIME s at LOAD_RATE tx/s on each of LOAD_CONNECTIONS connections of LOAD_CLIENT (ws or http) against a throwaway one-validator chain (LOAD_SIGNERS signers in genesis); prints tx/s, latency, retries after a full mempool, not committed; LOAD_CSV appends the per-block throughput
 load: load-build
-	LOAD_WORKLOAD=$(LOAD_WORKLOAD) LOAD_TIME=$(LOAD_TIME) LOAD_RATE=$(LOAD_RATE) LOAD_CONNECTIONS=$(LOAD_CONNECTIONS) LOAD_SIGNERS=$(LOAD_SIGNERS) LOAD_CSV=$(LOAD_CSV) scripts/load.sh
+	LOAD_WORKLOAD=$(LOAD_WORKLOAD) LOAD_CLIENT=$(LOAD_CLIENT) LOAD_TIME=$(LOAD_TIME) LOAD_RATE=$(LOAD_RATE) LOAD_CONNECTIONS=$(LOAD_CONNECTIONS) LOAD_SIGNERS=$(LOAD_SIGNERS) LOAD_CSV=$(LOAD_CSV) scripts/load.sh
 
-## bench-compare: ttld against CometBFT's kvstore (cometbft at go.mod's version) at saturation, per workload, BENCH_TIME s each; appends docs/bench/throughput.csv, compare.csv and cpu.csv (scripts/bench-compare.sh lists its BENCH_ variables)
+## bench-compare: ttld against CometBFT's kvstore (cometbft at go.mod's version) at saturation, every workload × indexer (BENCH_INDEXERS: kv,null) × client (BENCH_CLIENTS: ws,http) × ttld signers (BENCH_SIGNER_COUNTS: 1000,10000; kvstore once), BENCH_TIME s each: 48 runs, about 45 minutes by default (90 at most); prints each ttld run beside its kvstore run with the ratio and the nodes' cores; appends docs/bench/clients.csv, clients-cpu.csv and clients-throughput.csv (scripts/bench-compare.sh lists its BENCH_ variables)
 bench-compare: load-build
-	GO=$(GO) BENCH_TIME=$(BENCH_TIME) scripts/bench-compare.sh
+	GO=$(GO) BENCH_TIME=$(BENCH_TIME) BENCH_CLIENTS=$(BENCH_CLIENTS) BENCH_INDEXERS=$(BENCH_INDEXERS) BENCH_SIGNER_COUNTS=$(BENCH_SIGNER_COUNTS) scripts/bench-compare.sh
 
 # The "Performance" issue's figures (docs/BENCHMARKS.md): in-process execution against
 # raw IAVL, proofs at 10k and 1M documents, the cleanup and the ttl flood with the

@@ -37,6 +37,10 @@ type Settings struct {
 	// RPCMaxRequestBatchSize bounds the requests of one JSON-RPC batch
 	// (rpc.max_request_batch_size).
 	RPCMaxRequestBatchSize int
+	// TxIndexer is CometBFT's transaction indexer (tx_index.indexer): "kv" indexes
+	// every transaction and its indexed event attributes in the node's goleveldb,
+	// "null" nothing.
+	TxIndexer string
 }
 
 // DefaultSettings are what a load home gets unless told otherwise: CometBFT's
@@ -52,13 +56,14 @@ func DefaultSettings() Settings {
 		MempoolMaxTxsBytes:     cfg.Mempool.MaxTxsBytes,
 		BlockMaxBytes:          cmttypes.DefaultBlockParams().MaxBytes,
 		RPCMaxRequestBatchSize: cfg.RPC.MaxRequestBatchSize,
+		TxIndexer:              cfg.TxIndex.Indexer,
 	}
 }
 
 // String names every setting as config.toml (or genesis.json) does.
 func (s Settings) String() string {
-	return fmt.Sprintf("timeout_commit=%s timeout_propose=%s create_empty_blocks=%t mempool.size=%d mempool.max_txs_bytes=%d block.max_bytes=%d rpc.max_request_batch_size=%d",
-		s.TimeoutCommit, s.TimeoutPropose, s.CreateEmptyBlocks, s.MempoolSize, s.MempoolMaxTxsBytes, s.BlockMaxBytes, s.RPCMaxRequestBatchSize)
+	return fmt.Sprintf("timeout_commit=%s timeout_propose=%s create_empty_blocks=%t mempool.size=%d mempool.max_txs_bytes=%d block.max_bytes=%d rpc.max_request_batch_size=%d tx_index.indexer=%s",
+		s.TimeoutCommit, s.TimeoutPropose, s.CreateEmptyBlocks, s.MempoolSize, s.MempoolMaxTxsBytes, s.BlockMaxBytes, s.RPCMaxRequestBatchSize, s.TxIndexer)
 }
 
 // Configure writes s into the CometBFT home: config.toml, read over CometBFT's
@@ -82,6 +87,12 @@ func Configure(home string, s Settings) error {
 	cfg.Mempool.Size = s.MempoolSize
 	cfg.Mempool.MaxTxsBytes = s.MempoolMaxTxsBytes
 	cfg.RPC.MaxRequestBatchSize = s.RPCMaxRequestBatchSize
+	switch s.TxIndexer {
+	case "kv", "null":
+		cfg.TxIndex.Indexer = s.TxIndexer
+	default:
+		return fmt.Errorf("load: tx_index.indexer %q: want kv or null", s.TxIndexer)
+	}
 	if err := cfg.ValidateBasic(); err != nil {
 		return fmt.Errorf("load: settings %s: %w", s, err)
 	}

@@ -13,20 +13,30 @@ import (
 	"time"
 )
 
-// The CSV files a run appends to, so that several runs (and both systems) share one
-// file. Each starts with its header.
+// The CSV files a run appends to, so that several runs (both systems, every client,
+// indexer and signer count) share one file. Each starts with its header; every row
+// starts with the run's combination: its client (ws or http), the node's transaction
+// indexer as its status says (on or off) and the ttld workload's signers (0 for
+// kvstore).
 var (
 	// ThroughputHeader: one row per block holding the run's transactions, First to
 	// Last; t_s is the block's time since First's, tx_per_s its committed transactions
 	// of the run over the time since the block before it.
-	ThroughputHeader = []string{"system", "workload", "t_s", "tx_per_s"}
-	// SummaryHeader: one row per run; latencies in milliseconds.
-	SummaryHeader = []string{"workload", "system", "tx_per_s", "p50_ms", "p99_ms"}
+	ThroughputHeader = []string{"client", "tx_index", "signers", "system", "workload", "t_s", "tx_per_s"}
+	// SummaryHeader: one row per run; latencies in milliseconds; then how the node
+	// answered the broadcasts (Sending) and how many of the sent were not committed.
+	SummaryHeader = []string{"client", "tx_index", "signers", "workload", "system", "tx_per_s", "p50_ms", "p99_ms",
+		"sent", "accepted", "refused_checktx", "retries", "gave_up", "failed", "not_committed"}
 	// CPUHeader: one row per measured process of a run (the node, the load tool):
-	// its CPU time (user and system) over the wall time of the load and the drain,
-	// and their ratio, the cores it kept busy.
-	CPUHeader = []string{"workload", "system", "process", "cpu_s", "wall_s", "cores"}
+	// its CPU time (user and system) over the wall time of the load, the retries and
+	// the drain, and their ratio, the cores it kept busy.
+	CPUHeader = []string{"client", "tx_index", "signers", "workload", "system", "process", "cpu_s", "wall_s", "cores"}
 )
+
+// combination is the first columns of every row of r.
+func combination(r Result) []string {
+	return []string{string(r.Transport), r.TxIndex, strconv.Itoa(r.Signers)}
+}
 
 // ThroughputRows are the throughput rows of r.
 func ThroughputRows(r Result) [][]string {
@@ -45,20 +55,22 @@ func ThroughputRows(r Result) [][]string {
 		if dt > 0 {
 			rate = float64(b.Committed) / dt
 		}
-		rows = append(rows, []string{r.System, string(r.Workload), seconds(b.Time.Sub(first)), strconv.FormatFloat(rate, 'f', 1, 64)})
+		rows = append(rows, append(combination(r), r.System, string(r.Workload), seconds(b.Time.Sub(first)), strconv.FormatFloat(rate, 'f', 1, 64)))
 	}
 	return rows
 }
 
 // SummaryRow is the summary row of r.
 func SummaryRow(r Result) []string {
-	return []string{string(r.Workload), r.System, strconv.FormatFloat(r.TxPerS, 'f', 1, 64), millis(r.Latency.P50), millis(r.Latency.P99)}
+	s := r.Sending
+	return append(combination(r), string(r.Workload), r.System, strconv.FormatFloat(r.TxPerS, 'f', 1, 64), millis(r.Latency.P50), millis(r.Latency.P99),
+		strconv.Itoa(r.Sent), strconv.Itoa(s.Accepted), strconv.Itoa(s.RefusedAtCheck), strconv.Itoa(s.Retries), strconv.Itoa(s.GaveUp), strconv.Itoa(s.Failed), strconv.Itoa(r.NotCommitted))
 }
 
 // CPURows are the CPU rows of r: the node's when it was measured, and the tool's.
 func CPURows(r Result) [][]string {
 	row := func(process string, cpu time.Duration) []string {
-		return []string{string(r.Workload), r.System, process, seconds(cpu), seconds(r.Wall), strconv.FormatFloat(cores(cpu, r.Wall), 'f', 2, 64)}
+		return append(combination(r), string(r.Workload), r.System, process, seconds(cpu), seconds(r.Wall), strconv.FormatFloat(cores(cpu, r.Wall), 'f', 2, 64))
 	}
 	var rows [][]string
 	if r.NodeMeasured {

@@ -8,14 +8,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/informalsystems/tm-load-test/pkg/loadtest"
-
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// Factory is the tm-load-test ClientFactory of one run: every Client it makes (one
-// per connection, in the order tm-load-test opens them) generates the run's
-// transactions and records when it generated each, by hash.
+// Factory makes the transaction generators of one run: every Client it makes (one per
+// connection, in the order the connections open) generates the run's transactions
+// and records when it generated each, by hash.
 type Factory struct {
 	workload Workload
 	b        builder
@@ -31,10 +29,11 @@ type Factory struct {
 	clients []*Client
 }
 
-var (
-	_ loadtest.ClientFactory = (*Factory)(nil)
-	_ loadtest.Client        = (*Client)(nil)
-)
+// Shape is how a run's load is spread: Connections clients, each sending
+// transactions of Size bytes, at most Count fresh ones (0: no bound).
+type Shape struct {
+	Connections, Size, Count int
+}
 
 // FactoryOptions configure NewFactory.
 type FactoryOptions struct {
@@ -71,20 +70,16 @@ func NewFactory(o FactoryOptions) (*Factory, error) {
 	}, nil
 }
 
-// connections is how many clients tm-load-test makes under cfg: one per connection
-// to each endpoint.
-func connections(cfg loadtest.Config) int { return cfg.Connections * len(cfg.Endpoints) }
-
-// ValidateConfig checks that cfg's connections can each own a signer and that cfg's
-// size is the size the workload's transactions have.
-func (f *Factory) ValidateConfig(cfg loadtest.Config) error {
-	n := connections(cfg)
+// ValidateConfig checks that s's connections can each own a signer and that s's size
+// is the size the workload's transactions have.
+func (f *Factory) ValidateConfig(s Shape) error {
+	n := s.Connections
 	if f.workload == KVStore {
 		if n > 0xffff {
 			return fmt.Errorf("%d connections: kvstore keys number at most 65,535 clients", n)
 		}
-		if cfg.Size != f.kvstoreSize {
-			return fmt.Errorf("size %d: this run's kvstore transactions are %d bytes", cfg.Size, f.kvstoreSize)
+		if s.Size != f.kvstoreSize {
+			return fmt.Errorf("size %d: this run's kvstore transactions are %d bytes", s.Size, f.kvstoreSize)
 		}
 		return nil
 	}
@@ -95,26 +90,26 @@ func (f *Factory) ValidateConfig(cfg loadtest.Config) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Size != size {
-		return fmt.Errorf("size %d: %s transactions are %d bytes", cfg.Size, f.workload, size)
+	if s.Size != size {
+		return fmt.Errorf("size %d: %s transactions are %d bytes", s.Size, f.workload, size)
 	}
 	return nil
 }
 
 // sentPrealloc bounds the send times a client makes room for up front: a run's count
-// (rate × time) can be far above what a saturated node lets it send.
+// can be far above what a saturated node lets it send.
 const sentPrealloc = 1 << 16
 
 // NewClient makes the client of the next connection. Client k of n owns the signers
 // [k·S/n, (k+1)·S/n) of the S signers, so no two clients share a signer (and a nonce).
-func (f *Factory) NewClient(cfg loadtest.Config) (loadtest.Client, error) {
+func (f *Factory) NewClient(s Shape) (*Client, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n, k := connections(cfg), len(f.clients)
+	n, k := s.Connections, len(f.clients)
 	if k >= n {
 		return nil, fmt.Errorf("load: client %d of a run of %d connections", k+1, n)
 	}
-	c := &Client{f: f, index: k, sent: make(map[[32]byte]int64, min(cfg.MaxTxsPerEndpoint(), sentPrealloc))}
+	c := &Client{f: f, index: k, sent: make(map[[32]byte]int64, prealloc(s.Count))}
 	if f.workload == KVStore {
 		var seed [32]byte
 		copy(seed[:], f.b.run[:])
@@ -131,9 +126,17 @@ func (f *Factory) NewClient(cfg loadtest.Config) (loadtest.Client, error) {
 	return c, nil
 }
 
+// prealloc is the room for send times a client of count transactions makes up front.
+func prealloc(count int) int {
+	if count <= 0 {
+		return sentPrealloc
+	}
+	return min(count, sentPrealloc)
+}
+
 // Sent returns the send time (Unix nanoseconds) of every transaction the clients
-// generated, by hash (CometBFT's: sha256 of the bytes). Call it once tm-load-test has
-// returned: the clients are not locked.
+// generated, by hash (CometBFT's: sha256 of the bytes). Call it once the sending has
+// ended: the clients are not locked.
 func (f *Factory) Sent() map[[32]byte]int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -150,8 +153,8 @@ func (f *Factory) Sent() map[[32]byte]int64 {
 	return out
 }
 
-// Client generates one connection's transactions. tm-load-test calls GenerateTx from
-// the connection's one sending goroutine, so the client needs no lock.
+// Client generates one connection's transactions. Only the connection's one sending
+// goroutine calls GenerateTx, so the client needs no lock.
 type Client struct {
 	f     *Factory
 	index int

@@ -5,14 +5,12 @@ import (
 	"crypto/sha256"
 	"testing"
 
-	"github.com/informalsystems/tm-load-test/pkg/loadtest"
-
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// testConfig is a tm-load-test configuration of n connections to one endpoint.
-func testConfig(n int, size int) loadtest.Config {
-	return loadtest.Config{Connections: n, Endpoints: []string{"ws://127.0.0.1:1/websocket"}, Rate: 10, Time: 1, Count: -1, Size: size}
+// testConfig is the shape of n connections sending transactions of size bytes.
+func testConfig(n int, size int) Shape {
+	return Shape{Connections: n, Size: size}
 }
 
 // testFactory is a factory of w over signers, whose next nonces start at 5+i, and its
@@ -41,7 +39,7 @@ func testFactory(t *testing.T, w Workload, signers []Signer, n int) (*Factory, [
 		if err != nil {
 			t.Fatal(err)
 		}
-		clients[i] = c.(*Client)
+		clients[i] = c
 	}
 	if _, err := f.NewClient(cfg); err == nil {
 		t.Fatalf("a client past the %d connections was made", n)

@@ -122,7 +122,8 @@ func TestThroughputCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Result{System: "ttld", Workload: Transfers, Summary: s, Blocks: blocks}
+	r := Result{System: "ttld", Workload: Transfers, Transport: HTTP, TxIndex: "off", Signers: 1000, Summary: s, Blocks: blocks,
+		Sent: 4, NotCommitted: 1, Sending: Sending{Accepted: 3, RefusedAtCheck: 1, Retries: 5}}
 	path := filepath.Join(t.TempDir(), "bench", "throughput.csv")
 	for range 2 {
 		if err := AppendCSV(path, ThroughputHeader, ThroughputRows(r)); err != nil {
@@ -130,7 +131,7 @@ func TestThroughputCSV(t *testing.T) {
 		}
 	}
 	got, _ := os.ReadFile(path)
-	want := "system,workload,t_s,tx_per_s\nttld,transfers,0.000,2.0\nttld,transfers,2.000,0.5\nttld,transfers,0.000,2.0\nttld,transfers,2.000,0.5\n"
+	want := "client,tx_index,signers,system,workload,t_s,tx_per_s\n" + strings.Repeat("http,off,1000,ttld,transfers,0.000,2.0\nhttp,off,1000,ttld,transfers,2.000,0.5\n", 2)
 	if string(got) != want {
 		t.Fatalf("throughput CSV:\n%s\nwant:\n%s", got, want)
 	}
@@ -141,7 +142,7 @@ func TestThroughputCSV(t *testing.T) {
 	if err := AppendCSV(sum, SummaryHeader, [][]string{SummaryRow(r)}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(sum); string(got) != "workload,system,tx_per_s,p50_ms,p99_ms\ntransfers,ttld,0.8,2400.0,2800.0\n" {
+	if got, _ := os.ReadFile(sum); string(got) != "client,tx_index,signers,workload,system,tx_per_s,p50_ms,p99_ms,sent,accepted,refused_checktx,retries,gave_up,failed,not_committed\nhttp,off,1000,transfers,ttld,0.8,2400.0,2800.0,4,3,1,5,0,0,1\n" {
 		t.Fatalf("summary CSV:\n%s", got)
 	}
 }

@@ -5,12 +5,10 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
-	"runtime"
 	"time"
 
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 	"github.com/gofrs/uuid"
-	"github.com/informalsystems/tm-load-test/pkg/loadtest"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ttld-dev/ttld/client"
@@ -46,20 +44,22 @@ type RunConfig struct {
 	Signers int
 	// Contract is the document workloads' contract; nil: Setup registers a new one.
 	Contract *protocol.ContractID
-	// Connections, Rate (transactions per second per connection), Time (seconds) and
-	// Count (the most each connection sends; 0: Rate × Time) shape the load, and
-	// Broadcast ("sync" or "async") is the broadcast_tx method it is sent with.
+	// Transport is how the transactions reach the node: WebSocket or HTTP.
+	Transport Transport
+	// Connections, Rate (broadcasts per second per connection, retries included), Time
+	// (seconds of sending fresh transactions) and Count (the most fresh transactions
+	// each connection sends; 0: Rate × Time) shape the load, and Broadcast ("sync" or
+	// "async") is the broadcast_tx method it is sent with.
 	//
-	// NB: the node reads each connection's requests one at a time, each after its
-	// CheckTx, so a Rate above what it takes in fills the connection's socket buffers
-	// and tm-load-test's writes block; Linux wakes a blocked writer only once half its
-	// send buffer has drained, and tm-load-test ends the whole run when one write
-	// waits 10 s (its connSendTimeout). Drive a node at saturation through one or two
-	// connections, whose buffers drain fastest; several only below saturation.
+	// NB: the node reads a websocket's requests one at a time, each after its CheckTx,
+	// so a Rate above what it takes in fills the connection's socket buffers and the
+	// writes wait; an HTTP connection has one request in flight, so its rate is also
+	// bounded by the node's answers. Either way the node is offered what it takes.
 	Connections, Rate, Time, Count int
 	Broadcast                      string
-	// Drain bounds the wait, after the sending, for the node's mempool to empty: what
-	// is still in it then counts as not committed.
+	// Drain bounds two waits: after the sending time, for the transactions a full
+	// mempool refused to be taken when sent again (and for the answers still due); then
+	// for the node's mempool to empty: what is still in it counts as not committed.
 	Drain time.Duration
 	// NodePID, when not 0, is the node's process on this machine, whose CPU time over
 	// the load and the drain Run reads (ProcessCPU).
@@ -76,13 +76,22 @@ type Result struct {
 	// its transactions have (RunConfig.Like).
 	Workload Workload
 	TxSize   int
-	// Connections and Rate are the load's shape; Contract the documents' contract.
+	// Transport, Broadcast, Connections and Rate are the load's shape; Signers the ttld
+	// workloads' signers (0 for kvstore); Contract the documents' contract.
+	Transport         Transport
+	Broadcast         string
 	Connections, Rate int
+	Signers           int
 	Contract          *protocol.ContractID
-	// Sent counts the transactions generated and sent; NotCommitted those of them no
-	// block included by the end of the drain (refused by CheckTx, dropped by a full
-	// mempool, or still in it); Left the mempool's transactions then.
+	// TxIndex is the node's transaction indexer as its status says: "on" or "off".
+	TxIndex string
+	// Sent counts the transactions generated and sent (each once, however many times
+	// it was sent again); Sending how the node answered them; NotCommitted those no
+	// block included by the end of the drain (refused by CheckTx, refused by a full
+	// mempool at their last try, dropped, or still in the mempool); Left the mempool's
+	// transactions then.
 	Sent, NotCommitted, Left int
+	Sending
 	Summary
 	// Blocks are the blocks from the one before First to the one after Last.
 	Blocks []Block
@@ -94,9 +103,9 @@ type Result struct {
 	ToolCPU      time.Duration
 }
 
-// Run sends cfg's load to the node through tm-load-test (a loadtest.TransactorGroup),
-// waits for the mempool to drain, then reads the blocks the run's transactions went
-// into and summarises them. Ending ctx ends the sending early, and the run with ctx's
+// Run sends cfg's load to the node (sendAll, over cfg.Transport), sending again what a
+// full mempool refused, waits for the mempool to drain, then reads the blocks the
+// run's transactions went into and summarises them. Ending ctx ends the sending early, and the run with ctx's
 // error.
 func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 	logf := func(format string, args ...any) {
@@ -104,9 +113,12 @@ func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 			fmt.Fprintf(cfg.Log, format+"\n", args...)
 		}
 	}
-	endpoint, err := websocketURL(cfg.Node)
+	method, err := broadcastMethod(cfg.Broadcast)
 	if err != nil {
 		return Result{}, err
+	}
+	if cfg.Connections < 1 || cfg.Rate < 1 || cfg.Time < 1 || cfg.Count < 0 {
+		return Result{}, fmt.Errorf("load: %d connections × %d tx/s for %d s, count %d: want at least one of each", cfg.Connections, cfg.Rate, cfg.Time, cfg.Count)
 	}
 	rpc, err := rpchttp.NewWithClient(cfg.Node, "/websocket", httpClient())
 	if err != nil {
@@ -132,40 +144,38 @@ func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	lt := loadtest.Config{
-		ClientFactory: "ttld-load-" + res.Run.String(), Connections: cfg.Connections, Time: cfg.Time, SendPeriod: 1,
-		Rate: cfg.Rate, Size: res.TxSize, Count: cfg.Count, BroadcastTxMethod: cfg.Broadcast,
-		Endpoints: []string{endpoint}, EndpointSelectMethod: loadtest.SelectSuppliedEndpoints,
+	res.Transport, res.Broadcast, res.TxIndex = cfg.Transport, cfg.Broadcast, st.NodeInfo.Other.TxIndex
+	shape := Shape{Connections: cfg.Connections, Size: res.TxSize, Count: cfg.Count}
+	if shape.Count == 0 {
+		shape.Count = cfg.Rate * cfg.Time
 	}
-	if lt.Count == 0 {
-		lt.Count = cfg.Rate * cfg.Time
-	}
-	if err := loadtest.RegisterClientFactory(lt.ClientFactory, f); err != nil {
+	if err := f.ValidateConfig(shape); err != nil {
 		return Result{}, fmt.Errorf("load: %w", err)
 	}
-	if err := lt.Validate(); err != nil {
-		return Result{}, fmt.Errorf("load: %w", err)
+	clients := make([]*Client, cfg.Connections)
+	for i := range clients {
+		if clients[i], err = f.NewClient(shape); err != nil {
+			return Result{}, err
+		}
 	}
 	before, err := c.LatestHeight(ctx)
 	if err != nil {
 		return Result{}, fmt.Errorf("load: latest height: %w", err)
 	}
 
-	logf("sending %s for %d s: %d connections × %d tx/s, %d-byte transactions (run %s)", cfg.Workload.Describe(), cfg.Time, cfg.Connections, cfg.Rate, res.TxSize, res.Run)
+	logf("sending %s for %d s over %s: %d connections × %d tx/s, broadcast_tx_%s, %d-byte transactions (run %s)", cfg.Workload.Describe(), cfg.Time, cfg.Transport, cfg.Connections, cfg.Rate, cfg.Broadcast, res.TxSize, res.Run)
 	cpu, err := startCPU(cfg.NodePID)
 	if err != nil {
 		return Result{}, err
 	}
 	start := time.Now()
-	tg, err := send(ctx, lt)
-	if err != nil {
+	end := start.Add(time.Duration(cfg.Time) * time.Second)
+	sc := sendConfig{node: cfg.Node, transport: cfg.Transport, method: method, rate: cfg.Rate, count: shape.Count, end: end, retryEnd: end.Add(cfg.Drain)}
+	if res.Sending, err = sendAll(ctx, sc, clients); err != nil {
 		return Result{}, err
 	}
 	logf("sent; waiting up to %s for the mempool to drain", cfg.Drain)
-	res.Left, err = drain(ctx, rpc, c, cfg.Drain)
-	// The node has read all the connections carried, or the drain is over.
-	runtime.KeepAlive(tg)
-	if err != nil {
+	if res.Left, err = drain(ctx, rpc, c, cfg.Drain); err != nil {
 		return Result{}, err
 	}
 	res.Wall = time.Since(start)
@@ -183,6 +193,9 @@ func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 	}
 	sent := f.Sent()
 	res.Sent = len(sent)
+	if n := res.Sending.total(); n != res.Sent {
+		return Result{}, fmt.Errorf("load: %d transactions generated, %d answered or given up", res.Sent, n)
+	}
 	logf("reading blocks %d to %d", before, top+1)
 	blocks, err := Collect(ctx, rpc, before, top+1, sent, Payloads{Run: res.Run, Connections: uint64(cfg.Connections), Rate: uint64(cfg.Rate), Size: uint64(res.TxSize)})
 	if err != nil {
@@ -201,6 +214,9 @@ func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 // reads every signer's next nonce from the node.
 func plan(ctx context.Context, c *client.Client, cfg RunConfig, chainID string, logf func(string, ...any)) (Result, FactoryOptions, error) {
 	res := Result{Run: NewRunID(), System: cfg.Workload.System(), Workload: cfg.Workload, Connections: cfg.Connections, Rate: cfg.Rate}
+	if cfg.Workload != KVStore {
+		res.Signers = cfg.Signers
+	}
 	opts := FactoryOptions{Workload: cfg.Workload, Run: res.Run, ChainID: chainID}
 	var err error
 	if cfg.Workload == KVStore {

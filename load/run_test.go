@@ -7,20 +7,19 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/sirupsen/logrus"
 
 	"github.com/ttld-dev/ttld/node"
 )
 
 // startLoadNode starts, in process on loopback ports, a chain whose genesis funds n
-// signers of seed, configured with DefaultSettings; it stops when the test ends.
-func startLoadNode(t *testing.T, seed []byte, n int) *node.Node {
+// signers of seed, configured with s; it stops when the test ends.
+func startLoadNode(t *testing.T, seed []byte, n int, s Settings) *node.Node {
 	t.Helper()
 	home := initHome(t)
 	if err := AddSigners(home, seed, n, DefaultSignerBalance); err != nil {
 		t.Fatal(err)
 	}
-	if err := Configure(home, DefaultSettings()); err != nil {
+	if err := Configure(home, s); err != nil {
 		t.Fatal(err)
 	}
 	addrs := freeAddrs(t, 3)
@@ -56,32 +55,78 @@ func freeAddrs(t *testing.T, n int) []string {
 	return out
 }
 
-// TestRunAgainstANode: a short load of transfers, then one of document creates with a
-// ttl on the same chain (its contract registered by the run, its nonces read from the
-// node after the first run), each committed in full, with latencies and throughput
-// from the node's blocks.
+// TestRunAgainstANode: over each client, a short load of transfers, then one of
+// document creates with a ttl on the same chain (its contract registered by the run,
+// its nonces read from the node after the first run), each accepted and committed in
+// full, with latencies and throughput from the node's blocks.
 func TestRunAgainstANode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a node and loads it for a few seconds")
 	}
-	logrus.SetLevel(logrus.WarnLevel) // tm-load-test's progress, a line a second
 	seed := []byte("run-test")
-	nd := startLoadNode(t, seed, 20)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	nd := startLoadNode(t, seed, 20, DefaultSettings())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for _, w := range []Workload{Transfers, DocumentsTTL} {
-		r, err := Run(ctx, RunConfig{Node: nd.RPCAddress(), Workload: w, Seed: seed, Signers: 20, Connections: 2, Rate: 30, Time: 2, Broadcast: "sync", Drain: 10 * time.Second})
+	for _, tr := range Transports {
+		for _, w := range []Workload{Transfers, DocumentsTTL} {
+			r, err := Run(ctx, RunConfig{Node: nd.RPCAddress(), Transport: tr, Workload: w, Seed: seed, Signers: 20, Connections: 2, Rate: 30, Time: 2, Broadcast: "sync", Drain: 10 * time.Second})
+			if err != nil {
+				t.Fatalf("%s %s: %v", tr, w, err)
+			}
+			if r.Sent < 30 || r.Committed != r.Sent || r.Refused != 0 || r.NotCommitted != 0 || r.Left != 0 {
+				t.Fatalf("%s %s: sent %d, committed %d, refused %d, not committed %d, left %d", tr, w, r.Sent, r.Committed, r.Refused, r.NotCommitted, r.Left)
+			}
+			if r.Sending != (Sending{Accepted: r.Sent}) || r.Transport != tr || r.TxIndex != "on" || r.Signers != 20 {
+				t.Fatalf("%s %s: answers %+v of %d sent, client %s, tx_index %q, signers %d", tr, w, r.Sending, r.Sent, r.Transport, r.TxIndex, r.Signers)
+			}
+			if r.TxPerS <= 0 || r.Latency.Min <= 0 || r.Latency.P50 < r.Latency.Min || r.Latency.P99 < r.Latency.P50 || r.Latency.Max < r.Latency.P99 || r.Latency.Max > 10*time.Second {
+				t.Fatalf("%s %s: %.1f tx/s, latency %+v", tr, w, r.TxPerS, r.Latency)
+			}
+			if (w == DocumentsTTL) != (r.Contract != nil) || len(ThroughputRows(r)) != int(r.Last-r.First+1) {
+				t.Fatalf("%s %s: contract %v, %d throughput rows for blocks %d to %d", tr, w, r.Contract, len(ThroughputRows(r)), r.First, r.Last)
+			}
+		}
+	}
+}
+
+// TestRunRetriesWhatAFullMempoolRefused: a node whose mempool holds 25 transactions,
+// offered far more a second over each client: the node refuses some with "mempool is
+// full", the run sends them again until they are taken and counts the retries;
+// every transaction is accepted, and committed unless the mempool dropped it after
+// CheckTx accepted it (judge); with no time for retries past the sending, what the
+// full mempool refused then is counted as given up, not as accepted, and never
+// committed.
+func TestRunRetriesWhatAFullMempoolRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a node and loads it for a few seconds")
+	}
+	seed := []byte("retry-test")
+	s := DefaultSettings()
+	s.MempoolSize, s.TimeoutCommit = 25, 200*time.Millisecond
+	nd := startLoadNode(t, seed, 40, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, tr := range Transports {
+		r, err := Run(ctx, RunConfig{Node: nd.RPCAddress(), Transport: tr, Workload: Transfers, Seed: seed, Signers: 40, Connections: 4, Rate: 100, Time: 1, Broadcast: "sync", Drain: 30 * time.Second})
 		if err != nil {
-			t.Fatalf("%s: %v", w, err)
+			t.Fatalf("%s: %v", tr, err)
 		}
-		if r.Sent < 30 || r.Committed != r.Sent || r.Refused != 0 || r.NotCommitted != 0 || r.Left != 0 {
-			t.Fatalf("%s: sent %d, committed %d, refused %d, not committed %d, left %d", w, r.Sent, r.Committed, r.Refused, r.NotCommitted, r.Left)
+		if r.Retries == 0 || r.Sending.Accepted != r.Sent || r.GaveUp != 0 || r.Failed != 0 || r.RefusedAtCheck != 0 {
+			t.Fatalf("%s: %d sent, answers %+v: want retries, and every transaction accepted", tr, r.Sent, r.Sending)
 		}
-		if r.TxPerS <= 0 || r.Latency.Min <= 0 || r.Latency.P50 < r.Latency.Min || r.Latency.P99 < r.Latency.P50 || r.Latency.Max < r.Latency.P99 || r.Latency.Max > 10*time.Second {
-			t.Fatalf("%s: %.1f tx/s, latency %+v", w, r.TxPerS, r.Latency)
+		// A transaction the application accepted while the mempool filled is dropped
+		// without a word (judge): the blocks tell.
+		if r.Committed+r.NotCommitted != r.Sent || r.Refused != 0 {
+			t.Fatalf("%s: sent %d, committed %d, not committed %d, refused %d", tr, r.Sent, r.Committed, r.NotCommitted, r.Refused)
 		}
-		if (w == DocumentsTTL) != (r.Contract != nil) || len(ThroughputRows(r)) != int(r.Last-r.First+1) {
-			t.Fatalf("%s: contract %v, %d throughput rows for blocks %d to %d", w, r.Contract, len(ThroughputRows(r)), r.First, r.Last)
-		}
+		t.Logf("%s: %d sent, %d retries, %d committed, %d dropped after their acceptance", tr, r.Sent, r.Retries, r.Committed, r.NotCommitted)
+	}
+
+	r, err := Run(ctx, RunConfig{Node: nd.RPCAddress(), Transport: HTTP, Workload: Transfers, Seed: seed, Signers: 40, Connections: 4, Rate: 100, Time: 1, Broadcast: "sync", Drain: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.GaveUp == 0 || r.Sending.total() != r.Sent || r.NotCommitted < r.GaveUp {
+		t.Fatalf("without time to retry: %d sent, answers %+v, %d not committed", r.Sent, r.Sending, r.NotCommitted)
 	}
 }

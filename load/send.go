@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
-	"github.com/informalsystems/tm-load-test/pkg/loadtest"
 
 	"github.com/ttld-dev/ttld/client"
 )
@@ -27,49 +25,6 @@ func httpClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.IdleConnTimeout = rpcIdle
 	return &http.Client{Transport: t, Timeout: rpcTimeout}
-}
-
-// websocketURL is the tm-load-test endpoint of the RPC at node.
-func websocketURL(node string) (string, error) {
-	u, err := url.Parse(node)
-	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("load: node %q: want an RPC URL such as http://127.0.0.1:26657", node)
-	}
-	switch u.Scheme {
-	case "http", "tcp":
-		u.Scheme = "ws"
-	case "https":
-		u.Scheme = "wss"
-	default:
-		return "", fmt.Errorf("load: node %q: want an http:// or tcp:// RPC URL", node)
-	}
-	u.Path = "/websocket"
-	return u.String(), nil
-}
-
-// send runs tm-load-test's transactors of lt until they are done, or cancels them
-// when ctx ends. It returns their group, which holds their connections.
-//
-// NB: this is loadtest.ExecuteStandalone without its wait for peers and its stats
-// file, so that the connections outlive the sending: ExecuteStandalone lets go of them
-// when it returns, with what the node has not read yet still in their buffers (at
-// saturation, thousands of transactions), and Go's finalizer then closes them with a
-// reset that drops it. The caller keeps the group until the node has drained them.
-func send(ctx context.Context, lt loadtest.Config) (*loadtest.TransactorGroup, error) {
-	tg := loadtest.NewTransactorGroup()
-	if err := tg.AddAll(&lt); err != nil {
-		return nil, fmt.Errorf("load: connect tm-load-test to %s: %w", lt.Endpoints[0], err)
-	}
-	tg.Start()
-	stop := context.AfterFunc(ctx, tg.Cancel)
-	defer stop()
-	if err := tg.Wait(); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("load: sending stopped: %w", ctx.Err())
-		}
-		return nil, fmt.Errorf("load: tm-load-test: %w", err)
-	}
-	return tg, nil
 }
 
 // drainPoll is how often drain asks for the mempool's size.

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # make load: one workload against a throwaway single-validator ttld chain, through
-# tm-load-test (bin/ttld-load run), then its committed tx/s, commit latency and how
-# many sent transactions were not committed.
+# bin/ttld-load run, then its committed tx/s, commit latency, the retries after a full
+# mempool and how many sent transactions were not committed.
 #
 # It initialises a home in $TMPDIR (ttld init, LOAD_SIGNERS seed-derived signers in
 # genesis, ttld-load configure's settings: a 50,000-transaction mempool), starts ttld
 # on 127.0.0.1 ports ${LOAD_PORTS}657 (RPC), ${LOAD_PORTS}656 and ${LOAD_PORTS}660,
 # sends LOAD_WORKLOAD for LOAD_TIME seconds at LOAD_RATE transactions per second on
-# each of LOAD_CONNECTIONS connections, prints the figures (appending the per-block
+# each of LOAD_CONNECTIONS connections of LOAD_CLIENT (ws: websockets; http: keep-alive
+# HTTP connections, one request in flight each), prints the figures (appending the per-block
 # throughput to LOAD_CSV when set), and stops the node, also on failure or Ctrl-C.
 # LOAD_KEEP=1 keeps the home and the node's log (they are kept on failure too).
 set -euo pipefail
@@ -15,6 +16,7 @@ cd "$(dirname "$0")/.."
 source scripts/node.sh
 
 WORKLOAD=${LOAD_WORKLOAD:-transfers}
+CLIENT=${LOAD_CLIENT:-ws}
 TIME=${LOAD_TIME:-30}
 RATE=${LOAD_RATE:-500}
 CONNECTIONS=${LOAD_CONNECTIONS:-2}
@@ -59,9 +61,9 @@ start_node "$work/node.log" bin/ttld start --home "$home" \
 wait_rpc "$rpc"
 echo "ttld started (pid $NODE_PID, RPC $rpc, log $work/node.log)"
 
-args=(run --node "$rpc" --workload "$WORKLOAD" --signers "$SIGNERS" --connections "$CONNECTIONS"
+args=(run --node "$rpc" --client "$CLIENT" --workload "$WORKLOAD" --signers "$SIGNERS" --connections "$CONNECTIONS"
 	--rate "$RATE" --time "$TIME" --drain "${DRAIN}s" --node-pid "$NODE_PID")
 if [[ -n $CSV ]]; then
 	args+=(--csv "$CSV")
 fi
-timeout $((TIME + DRAIN + 300)) bin/ttld-load "${args[@]}"
+timeout $((TIME + 2 * DRAIN + 300)) bin/ttld-load "${args[@]}"

@@ -12,7 +12,7 @@ func newConfigureCmd() *cobra.Command {
 	def := load.DefaultSettings()
 	cmd := &cobra.Command{
 		Use:   "configure --home H [settings]",
-		Short: "Write the consensus, mempool and RPC settings into a CometBFT home (ttld's or cometbft's) before its first start",
+		Short: "Write the consensus, mempool, RPC and indexer settings into a CometBFT home (ttld's or cometbft's) before its first start",
 		Long: `configure sets every setting below in the home's config.toml, and the block size in
 its genesis.json, to the flags' values (defaults: CometBFT's, but a mempool of 50,000
 transactions), so two homes configured alike differ only in their application.`,
@@ -31,6 +31,7 @@ transactions), so two homes configured alike differ only in their application.`,
 			s.MempoolMaxTxsBytes, _ = f.GetInt64("mempool-max-txs-bytes")
 			s.BlockMaxBytes, _ = f.GetInt64("block-max-bytes")
 			s.RPCMaxRequestBatchSize, _ = f.GetInt("rpc-max-request-batch-size")
+			s.TxIndexer, _ = f.GetString("indexer")
 			if err := load.Configure(home, s); err != nil {
 				return err
 			}
@@ -47,5 +48,6 @@ transactions), so two homes configured alike differ only in their application.`,
 	f.Int64("mempool-max-txs-bytes", def.MempoolMaxTxsBytes, "mempool.max_txs_bytes")
 	f.Int64("block-max-bytes", def.BlockMaxBytes, "genesis consensus_params.block.max_bytes")
 	f.Int("rpc-max-request-batch-size", def.RPCMaxRequestBatchSize, "rpc.max_request_batch_size")
+	f.String("indexer", def.TxIndexer, "tx_index.indexer: kv (index every transaction) or null (none)")
 	return cmd
 }

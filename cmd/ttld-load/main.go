@@ -32,9 +32,10 @@ const DefaultNode = "http://127.0.0.1:26657"
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "ttld-load",
-		Short: "Load a ttld node (or CometBFT's kvstore) with tm-load-test and report what it committed",
-		Long: `ttld-load sends transactions to a node with tm-load-test and measures, from the
-node's blocks, the committed transactions per second and their commit latency
+		Short: "Load a ttld node (or CometBFT's kvstore) over websockets or HTTP and report what it committed",
+		Long: `ttld-load sends transactions to a node over websockets or keep-alive HTTP
+connections, sends again what a full mempool refused, and measures, from the node's
+blocks, the committed transactions per second and their commit latency
 (CometBFT's loadtime report).
 
   ttld init --home H && ttld-load genesis --home H && ttld-load configure --home H
@@ -42,7 +43,7 @@ node's blocks, the committed transactions per second and their commit latency
   ttld-load run --workload transfers --time 20`,
 		SilenceUsage: true,
 	}
-	root.AddCommand(newGenesisCmd(), newConfigureCmd(), newSetupCmd(), newRunCmd())
+	root.AddCommand(newGenesisCmd(), newConfigureCmd(), newSetupCmd(), newRunCmd(), newReportCmd())
 	return root
 }
 

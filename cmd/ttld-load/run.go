@@ -9,29 +9,33 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 
 	"github.com/ttld-dev/ttld/load"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// runMargin bounds, on top of the sending and the drain, how long a run may take to
+// runMargin bounds, on top of the sending, the retries and the drain, how long a run may take to
 // set up (register a contract, read the nonces) and to read the blocks afterwards.
 const runMargin = 3 * time.Minute
 
 func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --workload W [--node URL] [--connections C --rate R --time T]",
-		Short: "Send a workload with tm-load-test, then print the committed tx/s and the commit latency",
-		Long: `run sends a workload to the node through tm-load-test (one signer set per
-connection), waits for the mempool to drain (--drain), reads the blocks that hold the
-run's transactions, and prints the committed transactions per second (over the block
-time of those blocks), the commit latency from CometBFT's loadtime report (send to the
-time of the block after the including one) and how many sent transactions no block
-included. --csv appends one row per block (system,workload,t_s,tx_per_s),
---summary-csv one row per run (workload,system,tx_per_s,p50_ms,p99_ms), --cpu-csv the
-CPU time of the node (--node-pid) and of this tool over the load and the drain.
+		Short: "Send a workload over websockets or HTTP, then print the committed tx/s and the commit latency",
+		Long: `run sends a workload to the node (one signer set per connection) over --client:
+ws, websockets each carrying many requests at once, or http, keep-alive HTTP
+connections each sending one JSON-RPC POST after the answer to the one before (a crowd
+of users). A transaction the node refuses because its mempool is full is sent again
+after a backoff (100 ms doubling to 2 s) until it is taken or --drain after the
+sending time has passed. Then run waits for the mempool to drain (--drain), reads the
+blocks that hold the run's transactions, and prints the committed transactions per
+second (over the block time of those blocks), the commit latency from CometBFT's
+loadtime report (from the first send to the time of the block after the including
+one), how the node answered the broadcasts and how many sent transactions no block
+included. --csv appends one row per block, --summary-csv one row per run, --cpu-csv
+the CPU time of the node (--node-pid) and of this tool over the load and the drain;
+every row starts with the client, the node's tx_index (on or off) and the signers.
 
 Workloads: transfers (identity credit transfers), address-transfers, documents,
 documents-ttl, and kvstore (CometBFT's kvstore application, at the transaction size of
@@ -42,12 +46,9 @@ documents-ttl, and kvstore (CometBFT's kvstore application, at the transaction s
 			if err != nil {
 				return err
 			}
-			verbose, _ := cmd.Flags().GetBool("verbose")
-			logrus.SetOutput(cmd.ErrOrStderr())
-			logrus.SetLevel(map[bool]logrus.Level{true: logrus.InfoLevel, false: logrus.WarnLevel}[verbose])
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			ctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.Time)*time.Second+cfg.Drain+runMargin)
+			ctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.Time)*time.Second+2*cfg.Drain+runMargin)
 			defer cancel()
 			res, err := load.Run(ctx, cfg)
 			if err != nil {
@@ -64,17 +65,17 @@ documents-ttl, and kvstore (CometBFT's kvstore application, at the transaction s
 	f.Int("size", 0, "kvstore: the transaction size in bytes (default: --like's)")
 	signerFlags(cmd)
 	f.String("contract", "", "documents: the contract to create in (ttld-load setup); default: register a new one")
-	f.Int("connections", 1, "connections to the node, each with its own signers (at saturation keep to one or two: a tm-load-test write blocked for 10 s ends the run)")
-	f.Int("rate", 1000, "transactions per second per connection")
+	f.String("client", string(load.WebSocket), "ws (websockets) or http (keep-alive HTTP connections, one request in flight each)")
+	f.Int("connections", 1, "connections to the node, each with its own signers")
+	f.Int("rate", 1000, "broadcasts per second per connection, retries included")
 	f.Int("time", 30, "seconds of sending")
 	f.Int("count", 0, "the most transactions each connection sends (default: rate × time)")
 	f.String("broadcast", "sync", "broadcast_tx method: sync or async")
-	f.Duration("drain", 30*time.Second, "how long to wait after the sending for the mempool to empty")
+	f.Duration("drain", 30*time.Second, "how long to keep sending again what a full mempool refused after the sending time, then how long to wait for the mempool to empty")
 	f.Int("node-pid", 0, "the node's process id, to report its CPU use over the run (Linux /proc)")
 	f.String("csv", "", "append the per-block throughput to this CSV file")
 	f.String("summary-csv", "", "append the run's summary to this CSV file")
 	f.String("cpu-csv", "", "append the CPU use of the node and of this tool to this CSV file")
-	f.Bool("verbose", false, "show tm-load-test's progress")
 	return cmd
 }
 
@@ -89,6 +90,10 @@ func runConfig(cmd *cobra.Command) (load.RunConfig, csvFiles, error) {
 	if err != nil {
 		return load.RunConfig{}, csvFiles{}, err
 	}
+	tr, err := load.ParseTransport(str("client"))
+	if err != nil {
+		return load.RunConfig{}, csvFiles{}, err
+	}
 	like, err := load.ParseWorkload(str("like"))
 	if err != nil || like == load.KVStore {
 		return load.RunConfig{}, csvFiles{}, fmt.Errorf("--like %q: want a ttld workload", str("like"))
@@ -97,7 +102,7 @@ func runConfig(cmd *cobra.Command) (load.RunConfig, csvFiles, error) {
 	cfg := load.RunConfig{
 		Node: str("node"), Workload: w, Like: like, Size: num("size"),
 		Seed: []byte(str("seed")), Signers: num("signers"),
-		Connections: num("connections"), Rate: num("rate"), Time: num("time"), Count: num("count"),
+		Transport: tr, Connections: num("connections"), Rate: num("rate"), Time: num("time"), Count: num("count"),
 		Broadcast: str("broadcast"), Drain: drain, NodePID: num("node-pid"), Log: cmd.ErrOrStderr(),
 	}
 	if s := str("contract"); s != "" {
@@ -116,10 +121,13 @@ func printRun(w io.Writer, r load.Result) {
 	if r.System == "kvstore" {
 		what = "kvstore at the size of " + what
 	}
-	fmt.Fprintf(w, "run %s: %s %s, %d-byte transactions, %d connections × %d tx/s\n", r.Run, r.System, what, r.TxSize, r.Connections, r.Rate)
+	fmt.Fprintf(w, "run %s: %s %s, %d-byte transactions, %s client, %d connections × %d tx/s, broadcast_tx_%s, tx_index %s\n", r.Run, r.System, what, r.TxSize, r.Transport, r.Connections, r.Rate, r.Broadcast, r.TxIndex)
 	if r.Contract != nil {
 		fmt.Fprintf(w, "  contract:   %s\n", r.Contract)
 	}
+	s := r.Sending
+	fmt.Fprintf(w, "  answers:    %d accepted, %d refused by CheckTx, %d sent again after a full mempool, %d given up with the mempool full, %d failed\n",
+		s.Accepted, s.RefusedAtCheck, s.Retries, s.GaveUp, s.Failed)
 	fmt.Fprintf(w, "  sent:       %d; committed with code 0: %d; refused in a block: %d; not committed: %d (%d left in the mempool)\n",
 		r.Sent, r.Committed, r.Refused, r.NotCommitted, r.Left)
 	fmt.Fprintf(w, "  throughput: %.1f tx/s (%d transactions in blocks %d to %d, %.3f s of block time)\n", r.TxPerS, r.Committed, r.First, r.Last, r.Span.Seconds())
@@ -132,7 +140,7 @@ func printRun(w io.Writer, r load.Result) {
 	if r.NodeMeasured {
 		cpu = fmt.Sprintf("node %.2f cores (%.1f s), ", r.NodeCPU.Seconds()/r.Wall.Seconds(), r.NodeCPU.Seconds()) + cpu
 	}
-	fmt.Fprintf(w, "  cpu:        over %.1f s of load and drain: %s\n", r.Wall.Seconds(), cpu)
+	fmt.Fprintf(w, "  cpu:        over %.1f s of load, retries and drain: %s\n", r.Wall.Seconds(), cpu)
 }
 
 func ms(d time.Duration) string { return d.Round(time.Millisecond).String() }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,10 +48,6 @@ type Application struct {
 	// checked holds the hashes of the transactions CheckTx accepted: FinalizeBlock
 	// verifies the signatures of the others ahead, in parallel.
 	checked *lru.Cache[[sha256.Size]byte, struct{}]
-	// ahead reads the signature checks of new transactions on the last saved version,
-	// for the mempool connection's client to verify before CheckTx (ClientCreator);
-	// nil before the first commit.
-	ahead atomic.Pointer[app.SignatureReader]
 
 	// consensus connection only
 	staged int64 // height FinalizeBlock staged and Commit has not saved; 0: none
@@ -66,8 +61,10 @@ type Application struct {
 	// supply, or the node halts (--check-invariants).
 	checkInvariants bool
 
-	mu    sync.Mutex   // guards check
-	check *drive.Cache // the check state: staged over the last saved version, read through a drive.Memo
+	// check is the check state (checkstate.go), safe for concurrent use: nil before
+	// InitChain. InitChain and Commit replace it; CheckTx and the check-state queries
+	// judge on the one they load.
+	check atomic.Pointer[checkState]
 }
 
 // New wraps a store. metrics may be nil.
@@ -103,27 +100,20 @@ func (a *Application) CheckInvariants() { a.checkInvariants = true }
 
 // resetCheckState stages a fresh check state over the last saved version.
 func (a *Application) resetCheckState() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	v, _ := a.store.LastCommit()
 	if v == 0 {
-		a.check = nil
+		a.check.Store(nil)
 		return nil
 	}
 	saved, err := a.store.Saved(v)
 	if err != nil {
 		return err
 	}
-	a.check = drive.NewCache(drive.NewMemo(saved))
-	at, err := app.JudgeTime(a.check)
+	cs, err := newCheckState(drive.NewMemo(saved), nil)
 	if err != nil {
 		return err
 	}
-	ahead, err := app.NewSignatureReader(saved, at)
-	if err != nil {
-		return err
-	}
-	a.ahead.Store(ahead)
+	a.check.Store(cs)
 	return nil
 }
 
@@ -166,13 +156,11 @@ func (a *Application) InitChain(_ context.Context, req *abcitypes.RequestInitCha
 	}
 	// Until the first commit the check state is the genesis state, built apart from
 	// the working tree, which FinalizeBlock is about to change.
-	check := drive.NewCache(drive.Empty())
-	if err := genesis.InitChain(check, p, req.AppStateBytes); err != nil {
+	check, err := newCheckState(drive.Empty(), func(kv drive.KV) error { return genesis.InitChain(kv, p, req.AppStateBytes) })
+	if err != nil {
 		return nil, err
 	}
-	a.mu.Lock()
-	a.check = check
-	a.mu.Unlock()
+	a.check.Store(check)
 	a.log.Info().Str("chain_id", req.ChainId).Int64("initial_height", req.InitialHeight).Msg("genesis state written")
 	return &abcitypes.ResponseInitChain{AppHash: a.store.WorkingHash()}, nil
 }
@@ -180,18 +168,15 @@ func (a *Application) InitChain(_ context.Context, req *abcitypes.RequestInitCha
 // CheckTx runs the transaction against the check state at the last block's time. A
 // success stays in the check state so later transactions of the same signer see it; a
 // refusal, or a failure to check this one transaction, leaves the check state of the
-// other pending transactions as it was.
+// other pending transactions as it was. It is safe for concurrent use: the mempool
+// connection's client calls it on the goroutine of each sender (ClientCreator), and
+// the check state judges the transactions as one serial order would (checkstate.go).
 func (a *Application) CheckTx(_ context.Context, req *abcitypes.RequestCheckTx) (*abcitypes.ResponseCheckTx, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.check == nil {
+	cs := a.check.Load()
+	if cs == nil {
 		return nil, errors.New("abci: CheckTx before InitChain")
 	}
-	at, err := app.JudgeTime(a.check)
-	var res app.TxResult
-	if err == nil {
-		res, err = app.CheckTx(a.check, req.Tx, at, a.signatures)
-	}
+	res, _, err := cs.checkTx(req.Tx, req.Type == abcitypes.CheckTxType_New, a.signatures)
 	if err != nil {
 		a.log.Error().Err(err).Msg("checking a transaction failed; it is refused, the other pending ones are kept")
 		return &abcitypes.ResponseCheckTx{Codespace: CodespaceInternal, Code: CheckCodeInternal, Log: err.Error()}, nil

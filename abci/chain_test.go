@@ -264,9 +264,9 @@ func TestCheckTxFailureKeepsOthers(t *testing.T) {
 	if res := check(transfer("alice", 1)); res.Code != 0 {
 		t.Fatalf("alice 1: code %d", res.Code)
 	}
-	h.app.mu.Lock()
-	err := h.app.check.Set(drive.AddressKey(addr("carol")), []byte("not an address record"))
-	h.app.mu.Unlock()
+	_, err := h.app.check.Load().exclusive(func(kv drive.KV) error {
+		return kv.Set(drive.AddressKey(addr("carol")), []byte("not an address record"))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

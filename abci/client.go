@@ -2,61 +2,68 @@ package abci
 
 import (
 	"context"
+	"sync/atomic"
 
 	abcicli "github.com/cometbft/cometbft/abci/client"
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 	"github.com/cometbft/cometbft/proxy"
 )
 
-// ClientCreator is the proxy.ClientCreator a node runs the application with: CometBFT's
-// connection-synchronised local clients (each of the four connections with its own
-// lock, the application taking its own locks, so a slow query does not stall
-// consensus), whose CheckTx first verifies a new transaction's signature on the
-// caller's goroutine, outside the mempool connection's lock.
+// ClientCreator is the proxy.ClientCreator a node runs the application with: each of
+// CometBFT's four connections (consensus, mempool, query, snapshot) gets a local client
+// with its own lock, as CometBFT's connection-synchronised local clients do, so the
+// consensus connection's calls stay in order and a slow query does not stall them;
+// CheckTx alone takes no lock of the client's.
 //
-// CometBFT calls CheckTx from the goroutine that received the transaction (an RPC
-// connection's, or a peer's), and the mempool connection's lock then runs them one at a
-// time; an ed25519 verification is most of a transfer's CheckTx. Verified before the
-// lock, on as many goroutines as there are connections sending, the signature is found
-// remembered by CheckTx itself (verifiedSignatures), which then only does the state
-// checks. A recheck (the mempool's, after each block, on the consensus goroutine) goes
-// straight to CheckTx: its signature was remembered when it was new.
+// CometBFT's mempool calls CheckTx on the goroutine that received the transaction (an
+// RPC connection's, a peer's), holding its own lock shared, so many arrive at once: the
+// application judges them concurrently (checkstate.go), each verifying its signature and
+// reading the saved version on its own goroutine. The mempool's recheck after a block
+// holds that lock exclusively and sends its transactions one at a time, in the
+// mempool's order. CometBFT v0.38's local clients lock every call; its later versions
+// have an unsynchronised local client for applications that take their own locks, which
+// this one mirrors for CheckTx.
 func (a *Application) ClientCreator() proxy.ClientCreator { return clientCreator{a} }
 
 type clientCreator struct{ app *Application }
 
 func (c clientCreator) NewABCIClient() (abcicli.Client, error) {
-	return verifyingClient{Client: abcicli.NewLocalClient(nil, c.app), app: c.app}, nil
+	return &client{Client: abcicli.NewLocalClient(nil, c.app), app: c.app}, nil
 }
 
-// verifyingClient is a local client whose CheckTx verifies a new transaction's
-// signature before it takes the connection's lock.
-type verifyingClient struct {
+// client is a connection-synchronised local client whose CheckTx and CheckTxAsync call
+// the application directly.
+type client struct {
 	abcicli.Client
-	app *Application
+	app      *Application
+	callback atomic.Pointer[abcicli.Callback]
 }
 
-func (c verifyingClient) CheckTx(ctx context.Context, req *abcitypes.RequestCheckTx) (*abcitypes.ResponseCheckTx, error) {
-	c.app.verifyBeforeCheck(req)
-	return c.Client.CheckTx(ctx, req)
+// SetResponseCallback sets the callback every answer of CheckTxAsync goes to (the
+// mempool's, which handles rechecks).
+func (c *client) SetResponseCallback(cb abcicli.Callback) {
+	c.callback.Store(&cb)
+	c.Client.SetResponseCallback(cb)
 }
 
-func (c verifyingClient) CheckTxAsync(ctx context.Context, req *abcitypes.RequestCheckTx) (*abcicli.ReqRes, error) {
-	c.app.verifyBeforeCheck(req)
-	return c.Client.CheckTxAsync(ctx, req)
+func (c *client) CheckTx(ctx context.Context, req *abcitypes.RequestCheckTx) (*abcitypes.ResponseCheckTx, error) {
+	return c.app.CheckTx(ctx, req)
 }
 
-// verifyBeforeCheck verifies a new transaction's signature into the cache, as far as
-// the last saved version tells its signer's key. Whatever it cannot tell, or fails to
-// read, is left to CheckTx, which verifies and refuses as it always does.
-func (a *Application) verifyBeforeCheck(req *abcitypes.RequestCheckTx) {
-	ahead := a.ahead.Load()
-	if ahead == nil || req.Type != abcitypes.CheckTxType_New {
-		return
+// CheckTxAsync checks on the caller's goroutine, calls the response callback, and
+// returns the answered request: the callback the mempool sets on it then runs at once.
+func (c *client) CheckTxAsync(ctx context.Context, req *abcitypes.RequestCheckTx) (*abcicli.ReqRes, error) {
+	res, err := c.app.CheckTx(ctx, req)
+	if err != nil {
+		return nil, err
 	}
-	c, ok, err := ahead.Check(req.Tx)
-	if err != nil || !ok {
-		return
+	request, response := abcitypes.ToRequestCheckTx(req), abcitypes.ToResponseCheckTx(res)
+	if cb := c.callback.Load(); cb != nil {
+		(*cb)(request, response)
 	}
-	a.signatures.Verify(c.PubKey, c.Message, c.Signature)
+	rr := abcicli.NewReqRes(request)
+	rr.Response = response
+	rr.InvokeCallback()
+	rr.Done()
+	return rr, nil
 }

@@ -5,6 +5,8 @@
 // FinalizeBlock stages the block in the working tree and returns its root as the app
 // hash; Commit saves the version. CheckTx runs on a check state staged over the last
 // saved version and reset at every Commit; Query reads saved versions only. The
-// application is safe for CometBFT's per-connection local client: the consensus,
-// mempool and query connections each take only the locks they need.
+// application is safe for concurrent use across CometBFT's connections, and CheckTx for
+// concurrent use within the mempool's: the node's client (ClientCreator) locks each
+// connection's other calls, and the check state judges concurrent transactions as one
+// serial order would.
 package abci

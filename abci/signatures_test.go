@@ -100,8 +100,10 @@ func TestSignatureVerifiedOnce(t *testing.T) {
 			}
 		}
 	}
-	if r, v, _ := signatureChecks(seen); r != 2 || v != 2 {
-		t.Fatalf("after CheckTx and its recheck: remembered %v, verified %v; want 2, 2", r, v)
+	// A new transaction's signature is verified before CheckTx runs it, which finds it
+	// remembered; the recheck finds it remembered too.
+	if r, v, _ := signatureChecks(seen); r != 2+2 || v != 2 {
+		t.Fatalf("after CheckTx and its recheck: remembered %v, verified %v; want 4, 2", r, v)
 	}
 	at := genesisTime.Add(2 * time.Second)
 	for _, call := range []func() error{
@@ -122,10 +124,10 @@ func TestSignatureVerifiedOnce(t *testing.T) {
 		}
 	}
 	got := seen.block(at, txs)
-	// The recheck and the execution of the block PrepareProposal built, which
-	// ProcessProposal and FinalizeBlock of the same block use as it was.
-	if r, v, _ := signatureChecks(seen); r != 2+2 || v != 2 {
-		t.Fatalf("after the proposal checks and the block: remembered %v, verified %v; want 4, 2", r, v)
+	// CheckTx and its recheck (4), then the execution of the block PrepareProposal
+	// built (2), which ProcessProposal and FinalizeBlock of the same block use as it was.
+	if r, v, _ := signatureChecks(seen); r != 4+2 || v != 2 {
+		t.Fatalf("after the proposal checks and the block: remembered %v, verified %v; want 6, 2", r, v)
 	}
 
 	fresh := start()
@@ -204,9 +206,11 @@ func TestVerifyAhead(t *testing.T) {
 	}
 }
 
-// TestClientVerifiesBeforeCheck: the node's mempool client verifies a new transaction's
-// signature before CheckTx takes the connection's lock, so CheckTx finds it remembered;
-// a recheck goes straight to CheckTx; a forged signature is refused as ever.
+// TestClientVerifiesBeforeCheck: through the node's mempool client, CheckTx verifies a
+// new transaction's signature before it takes any lock and finds it remembered when it
+// runs the transaction; a recheck goes straight to the run; a forged signature is
+// refused as ever. CheckTxAsync answers through the response callback and through the
+// callback the mempool sets on the request it returns.
 func TestClientVerifiesBeforeCheck(t *testing.T) {
 	h := fundedHarness(t, "alice")
 	client, err := h.app.ClientCreator().NewABCIClient()
@@ -214,7 +218,10 @@ func TestClientVerifiesBeforeCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The mempool sets its callback for the answers of CheckTxAsync.
-	client.SetResponseCallback(func(*abcitypes.Request, *abcitypes.Response) {})
+	var answered []abcitypes.CheckTxType
+	client.SetResponseCallback(func(req *abcitypes.Request, _ *abcitypes.Response) {
+		answered = append(answered, req.GetCheckTx().Type)
+	})
 	ctx := context.Background()
 	tx := protocol.Sign(testChainID, &protocol.AddressFundsTransfer{PubKey: pub("alice"), Nonce: 1, Recipient: addr("bob"), Amount: 5}, key("alice"))
 	res, err := client.CheckTx(ctx, &abcitypes.RequestCheckTx{Tx: tx, Type: abcitypes.CheckTxType_New})
@@ -227,8 +234,14 @@ func TestClientVerifiesBeforeCheck(t *testing.T) {
 	if err := h.app.resetCheckState(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.CheckTxAsync(ctx, &abcitypes.RequestCheckTx{Tx: tx, Type: abcitypes.CheckTxType_Recheck}); err != nil {
+	rr, err := client.CheckTxAsync(ctx, &abcitypes.RequestCheckTx{Tx: tx, Type: abcitypes.CheckTxType_Recheck})
+	if err != nil {
 		t.Fatal(err)
+	}
+	var code uint32 = 1 << 31
+	rr.SetCallback(func(res *abcitypes.Response) { code = res.GetCheckTx().Code })
+	if code != 0 || len(answered) != 1 || answered[0] != abcitypes.CheckTxType_Recheck {
+		t.Fatalf("the recheck's answer: code %d on the request, %v through the response callback", code, answered)
 	}
 	if r, v, _ := signatureChecks(h); r != 2 || v != 1 {
 		t.Fatalf("its recheck: remembered %v, verified %v; want 2, 1", r, v)

@@ -624,11 +624,12 @@ func SignatureChecks(kv drive.KV, txs [][]byte, atMs uint64) ([]protocol.Signatu
 	return checks, nil
 }
 
-// SignatureReader tells the signature checks of transactions under the rules in force
-// in a state at a time, as SignatureChecks does one at a time: a node verifies a
-// transaction's signature with it before CheckTx, on the goroutine that received the
-// transaction, so that CheckTx, which runs one transaction at a time, finds it
-// remembered. It is safe for concurrent use when its KV is (a saved version).
+// SignatureReader tells, under the rules in force in a state at a time, what a
+// transaction's bytes say before it runs: its signer and, as SignatureChecks does one
+// at a time, its signature check. CheckTx reads them before it touches the check
+// state, on the goroutine that received the transaction: it verifies the signature
+// there, with no lock held, and serializes the transactions of one signer. It is safe
+// for concurrent use when its KV is.
 type SignatureReader struct {
 	kv drive.KV
 	r  rules
@@ -643,24 +644,41 @@ func NewSignatureReader(kv drive.KV, atMs uint64) (*SignatureReader, error) {
 	return &SignatureReader{kv: kv, r: r}, nil
 }
 
+// Intake is what a transaction's bytes and a state say of it before it runs.
+type Intake struct {
+	// Decoded: the bytes decode under the rules in force, and Signer is the signer.
+	Decoded bool
+	Signer  protocol.Signer
+	// Checked: the state holds the signer's key, and Check is the signature check the
+	// transaction makes.
+	Checked bool
+	Check   protocol.SignatureCheck
+}
+
+// Intake reads tx's signer and signature check. The error is a Fault.
+func (sr *SignatureReader) Intake(tx []byte) (Intake, error) {
+	s, err := protocol.Decode(tx, sr.r.ctx)
+	if err != nil {
+		return Intake{}, nil
+	}
+	in := Intake{Decoded: true, Signer: s.Signer()}
+	pub := in.Signer.PubKey
+	if in.Signer.Kind == protocol.SignerIdentity {
+		if pub, err = drive.GetIdentityKey(sr.kv, in.Signer.Identity, in.Signer.KeyIndex); err != nil {
+			return in, asFault(err)
+		}
+	}
+	if len(pub) == ed25519.PublicKeySize {
+		in.Checked, in.Check = true, s.SignatureCheck(sr.r.chainID, pub)
+	}
+	return in, nil
+}
+
 // Check returns the signature check tx makes, if it decodes and kv holds its signer's
 // key. The error is a Fault.
 func (sr *SignatureReader) Check(tx []byte) (protocol.SignatureCheck, bool, error) {
-	s, err := protocol.Decode(tx, sr.r.ctx)
-	if err != nil {
-		return protocol.SignatureCheck{}, false, nil
-	}
-	sg := s.Signer()
-	pub := sg.PubKey
-	if sg.Kind == protocol.SignerIdentity {
-		if pub, err = drive.GetIdentityKey(sr.kv, sg.Identity, sg.KeyIndex); err != nil {
-			return protocol.SignatureCheck{}, false, asFault(err)
-		}
-	}
-	if len(pub) != ed25519.PublicKeySize {
-		return protocol.SignatureCheck{}, false, nil
-	}
-	return s.SignatureCheck(sr.r.chainID, pub), true, nil
+	in, err := sr.Intake(tx)
+	return in.Check, in.Checked, err
 }
 
 // JudgeTime is the block time CheckTx and queries judge time-dependent rules at between

@@ -239,9 +239,9 @@ func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog c
 		app.CheckInvariants()
 	}
 	comet, err := cmtnode.NewNode(cfg, pv, nodeKey,
-		// The application takes its own locks per connection (consensus, mempool,
-		// query), so a slow query does not stall consensus; its clients verify a new
-		// transaction's signature before the mempool connection's lock.
+		// Each connection (consensus, mempool, query, snapshot) has its own lock, so a
+		// slow query does not stall consensus; CheckTx takes none of them: the
+		// application checks the mempool's transactions concurrently.
 		app.ClientCreator(),
 		cmtnode.DefaultGenesisDocProviderFunc(cfg),
 		dbs.provider,

@@ -184,7 +184,8 @@ func (p *pipeline) next() (*loaded, error) {
 // done releases what executed block b held of the budget.
 func (p *pipeline) done(b *loaded) { p.budget.Release(b.size) }
 
-// close stops reading and verifying and waits until every goroutine has ended.
+// close stops reading and verifying and waits until every goroutine has ended; it may
+// be called again.
 func (p *pipeline) close() {
 	p.stop()
 	p.wg.Wait()

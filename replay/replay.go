@@ -206,6 +206,7 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 			return sum, err
 		}
 	}
+	ahead.close()
 	sum.VerifiedAhead = ahead.checked.Load()
 	sum.Seconds = time.Since(start).Seconds()
 	if sum.Seconds > 0 {

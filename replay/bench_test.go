@@ -8,11 +8,14 @@ import (
 	"errors"
 	"flag"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	abcitypes "github.com/cometbft/cometbft/abci/types"
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 	cmttypes "github.com/cometbft/cometbft/types"
+	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/client"
 	"github.com/ttld-dev/ttld/e2e"
@@ -34,7 +37,17 @@ var (
 // the first to the last), the rate the replay re-executed them at (FinalizeBlock,
 // Commit and the hash checks, timed between Progress calls), and the ratio of the two:
 // how many times faster than the chain's real time the replay runs. The whole replay's
-// rate is reported too. Run it with -benchtime 1x: an iteration is the whole chain.
+// rate is reported too, with the CPU time the process used during it and how many
+// cores that makes (on a machine other work shares, the cores the replay had).
+//
+// Then the same blocks are executed again in process (executeSame), each through
+// FinalizeBlock and Commit alone, timed from the request to the commit's return: once
+// with every signature verified before the block, untimed (exec-verified-blocks/s: the
+// execution proper, what a validator whose CheckTx took the transactions pays), once
+// with nothing verified before (exec-unverified-blocks/s: what a node pays for a block
+// it never saw, FinalizeBlock verifying on every core). of-verified and of-unverified
+// are the replay's rate over each. Run it with -benchtime 1x: an iteration is the
+// whole chain.
 func BenchmarkReplay(b *testing.B) {
 	for range b.N {
 		benchReplay(b)
@@ -92,9 +105,10 @@ func benchReplay(b *testing.B) {
 	done := make(map[int64]time.Time, len(metas))
 	first := metas[0].Header.Height
 	b.StartTimer()
-	start := time.Now()
+	start, cpuStart := time.Now(), processCPU(b)
 	sum, err := Run(ctx, Options{Home: env.Home, Progress: func(n, _ int64) { done[first+n-1] = time.Now() }})
 	b.StopTimer()
+	cpu, wall := processCPU(b)-cpuStart, time.Since(start)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -126,8 +140,72 @@ func benchReplay(b *testing.B) {
 	b.ReportMetric(blocks/chain.Seconds(), "chain-blocks/s")
 	b.ReportMetric(blocks/replayed.Seconds(), "replay-blocks/s")
 	b.ReportMetric(chain.Seconds()/replayed.Seconds(), "x-real-time")
-	b.ReportMetric(float64(sum.Blocks)/time.Since(start).Seconds(), "replay-all-blocks/s")
-	b.Logf("loaded blocks %d to %d: %d transfers in %s of chain time, replayed in %s; all %d blocks replayed in %.2f s", lo, hi, txs, chain.Round(time.Millisecond), replayed.Round(time.Millisecond), sum.Blocks, sum.Seconds)
+	b.ReportMetric(float64(sum.Blocks)/wall.Seconds(), "replay-all-blocks/s")
+	b.ReportMetric(cpu.Seconds(), "replay-cpu-s")
+	b.ReportMetric(cpu.Seconds()/wall.Seconds(), "replay-cores")
+	b.Logf("loaded blocks %d to %d: %d transfers in %s of chain time, replayed in %s; all %d blocks replayed in %.2f s, %d signatures verified ahead", lo, hi, txs, chain.Round(time.Millisecond), replayed.Round(time.Millisecond), sum.Blocks, sum.Seconds, sum.VerifiedAhead)
+	verified := executeSame(b, env.Home, lo, hi, true)
+	unverified := executeSame(b, env.Home, lo, hi, false)
+	b.ReportMetric(blocks/verified.Seconds(), "exec-verified-blocks/s")
+	b.ReportMetric(blocks/unverified.Seconds(), "exec-unverified-blocks/s")
+	b.ReportMetric(verified.Seconds()/replayed.Seconds(), "of-verified")
+	b.ReportMetric(unverified.Seconds()/replayed.Seconds(), "of-unverified")
+	b.Logf("the same blocks in process: %s with their signatures verified before, %s without", verified.Round(time.Millisecond), unverified.Round(time.Millisecond))
+}
+
+// executeSame executes home's blocks from genesis on a new replica, one after another
+// on this goroutine, and returns the time FinalizeBlock and Commit of blocks lo to hi
+// took. With verified, every signature of a block is verified before its FinalizeBlock
+// (untimed), on the state it starts from, and must all be found there.
+func executeSame(b *testing.B, home string, lo, hi int64, verified bool) time.Duration {
+	ctx := context.Background()
+	src, err := openSource(home)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.close()
+	rep, err := newReplica(src.gen, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rep.close()
+	if _, err := rep.initChain(ctx, src.gen); err != nil {
+		b.Fatal(err)
+	}
+	var spent time.Duration
+	for h := src.gen.InitialHeight; h <= hi; h++ {
+		block, _, err := src.blocksAt(h)
+		if err != nil || block == nil {
+			b.Fatalf("block %d: %v", h, err)
+		}
+		req := finalizeRequest(block)
+		if verified && h >= lo {
+			if n := rep.app.VerifyAhead(req.Txs, protocol.BlockTimeMs(block.Time)); n != len(req.Txs) {
+				b.Fatalf("block %d: %d of %d signatures verified before it", h, n, len(req.Txs))
+			}
+		}
+		start := time.Now()
+		if _, err := rep.app.FinalizeBlock(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := rep.app.Commit(ctx, &abcitypes.RequestCommit{}); err != nil {
+			b.Fatal(err)
+		}
+		if h >= lo {
+			spent += time.Since(start)
+		}
+	}
+	return spent
+}
+
+// processCPU is the CPU time the process has used, user and system: over the replay,
+// it tells how much of the machine the replay had (on a machine other work shares).
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // replaySender is an identity that signs transfers.

@@ -7,5 +7,10 @@
 // replayed block made, and, when the node's own state of that height is still kept,
 // every key where the node's state and the replay differ.
 //
+// Blocks execute one at a time, in order, through the application's FinalizeBlock and
+// Commit, as a node's do; they are loaded, and their signatures verified into the
+// application's remembered signatures, ahead of their execution on every core
+// (ahead.go), which changes how fast a block's checks are answered, never what.
+//
 // Nothing is written into the node's home: its databases are opened read-only.
 package replay

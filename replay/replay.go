@@ -58,6 +58,9 @@ type Summary struct {
 	// LastFromState: the last block checked had no next header and was checked
 	// against CometBFT's saved state.
 	LastFromState bool `json:"last_checked_against_saved_state,omitempty"`
+	// VerifiedAhead counts the signature checks verified on the blocks read ahead
+	// before their execution.
+	VerifiedAhead int64 `json:"signatures_verified_ahead"`
 }
 
 // Mismatch describes the first divergence.
@@ -155,7 +158,8 @@ func openReadOnly(name, dir string) (cmtdb.DB, error) {
 // settles the heights to check (span), rebuilds the state from genesis in a temporary
 // replica (newReplica, initChain), checks the genesis root against the first header,
 // then replays every block up to the last height (session.block), stopping at the
-// first mismatch.
+// first mismatch. Blocks are loaded and their signatures verified ahead, on every core
+// (readAhead); they execute one at a time, in order.
 func Run(ctx context.Context, opts Options) (Summary, error) {
 	src, err := openSource(opts.Home)
 	if err != nil {
@@ -186,11 +190,24 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 	}
 	s := session{opts: opts, src: src, rep: rep}
 	start := time.Now()
-	for h := src.gen.InitialHeight; h <= to && sum.Mismatch == nil; h++ {
-		if err := s.block(ctx, h, &sum); err != nil {
+	ahead := readAhead(ctx, src, rep.app, src.gen.InitialHeight, to)
+	defer ahead.close()
+	for sum.Mismatch == nil {
+		b, err := ahead.next()
+		if err != nil {
+			return sum, err
+		}
+		if b == nil {
+			break
+		}
+		err = s.block(ctx, b, &sum)
+		ahead.done(b)
+		if err != nil {
 			return sum, err
 		}
 	}
+	ahead.close()
+	sum.VerifiedAhead = ahead.checked.Load()
 	sum.Seconds = time.Since(start).Seconds()
 	if sum.Seconds > 0 {
 		sum.BlocksPerSecond = float64(sum.Blocks) / sum.Seconds
@@ -385,8 +402,8 @@ func (r *replica) initChain(ctx context.Context, gen *cmttypes.GenesisDoc) ([]by
 
 // execute runs block h on the replica and commits it. The app hash is FinalizeBlock's,
 // or, when tamper changed the working state, the working state's root.
-func (r *replica) execute(ctx context.Context, h int64, block *cmttypes.Block, tamper func(int64, drive.KV, *abcitypes.ResponseFinalizeBlock) error) (*abcitypes.ResponseFinalizeBlock, []byte, error) {
-	res, err := r.app.FinalizeBlock(ctx, finalizeRequest(block))
+func (r *replica) execute(ctx context.Context, h int64, req *abcitypes.RequestFinalizeBlock, tamper func(int64, drive.KV, *abcitypes.ResponseFinalizeBlock) error) (*abcitypes.ResponseFinalizeBlock, []byte, error) {
+	res, err := r.app.FinalizeBlock(ctx, req)
 	if err != nil {
 		return nil, nil, fmt.Errorf("replay: block %d: %w", h, err)
 	}
@@ -410,20 +427,13 @@ type session struct {
 	rep  *replica
 }
 
-// block replays height h: it loads the block and the next header, executes and
-// commits the block on the replica, reports progress and checks the block (check).
-func (s *session) block(ctx context.Context, h int64, sum *Summary) error {
+// block replays a loaded block: it executes and commits it on the replica, reports
+// progress and checks the block against the next header (check).
+func (s *session) block(ctx context.Context, b *loaded, sum *Summary) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	block, next, err := s.src.blocksAt(h)
-	if err != nil {
-		return err
-	}
-	if block == nil {
-		return ErrMissingBlock{Path: s.src.blockPath, Height: h}
-	}
-	res, appHash, err := s.rep.execute(ctx, h, block, s.opts.Tamper)
+	res, appHash, err := s.rep.execute(ctx, b.h, b.req, s.opts.Tamper)
 	if err != nil {
 		return err
 	}
@@ -431,7 +441,7 @@ func (s *session) block(ctx context.Context, h int64, sum *Summary) error {
 	if s.opts.Progress != nil {
 		s.opts.Progress(sum.Blocks, sum.To-s.src.gen.InitialHeight+1)
 	}
-	return s.check(h, next, res, appHash, sum)
+	return s.check(b.h, b.next, res, appHash, sum)
 }
 
 // check compares block h, from sum.From on, with what the node recorded (expected):

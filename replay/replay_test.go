@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,8 +81,10 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every block is checked: the last against CometBFT's saved state.
-	if sum.Verdict != "match" || sum.Blocks < 8 || sum.Checked != sum.Blocks || sum.Unchecked != 0 || !sum.LastFromState {
+	// Every block is checked: the last against CometBFT's saved state. The transfers'
+	// signatures were verified ahead (the blocks after the first: before it nothing is
+	// saved to read keys from).
+	if sum.Verdict != "match" || sum.Blocks < 8 || sum.Checked != sum.Blocks || sum.Unchecked != 0 || !sum.LastFromState || sum.VerifiedAhead == 0 {
 		t.Fatalf("replay summary %+v", sum)
 	}
 	last := sum.To
@@ -96,6 +100,7 @@ func TestReplay(t *testing.T) {
 	if err != nil || sum.Mismatch == nil || sum.Mismatch.Height != last || sum.Mismatch.What != "app_hash" {
 		t.Fatalf("the last block tampered: %+v %v", sum, err)
 	}
+	noPipeline(t)
 
 	// A range that selects no block is an error, not a match.
 	for _, r := range []struct{ from, to int64 }{{5, 3}, {last + 1, 0}, {last + 5, last + 9}, {-1, 0}, {0, -2}} {
@@ -124,6 +129,8 @@ func TestReplay(t *testing.T) {
 	if sum.Verdict != "mismatch" || m == nil || m.Height != bad || m.What != "app_hash" {
 		t.Fatalf("tampered replay: %+v", sum)
 	}
+	// The replay stopped at the mismatch, blocks read ahead of it and all.
+	noPipeline(t)
 	if !hasKey(m.Changes, tampered, "added") {
 		t.Fatalf("the block's changes do not show the tampered key: %+v", m.Changes)
 	}
@@ -170,6 +177,85 @@ func TestReplayResultsMismatch(t *testing.T) {
 	}
 	if m := sum.Mismatch; m == nil || m.Height != at || m.What != "results_hash" {
 		t.Fatalf("results changed at %d: %+v", at, sum)
+	}
+}
+
+// TestReplayCancel: a replay whose context ends stops between two blocks with the
+// context's error, and leaves no goroutine of its reading ahead behind; so does one
+// that stops at a block the store cannot give.
+func TestReplayCancel(t *testing.T) {
+	// More blocks than are read ahead: when the replay stops, the reading is waiting
+	// for room.
+	home := runChain(t, aheadBlocks+4)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const stopAt = 3
+	done := int64(0)
+	sum, err := runWithin(t, ctx, Options{Home: home, Progress: func(n, _ int64) {
+		done = n
+		if n == stopAt {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) || done != stopAt || sum.Blocks != stopAt {
+		t.Fatalf("cancelled after block %d: %v, %d blocks replayed (%+v)", stopAt, err, done, sum)
+	}
+	noPipeline(t)
+
+	if _, err := Run(ctx, Options{Home: home}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a replay started cancelled: %v", err)
+	}
+	noPipeline(t)
+
+	home = e2e.CopyHome(t, home)
+	e2e.PutRecord(t, home, "blockstore", "P:6:0", []byte("\xff\xfenot a record"))
+	sum, err = Run(context.Background(), Options{Home: home})
+	var corrupt node.ErrCorruptStore
+	if !errors.As(err, &corrupt) || corrupt.Height != 6 || sum.Blocks != 5 {
+		t.Fatalf("block 6 damaged: %v after %d blocks, want ErrCorruptStore at 6 after 5", err, sum.Blocks)
+	}
+	noPipeline(t)
+}
+
+// runWithin runs a replay that must stop within a minute: one whose reading ahead
+// waits on a goroutine that never ends would never return.
+func runWithin(t *testing.T, ctx context.Context, opts Options) (Summary, error) {
+	t.Helper()
+	type outcome struct {
+		sum Summary
+		err error
+	}
+	out := make(chan outcome, 1)
+	go func() {
+		sum, err := Run(ctx, opts)
+		out <- outcome{sum, err}
+	}()
+	select {
+	case o := <-out:
+		return o.sum, o.err
+	case <-time.After(time.Minute):
+		t.Fatal("the replay did not return within a minute")
+		return Summary{}, nil
+	}
+}
+
+// noPipeline fails t when a goroutine of a replay's reading ahead is still running.
+// Run waits for them before it returns, so none may be found.
+func noPipeline(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "replay.(*pipeline)") {
+			t.Fatalf("a goroutine of the reading ahead outlived its replay:\n%s", g)
+		}
 	}
 }
 

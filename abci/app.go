@@ -65,6 +65,8 @@ type Application struct {
 	// checkInvariants: after every block, the running total of credits must equal the
 	// supply, or the node halts (--check-invariants).
 	checkInvariants bool
+	// readsAhead: every block's reads are read ahead on other goroutines (readahead.go).
+	readsAhead bool
 
 	mu    sync.Mutex   // guards check
 	check *drive.Cache // the check state: staged over the last saved version, read through a drive.Memo
@@ -278,6 +280,7 @@ func (a *Application) execute(req *abcitypes.RequestFinalizeBlock) (*executed, e
 	start := time.Now()
 	a.discard()
 	blk := app.Block{Height: uint64(req.Height), TimeMs: protocol.BlockTimeMs(req.Time), Proposer: req.ProposerAddress, Txs: req.Txs, Verifier: a.signatures}
+	defer a.readAhead(blk)()
 	if err := a.verifyUnchecked(blk); err != nil {
 		return nil, err
 	}

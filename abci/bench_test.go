@@ -37,6 +37,15 @@ var benchCache = flag.Int("bench.cache", drive.DefaultCacheSize, "IAVL node cach
 // goleveldb's 8 MiB block cache).
 var benchBlockCache = flag.Int("bench.leveldb-cache", 0, "goleveldb block cache of the benchmarks' databases in MiB (0: as the node opens it)")
 
+// benchReadCache is the read cache of the benchmarks' stores in values (0: the node's,
+// drive.DefaultReadCacheSize; -1: none), benchFastNodes turns IAVL's fast-node index on,
+// and benchReadAhead reading ahead.
+var (
+	benchReadCache = flag.Int("bench.read-cache", 0, "read cache of the benchmarks' stores, in values (0: the node's; -1: none)")
+	benchFastNodes = flag.Bool("bench.fast-nodes", false, "IAVL's fast-node index in the benchmarks' stores")
+	benchReadAhead = flag.Bool("bench.read-ahead", true, "read every block's reads ahead on other goroutines")
+)
+
 // openBenchDB opens a benchmark's application database in dir with a goleveldb block
 // cache of blockCacheMiB (0: as the node opens it), closed when tb ends.
 func openBenchDB(tb testing.TB, dir string, blockCacheMiB int) dbm.DB {
@@ -69,7 +78,8 @@ func benchChain(b *testing.B) (*harness, []benchIdentity) { return benchChainWit
 func benchChainWith(b *testing.B, more func(*harness, *genesis.AppState)) (*harness, []benchIdentity) {
 	dir := b.TempDir()
 	db := openBenchDB(b, dir, *benchBlockCache)
-	h := &harness{t: b, db: db, dbDir: dir, identities: map[string]protocol.IdentityID{}, names: map[string]string{}, cacheSize: *benchCache}
+	h := &harness{t: b, db: db, dbDir: dir, identities: map[string]protocol.IdentityID{}, names: map[string]string{}, cacheSize: *benchCache,
+		storeOpts: drive.Options{ReadCacheSize: *benchReadCache, FastNodes: *benchFastNodes}, readAhead: *benchReadAhead}
 	h.open()
 	ids := make([]benchIdentity, benchIdentities)
 	st := genesis.AppState{EpochTimeLengthS: genesis.DefaultEpochLengthS}
@@ -104,7 +114,9 @@ func (h *harness) reopenWith(iavlCache, blockCacheMiB int) {
 }
 
 // BenchmarkCreditTransfers measures identity credit transfers per second, in blocks of
-// 1,000, over 10,000 funded identities, signed before the timer starts:
+// 1,000, among the first 1,000 and among all 10,000 funded identities (signers=: the
+// signers and recipients; more distinct keys are more IAVL paths to read), signed
+// before the timer starts:
 //   - block: FinalizeBlock and Commit of transactions this node never checked (a block
 //     of another node's mempool, or a replay): every signature verified in the block;
 //   - checked-block: FinalizeBlock and Commit after CheckTx took each transaction
@@ -115,12 +127,15 @@ func (h *harness) reopenWith(iavlCache, blockCacheMiB int) {
 //     recheck (a state check) aside.
 func BenchmarkCreditTransfers(b *testing.B) {
 	for _, mode := range []string{"block", "checked-block", "node"} {
-		b.Run(mode, func(b *testing.B) { benchCreditTransfers(b, mode) })
+		for _, signers := range []int{1000, benchIdentities} {
+			b.Run(fmt.Sprintf("%s/signers=%d", mode, signers), func(b *testing.B) { benchCreditTransfers(b, mode, signers) })
+		}
 	}
 }
 
-func benchCreditTransfers(b *testing.B, mode string) {
+func benchCreditTransfers(b *testing.B, mode string, signers int) {
 	h, ids := benchChain(b)
+	ids = ids[:signers]
 	const perBlock = 1000
 	blocks := (b.N + perBlock - 1) / perBlock
 	all := make([][][]byte, blocks)

@@ -57,10 +57,14 @@ type harness struct {
 	cacheSize int
 	// dbDir is the directory of a benchmark's goleveldb database ("" in memory).
 	dbDir string
+	// storeOpts configures the store beyond its node cache and kept versions (its read
+	// cache, IAVL's fast nodes); readAhead turns reading ahead on.
+	storeOpts drive.Options
+	readAhead bool
 }
 
 func newHarness(t testing.TB) *harness {
-	h := &harness{t: t, db: dbm.NewMemDB(), identities: map[string]protocol.IdentityID{}, contracts: map[string]protocol.ContractID{}, documents: map[string]protocol.DocumentID{}, names: map[string]string{}}
+	h := &harness{t: t, db: dbm.NewMemDB(), identities: map[string]protocol.IdentityID{}, contracts: map[string]protocol.ContractID{}, documents: map[string]protocol.DocumentID{}, names: map[string]string{}, readAhead: true}
 	h.open()
 	return h
 }
@@ -72,7 +76,9 @@ func (h *harness) open() {
 	if cache == 0 {
 		cache = 100_000
 	}
-	store, err := drive.NewStore(h.db, drive.Options{CacheSize: cache, KeepRecent: 100})
+	opts := h.storeOpts
+	opts.CacheSize, opts.KeepRecent = cache, 100
+	store, err := drive.NewStore(h.db, opts)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -82,6 +88,7 @@ func (h *harness) open() {
 	}
 	// Tests always check that every block conserves credits.
 	app.CheckInvariants()
+	app.ReadAhead(h.readAhead)
 	h.store, h.app = store, app
 	info, err := app.Info(context.Background(), &abcitypes.RequestInfo{})
 	if err != nil {

@@ -65,8 +65,10 @@ type Application struct {
 	// checkInvariants: after every block, the running total of credits must equal the
 	// supply, or the node halts (--check-invariants).
 	checkInvariants bool
-	// readsAhead: every block's reads are read ahead on other goroutines (readahead.go).
+	// readsAhead: blocks' reads are read ahead on other goroutines (readahead.go);
+	// reading is the reading in progress, nil: none.
 	readsAhead bool
+	reading    *reader
 
 	mu    sync.Mutex   // guards check
 	check *drive.Cache // the check state: staged over the last saved version, read through a drive.Memo
@@ -280,7 +282,7 @@ func (a *Application) execute(req *abcitypes.RequestFinalizeBlock) (*executed, e
 	start := time.Now()
 	a.discard()
 	blk := app.Block{Height: uint64(req.Height), TimeMs: protocol.BlockTimeMs(req.Time), Proposer: req.ProposerAddress, Txs: req.Txs, Verifier: a.signatures}
-	defer a.readAhead(blk)()
+	defer a.readBlockAhead(blk)()
 	if err := a.verifyUnchecked(blk); err != nil {
 		return nil, err
 	}
@@ -332,6 +334,7 @@ func events(in []protocol.Event) []abcitypes.Event {
 // (RetainHeight 0) so the block store can be replayed.
 func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcitypes.ResponseCommit, error) {
 	start := time.Now()
+	a.reading.stop()
 	v, hash, err := a.store.Commit()
 	if err != nil {
 		return nil, err
@@ -340,6 +343,7 @@ func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcity
 	if err := a.resetCheckState(); err != nil {
 		return nil, err
 	}
+	a.readCleanupAhead()
 	a.metrics.Commit.Observe(time.Since(start).Seconds())
 	a.metrics.Height.Set(float64(v))
 	_ = a.store.View(v, func(t *iavl.ImmutableTree) error {

@@ -37,14 +37,8 @@ var benchCache = flag.Int("bench.cache", drive.DefaultCacheSize, "IAVL node cach
 // goleveldb's 8 MiB block cache).
 var benchBlockCache = flag.Int("bench.leveldb-cache", 0, "goleveldb block cache of the benchmarks' databases in MiB (0: as the node opens it)")
 
-// benchReadCache is the read cache of the benchmarks' stores in values (0: the node's,
-// drive.DefaultReadCacheSize; -1: none), benchFastNodes turns IAVL's fast-node index on,
-// and benchReadAhead reading ahead.
-var (
-	benchReadCache = flag.Int("bench.read-cache", 0, "read cache of the benchmarks' stores, in values (0: the node's; -1: none)")
-	benchFastNodes = flag.Bool("bench.fast-nodes", false, "IAVL's fast-node index in the benchmarks' stores")
-	benchReadAhead = flag.Bool("bench.read-ahead", true, "read every block's reads ahead on other goroutines")
-)
+// benchReadAhead turns reading ahead on, as on a node (app.toml's read_ahead).
+var benchReadAhead = flag.Bool("bench.read-ahead", true, "read blocks' reads ahead on other goroutines, as a node does")
 
 // openBenchDB opens a benchmark's application database in dir with a goleveldb block
 // cache of blockCacheMiB (0: as the node opens it), closed when tb ends.
@@ -79,7 +73,7 @@ func benchChainWith(b *testing.B, more func(*harness, *genesis.AppState)) (*harn
 	dir := b.TempDir()
 	db := openBenchDB(b, dir, *benchBlockCache)
 	h := &harness{t: b, db: db, dbDir: dir, identities: map[string]protocol.IdentityID{}, names: map[string]string{}, cacheSize: *benchCache,
-		storeOpts: drive.Options{ReadCacheSize: *benchReadCache, FastNodes: *benchFastNodes}, readAhead: *benchReadAhead}
+		readAhead: *benchReadAhead}
 	h.open()
 	ids := make([]benchIdentity, benchIdentities)
 	st := genesis.AppState{EpochTimeLengthS: genesis.DefaultEpochLengthS}
@@ -105,6 +99,7 @@ func benchChainWith(b *testing.B, more func(*harness, *genesis.AppState)) (*harn
 // node cache of iavlCache nodes and a goleveldb block cache of blockCacheMiB, both cold.
 // The database stays open until the harness's benchmark ends.
 func (h *harness) reopenWith(iavlCache, blockCacheMiB int) {
+	h.app.ReadAhead(false)
 	if err := errors.Join(h.store.Close(), h.db.Close()); err != nil {
 		h.t.Fatal(err)
 	}

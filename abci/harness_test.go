@@ -57,9 +57,7 @@ type harness struct {
 	cacheSize int
 	// dbDir is the directory of a benchmark's goleveldb database ("" in memory).
 	dbDir string
-	// storeOpts configures the store beyond its node cache and kept versions (its read
-	// cache, IAVL's fast nodes); readAhead turns reading ahead on.
-	storeOpts drive.Options
+	// readAhead turns reading ahead on.
 	readAhead bool
 }
 
@@ -76,9 +74,7 @@ func (h *harness) open() {
 	if cache == 0 {
 		cache = 100_000
 	}
-	opts := h.storeOpts
-	opts.CacheSize, opts.KeepRecent = cache, 100
-	store, err := drive.NewStore(h.db, opts)
+	store, err := drive.NewStore(h.db, drive.Options{CacheSize: cache, KeepRecent: 100})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func (a *Application) executeAhead(blk app.Block, at time.Time, room *app.Room) 
 		x.branch = drive.NewCache(kv)
 		kv = x.branch
 	}
-	stopReading := a.readAhead(blk)
+	stopReading := a.readBlockAhead(blk)
 	err := a.verifyUnchecked(blk)
 	if err == nil && room != nil {
 		blk, x.res, err = app.ProposeBlock(kv, blk, *room)

@@ -2,103 +2,162 @@ package abci
 
 import (
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/binary"
+	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/cosmos/iavl"
 
 	"github.com/ttld-dev/ttld/app"
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// Reading ahead (docs/ARCHITECTURE.md, "Reading ahead"): while a block executes on the
-// consensus goroutine, other goroutines read what it is about to read from the last
-// saved version, the state the block starts from, so that the execution finds those
-// values in the store's read cache and their paths in IAVL's node cache. They read
-// only that saved version, through drive.Store.Saved, which the block's writes never
-// change, and they write nothing anyone reads: what the block does is the same with or
-// without them (TestReadAheadChangesNothing). What they read:
+// Reading ahead (docs/ARCHITECTURE.md, "Where the state lives"): other goroutines read
+// what a block is about to read from the last saved version, the state the block
+// starts from, so that its execution finds the paths in IAVL's node cache instead of
+// loading them from goleveldb. They read only that saved version, through
+// drive.Store.Saved, which no write of the working tree changes, and they write nothing
+// anyone reads: what a block does is the same with or without them
+// (TestReadAheadChangesNothing). They read, on every core:
 //
-//   - the documents the block's cleanup is to delete: the expirations tree's entries
-//     due at the block time, up to MaxDocumentExpirationsPerBlock, each resolved to its
-//     document and removed on a scratch branch, which reads its row and index entries
-//     and is then dropped;
-//   - every transaction, checked on a scratch branch without its signature: its
-//     signer's and recipient's state, and whatever else it reads.
+//   - after a commit, while the node waits for the next proposal: the documents the next
+//     block's cleanup is the first to delete, the expirations tree's first
+//     MaxDocumentExpirationsPerBlock entries, each resolved to its document and removed
+//     on a scratch branch, which reads its row, index entries and count records and is
+//     then dropped;
+//   - when a block starts executing: the same for the entries due at its time, and the
+//     transactions this node's CheckTx did not take (a block from another node's
+//     mempool, a replay), each checked on a scratch branch without its signature: its
+//     signer's and recipient's state, and whatever else it reads. CheckTx and its
+//     rechecks have just read those of the others.
 //
-// The work goes in the reverse of the order the block reads it (the cleanup's last
-// document first, then the last transaction), so that the execution and the reading
-// ahead meet in the middle instead of walking the same cold paths together.
+// The block's reads go in the reverse of the order the block makes them (the cleanup's
+// last document first, then the last transaction), so that the execution and the
+// reading ahead meet in the middle instead of walking the same cold paths together. One
+// reading runs at a time: starting one stops the last.
 
-// readAhead starts reading ahead for blk on every core and returns the function that
-// stops it and waits until every read has ended; the caller calls it before the block
-// is committed. Nothing is read before the first commit.
-func (a *Application) readAhead(blk app.Block) (stop func()) {
+// reader is reading ahead in progress.
+type reader struct {
+	stopped atomic.Bool
+	done    sync.WaitGroup
+}
+
+// stop ends the reading and waits until every read has ended. A nil reader is none.
+func (r *reader) stop() {
+	if r == nil {
+		return
+	}
+	r.stopped.Store(true)
+	r.done.Wait()
+}
+
+// readAhead stops the reading in progress and, when reading ahead is on, starts the
+// reads work lists of the last saved version v, on every core, last first. Nothing is
+// read before the first commit.
+func (a *Application) readAhead(work func(v int64, saved drive.KV) []func()) {
+	a.reading.stop()
+	a.reading = nil
 	if !a.readsAhead {
-		return func() {}
+		return
 	}
-	saved, err := a.store.Saved(0)
+	v, _ := a.store.LastCommit()
+	saved, err := a.store.Saved(v)
 	if err != nil {
-		return func() {}
+		return
 	}
-	var stopped atomic.Bool
-	var wg sync.WaitGroup
-	wg.Add(1)
+	r := &reader{}
+	r.done.Add(1)
 	go func() {
-		defer wg.Done()
-		work := readAheadWork(saved, blk)
+		defer r.done.Done()
+		reads := work(v, saved)
 		var next atomic.Int64
 		var workers sync.WaitGroup
 		for range runtime.GOMAXPROCS(0) {
 			workers.Add(1)
 			go func() {
 				defer workers.Done()
-				for !stopped.Load() {
+				for !r.stopped.Load() {
 					i := int(next.Add(1)) - 1
-					if i >= len(work) {
+					if i >= len(reads) {
 						return
 					}
-					work[len(work)-1-i]()
+					reads[len(reads)-1-i]()
 				}
 			}()
 		}
 		workers.Wait()
 	}()
+	a.reading = r
+}
+
+// readBlockAhead reads ahead what blk reads, and returns the function that stops it,
+// which the caller calls before the block is committed.
+func (a *Application) readBlockAhead(blk app.Block) (stop func()) {
+	a.readAhead(func(v int64, saved drive.KV) []func() {
+		version, err := drive.GetProtocolVersion(saved)
+		if err != nil {
+			return nil
+		}
+		var reads []func()
+		for _, tx := range blk.Txs {
+			if a.checked.Contains(sha256.Sum256(tx)) {
+				continue
+			}
+			reads = append(reads, func() {
+				_, _ = app.CheckTx(drive.NewCache(saved), tx, blk.TimeMs, unverified{})
+			})
+		}
+		return append(reads, a.expiringReads(v, saved, version, blk.TimeMs)...)
+	})
 	return func() {
-		stopped.Store(true)
-		wg.Wait()
+		a.reading.stop()
+		a.reading = nil
 	}
 }
 
-// readAheadWork lists the reads of blk, each a function, in the order the block makes
-// them. A read that fails is dropped: the execution meets the failure itself.
-func readAheadWork(saved drive.KV, blk app.Block) []func() {
-	version, err := drive.GetProtocolVersion(saved)
-	if err != nil {
-		return nil
-	}
-	var work []func()
-	for _, tx := range blk.Txs {
-		work = append(work, func() {
-			_, _ = app.CheckTx(drive.NewCache(saved), tx, blk.TimeMs, unverified{})
-		})
-	}
+// readCleanupAhead reads ahead the documents the next block's cleanup is the first to
+// delete.
+func (a *Application) readCleanupAhead() {
+	a.readAhead(func(v int64, saved drive.KV) []func() {
+		version, err := drive.GetProtocolVersion(saved)
+		if err != nil {
+			return nil
+		}
+		reads := a.expiringReads(v, saved, version, math.MaxUint64)
+		slices.Reverse(reads) // the first to expire first
+		return reads
+	})
+}
+
+// expiringReads lists the reads of the cleanup's removals of the expirations tree's
+// entries due at atMs in saved version v, at most MaxDocumentExpirationsPerBlock,
+// oldest first. A read that fails is dropped: the execution meets the failure itself.
+func (a *Application) expiringReads(v int64, saved drive.KV, version protocol.Version, atMs uint64) []func() {
 	limits, err := protocol.LimitsFor(version)
 	if err != nil || !limits.TTL() {
-		return work
+		return nil
 	}
 	prefix := drive.ExpirationsPrefix()
-	end := drive.PrefixEnd(binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), blk.TimeMs))
-	var due [][2][]byte
-	_ = saved.Iterate(prefix, end, func(k, v []byte) (bool, error) {
-		due = append(due, [2][]byte{append([]byte(nil), k...), append([]byte(nil), v...)})
-		return len(due) == limits.MaxDocumentExpirationsPerBlock, nil
-	})
-	for _, e := range due {
-		work = append(work, func() { readExpiring(saved, version, e[0], e[1]) })
+	end := drive.PrefixEnd(binary.BigEndian.AppendUint64(append([]byte(nil), prefix...), atMs))
+	if atMs == math.MaxUint64 {
+		end = drive.PrefixEnd(prefix)
 	}
-	return work
+	var reads []func()
+	// NB: Store.Saved's Iterate reads its whole range before it calls back; the
+	// tree's own iterator stops at the budget.
+	_ = a.store.View(v, func(t *iavl.ImmutableTree) error {
+		return drive.ReadTree(t).Iterate(prefix, end, func(k, val []byte) (bool, error) {
+			key, value := append([]byte(nil), k...), append([]byte(nil), val...)
+			reads = append(reads, func() { readExpiring(saved, version, key, value) })
+			return len(reads) == limits.MaxDocumentExpirationsPerBlock, nil
+		})
+	})
+	return reads
 }
 
 // readExpiring reads what the cleanup's removal of the expirations entry (key, value)
@@ -135,5 +194,11 @@ type unverified struct{}
 
 func (unverified) Verify(ed25519.PublicKey, []byte, []byte) bool { return true }
 
-// ReadAhead turns reading ahead on or off; node.Start sets it from app.toml.
-func (a *Application) ReadAhead(on bool) { a.readsAhead = on }
+// ReadAhead turns reading ahead on or off (app.toml's read_ahead). It stops the reading
+// in progress and waits for it to end, so that the store may be closed after it: call
+// it before the node starts or after it stopped.
+func (a *Application) ReadAhead(on bool) {
+	a.reading.stop()
+	a.reading = nil
+	a.readsAhead = on
+}

@@ -32,10 +32,7 @@ func TestReadAheadChangesNothing(t *testing.T) {
 	for i, ahead := range []bool{true, false} {
 		h := newHarness(t)
 		h.readAhead = ahead
-		if !ahead {
-			h.storeOpts.ReadCacheSize = -1
-		}
-		h.open()
+		h.app.ReadAhead(ahead)
 		chains[i] = h
 	}
 	ids := make([]benchIdentity, 300)
@@ -163,10 +160,7 @@ func TestScenariosWithoutReadingAhead(t *testing.T) {
 		for i, ahead := range []bool{true, false} {
 			h := newHarness(t)
 			h.readAhead = ahead
-			if !ahead {
-				h.storeOpts.ReadCacheSize = -1
-				h.open()
-			}
+			h.app.ReadAhead(ahead)
 			datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 				h.t = t
 				return h.run(d)

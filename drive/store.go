@@ -30,15 +30,6 @@ type Options struct {
 	// InitialVersion is the version the first commit saves (the chain's initial
 	// height); 0 or 1 means 1.
 	InitialVersion uint64
-	// ReadCacheSize is the read cache in values (readcache.go): values of the last
-	// saved version by key, for the working tree's reads and those of the latest saved
-	// version. 0 means DefaultReadCacheSize; a negative size turns it off.
-	ReadCacheSize int
-	// FastNodes turns on IAVL's fast-node index (docs/ARCHITECTURE.md, "The state
-	// tree"): every write also stores key -> value outside the tree, and reads of the
-	// latest version look there first. Opening a store without the index with it on
-	// builds the index of every key once.
-	FastNodes bool
 }
 
 // Store is the application state: one IAVL tree. FinalizeBlock writes the working tree
@@ -54,15 +45,6 @@ type Store struct {
 	tree       *iavl.MutableTree
 	keepRecent int64
 	treeMu     *sync.RWMutex
-
-	// reads is the read cache of the last saved version; nil: none.
-	reads *readCache
-	// written holds the keys the working tree wrote since the last saved version,
-	// with their last value (nil: deleted): the working tree's reads of them, and what
-	// Commit records in reads; writeOrder lists them as they were written. Only the
-	// goroutine that executes blocks uses them.
-	written    map[string][]byte
-	writeOrder [][]byte
 
 	mu          sync.RWMutex // guards lastVersion and lastHash
 	lastVersion int64
@@ -91,22 +73,12 @@ func NewStore(db dbm.DB, opts Options) (*Store, error) {
 	if opts.InitialVersion > 1 {
 		iopts = append(iopts, iavl.InitialVersionOption(opts.InitialVersion))
 	}
-	tree := iavl.NewMutableTree(unsizedBatches{idb.NewWrapper(db)}, opts.CacheSize, !opts.FastNodes, iavl.NewNopLogger(), iopts...)
+	tree := iavl.NewMutableTree(unsizedBatches{idb.NewWrapper(db)}, opts.CacheSize, true, iavl.NewNopLogger(), iopts...)
 	version, err := tree.Load()
 	if err != nil {
 		return nil, fmt.Errorf("drive: load tree: %w", err)
 	}
-	s := &Store{tree: tree, keepRecent: opts.KeepRecent, treeMu: &sync.RWMutex{}, lastVersion: version, lastHash: tree.Hash()}
-	if opts.ReadCacheSize == 0 {
-		opts.ReadCacheSize = DefaultReadCacheSize
-	}
-	if opts.ReadCacheSize > 0 {
-		if s.reads, err = newReadCache(opts.ReadCacheSize); err != nil {
-			return nil, err
-		}
-		s.written = map[string][]byte{}
-	}
-	return s, nil
+	return &Store{tree: tree, keepRecent: opts.KeepRecent, treeMu: &sync.RWMutex{}, lastVersion: version, lastHash: tree.Hash()}, nil
 }
 
 // unsizedBatches makes every batch grow as it fills instead of being preallocated to
@@ -117,7 +89,7 @@ func (d unsizedBatches) NewBatchWithSize(int) idb.Batch { return d.DB.NewBatch()
 
 // Working is the uncommitted tree that block execution writes. Only the goroutine that
 // executes blocks may use it.
-func (s *Store) Working() KV { return treeKV{s} }
+func (s *Store) Working() KV { return treeKV{t: s.tree, mu: s.treeMu} }
 
 // WorkingHash is the root hash of the working tree: the app hash FinalizeBlock returns.
 func (s *Store) WorkingHash() []byte {
@@ -133,18 +105,11 @@ func (s *Store) Commit() (version int64, hash []byte, err error) {
 	defer s.treeMu.Unlock()
 	hash, version, err = s.tree.SaveVersion()
 	if err != nil {
-		s.forgetReads()
 		return 0, nil, fmt.Errorf("drive: save version: %w", err)
 	}
 	s.mu.Lock()
 	s.lastVersion, s.lastHash = version, hash
 	s.mu.Unlock()
-	if s.reads != nil {
-		for _, k := range s.writeOrder {
-			s.reads.add(k, s.written[string(k)])
-		}
-	}
-	s.forgetWrites()
 	if s.keepRecent > 0 && version > s.keepRecent {
 		if err := s.tree.DeleteVersionsTo(version - s.keepRecent); err != nil {
 			return 0, nil, fmt.Errorf("drive: prune to %d: %w", version-s.keepRecent, err)
@@ -167,22 +132,6 @@ func (s *Store) Rollback() {
 	s.treeMu.Lock()
 	defer s.treeMu.Unlock()
 	s.tree.Rollback()
-	s.forgetWrites()
-}
-
-// forgetWrites empties the record of the working tree's writes.
-func (s *Store) forgetWrites() {
-	clear(s.written)
-	s.writeOrder = s.writeOrder[:0]
-}
-
-// forgetReads empties the read cache and the record of the working tree's writes: what
-// a failed save leaves is not known to be any version. The caller holds treeMu.
-func (s *Store) forgetReads() {
-	if s.reads != nil {
-		s.reads.purge()
-	}
-	s.forgetWrites()
 }
 
 // LastCommit returns the version and root hash of the last saved version (0 and the
@@ -218,7 +167,7 @@ func (s *Store) Saved(v int64) (KV, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lockedKV{kv: immutableKV{t}, s: s, version: t.Version()}, nil
+	return lockedKV{kv: immutableKV{t}, mu: s.treeMu}, nil
 }
 
 // View calls fn with saved version v (0: the latest) while no write can reach the tree:
@@ -238,101 +187,45 @@ func (s *Store) Close() error { return s.tree.Close() }
 
 // treeKV is the working tree. Its writes are exclusive against readers of saved
 // versions; its reads come from the one goroutine that writes, so they need no lock.
-// With a read cache, a read finds a key the block wrote in the store's written, and a
-// key it did not in the read cache: the working tree holds the last saved version's
-// value of every key it has not written since.
-type treeKV struct{ s *Store }
-
-func (k treeKV) Get(key []byte) ([]byte, error) {
-	s := k.s
-	if s.reads == nil {
-		return s.tree.Get(key)
-	}
-	if v, ok := s.written[string(key)]; ok {
-		return v, nil
-	}
-	if v, ok := s.reads.get(key); ok {
-		return v, nil
-	}
-	v, err := s.tree.Get(key)
-	if err != nil {
-		return nil, err
-	}
-	if saved, _ := s.LastCommit(); saved > 0 {
-		s.reads.add(key, v)
-	}
-	return v, nil
+type treeKV struct {
+	t  *iavl.MutableTree
+	mu *sync.RWMutex
 }
 
+func (k treeKV) Get(key []byte) ([]byte, error) { return k.t.Get(key) }
 func (k treeKV) Set(key, value []byte) error {
 	if len(value) == 0 {
 		return ErrEmptyValue
 	}
-	s := k.s
-	s.treeMu.Lock()
-	defer s.treeMu.Unlock()
-	if _, err := s.tree.Set(key, value); err != nil {
-		return err
-	}
-	s.recordWrite(key, value)
-	return nil
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, err := k.t.Set(key, value)
+	return err
 }
-
 func (k treeKV) Delete(key []byte) error {
-	s := k.s
-	s.treeMu.Lock()
-	defer s.treeMu.Unlock()
-	if _, _, err := s.tree.Remove(key); err != nil {
-		return err
-	}
-	s.recordWrite(key, nil)
-	return nil
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, _, err := k.t.Remove(key)
+	return err
 }
-
-// recordWrite notes that the working tree wrote key = value (nil: deleted).
-func (s *Store) recordWrite(key, value []byte) {
-	if s.written == nil {
-		return
-	}
-	k := string(key)
-	if _, ok := s.written[k]; !ok {
-		s.writeOrder = append(s.writeOrder, []byte(k))
-	}
-	s.written[k] = value
-}
-
 func (k treeKV) Iterate(start, end []byte, fn func(key, value []byte) (bool, error)) error {
-	it, err := k.s.tree.Iterator(start, end, true)
+	it, err := k.t.Iterator(start, end, true)
 	if err != nil {
 		return err
 	}
 	return drain(it, fn)
 }
 
-// lockedKV reads saved version version under the store's read lock, one operation at a
-// time, through the read cache while version is the last saved one.
+// lockedKV reads a saved version under the store's read lock, one operation at a time.
 type lockedKV struct {
-	kv      KV
-	s       *Store
-	version int64
+	kv KV
+	mu *sync.RWMutex
 }
 
 func (k lockedKV) Get(key []byte) ([]byte, error) {
-	s := k.s
-	s.treeMu.RLock()
-	defer s.treeMu.RUnlock()
-	if latest, _ := s.LastCommit(); s.reads == nil || k.version != latest {
-		return k.kv.Get(key)
-	}
-	if v, ok := s.reads.get(key); ok {
-		return v, nil
-	}
-	v, err := k.kv.Get(key)
-	if err != nil {
-		return nil, err
-	}
-	s.reads.add(key, v)
-	return v, nil
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.kv.Get(key)
 }
 func (k lockedKV) Set([]byte, []byte) error { return ErrReadOnly }
 func (k lockedKV) Delete([]byte) error      { return ErrReadOnly }
@@ -341,12 +234,12 @@ func (k lockedKV) Delete([]byte) error      { return ErrReadOnly }
 // read again without taking the lock twice (a waiting writer would deadlock that).
 func (k lockedKV) Iterate(start, end []byte, fn func(key, value []byte) (bool, error)) error {
 	var entries [][2][]byte
-	k.s.treeMu.RLock()
+	k.mu.RLock()
 	err := k.kv.Iterate(start, end, func(key, value []byte) (bool, error) {
 		entries = append(entries, [2][]byte{append([]byte(nil), key...), append([]byte(nil), value...)})
 		return false, nil
 	})
-	k.s.treeMu.RUnlock()
+	k.mu.RUnlock()
 	if err != nil {
 		return err
 	}

@@ -65,10 +65,12 @@ type Application struct {
 	// checkInvariants: after every block, the running total of credits must equal the
 	// supply, or the node halts (--check-invariants).
 	checkInvariants bool
-	// readsAhead: blocks' reads are read ahead on other goroutines (readahead.go);
-	// reading is the reading in progress, nil: none.
+	// readsAhead: the documents blocks' cleanups delete are read ahead on other
+	// goroutines (readahead.go); reading is the reading in progress (nil: none), and
+	// readers counts the goroutines that have not ended.
 	readsAhead bool
 	reading    *reader
+	readers    sync.WaitGroup
 
 	mu    sync.Mutex   // guards check
 	check *drive.Cache // the check state: staged over the last saved version, read through a drive.Memo

@@ -1,8 +1,6 @@
 package abci
 
 import (
-	"crypto/ed25519"
-	"crypto/sha256"
 	"encoding/binary"
 	"math"
 	"runtime"
@@ -30,30 +28,28 @@ import (
 //     MaxDocumentExpirationsPerBlock entries, each resolved to its document and removed
 //     on a scratch branch, which reads its row, index entries and count records and is
 //     then dropped;
-//   - when a block starts executing: the same for the entries due at its time, and the
-//     transactions this node's CheckTx did not take (a block from another node's
-//     mempool, a replay), each checked on a scratch branch without its signature: its
-//     signer's and recipient's state, and whatever else it reads. CheckTx and its
-//     rechecks have just read those of the others.
+//   - when a block starts executing: the same for the entries due at its time, the last
+//     first, while the block removes them from the first, so that the two meet in the
+//     middle instead of walking the same cold paths together.
 //
-// The block's reads go in the reverse of the order the block makes them (the cleanup's
-// last document first, then the last transaction), so that the execution and the
-// reading ahead meet in the middle instead of walking the same cold paths together. One
-// reading runs at a time: starting one stops the last.
+// A block's transactions are not read ahead: CheckTx and its rechecks have read the
+// signers and recipients of those that came through this node's mempool, and reading
+// those of the others (checked on a scratch branch without their signatures) took the
+// cores the block's signature checks and execution need, for paths the node cache
+// mostly held already: every block measured slower with it (docs/BENCHMARKS.md, "Reads
+// without walks"). One reading runs at a time: starting one stops the last. Stopping
+// does not wait for the reads under way, which end on their own (a read of a saved
+// version is safe beside the working tree's writes, Store.Saved); only ReadAhead, before
+// the store is closed, waits for them.
 
 // reader is reading ahead in progress.
-type reader struct {
-	stopped atomic.Bool
-	done    sync.WaitGroup
-}
+type reader struct{ stopped atomic.Bool }
 
-// stop ends the reading and waits until every read has ended. A nil reader is none.
+// stop tells the reading to start no more reads. A nil reader is none.
 func (r *reader) stop() {
-	if r == nil {
-		return
+	if r != nil {
+		r.stopped.Store(true)
 	}
-	r.stopped.Store(true)
-	r.done.Wait()
 }
 
 // readAhead stops the reading in progress and, when reading ahead is on, starts the
@@ -71,9 +67,9 @@ func (a *Application) readAhead(work func(v int64, saved drive.KV) []func()) {
 		return
 	}
 	r := &reader{}
-	r.done.Add(1)
+	a.readers.Add(1)
 	go func() {
-		defer r.done.Done()
+		defer a.readers.Done()
 		reads := work(v, saved)
 		var next atomic.Int64
 		var workers sync.WaitGroup
@@ -95,24 +91,15 @@ func (a *Application) readAhead(work func(v int64, saved drive.KV) []func()) {
 	a.reading = r
 }
 
-// readBlockAhead reads ahead what blk reads, and returns the function that stops it,
-// which the caller calls before the block is committed.
+// readBlockAhead reads ahead the documents blk's cleanup deletes, and returns the
+// function that stops it, which the caller calls before the block is committed.
 func (a *Application) readBlockAhead(blk app.Block) (stop func()) {
 	a.readAhead(func(v int64, saved drive.KV) []func() {
 		version, err := drive.GetProtocolVersion(saved)
 		if err != nil {
 			return nil
 		}
-		var reads []func()
-		for _, tx := range blk.Txs {
-			if a.checked.Contains(sha256.Sum256(tx)) {
-				continue
-			}
-			reads = append(reads, func() {
-				_, _ = app.CheckTx(drive.NewCache(saved), tx, blk.TimeMs, unverified{})
-			})
-		}
-		return append(reads, a.expiringReads(v, saved, version, blk.TimeMs)...)
+		return a.expiringReads(v, saved, version, blk.TimeMs)
 	})
 	return func() {
 		a.reading.stop()
@@ -188,17 +175,12 @@ func readExpiring(saved drive.KV, version protocol.Version, key, value []byte) {
 	_ = drive.RemoveDocument(drive.NewCache(saved), &drive.Storage{}, t, d)
 }
 
-// unverified accepts every signature: reading ahead checks a transaction for what it
-// reads, on a branch that is dropped, and leaves its signature to the block.
-type unverified struct{}
-
-func (unverified) Verify(ed25519.PublicKey, []byte, []byte) bool { return true }
-
 // ReadAhead turns reading ahead on or off (app.toml's read_ahead). It stops the reading
-// in progress and waits for it to end, so that the store may be closed after it: call
-// it before the node starts or after it stopped.
+// in progress and waits until every read has ended, so that the store may be closed
+// after it: call it before the node starts or after it stopped.
 func (a *Application) ReadAhead(on bool) {
 	a.reading.stop()
 	a.reading = nil
+	a.readers.Wait()
 	a.readsAhead = on
 }

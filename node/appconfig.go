@@ -30,7 +30,8 @@ type AppConfig struct {
 	KeepRecent int64 `mapstructure:"keep_recent"`
 	// IAVLCacheSize is the state tree's node cache, in nodes (> 0).
 	IAVLCacheSize int `mapstructure:"iavl_cache_size"`
-	// ReadAhead: blocks' reads are read ahead on other goroutines (abci's readahead.go).
+	// ReadAhead: the documents blocks' cleanups delete are read ahead on other
+	// goroutines (abci's readahead.go).
 	ReadAhead bool `mapstructure:"read_ahead"`
 	// LevelDBBlockCacheMiB is the goleveldb block cache of the state database, in MiB
 	// (> 0): decoded table blocks kept in memory, outside the Go heap's scan.
@@ -144,11 +145,9 @@ keep_recent = {{.KeepRecent}}
 # and values): the paths a block's reads and writes walk without reading the database.
 iavl_cache_size = {{.IAVLCacheSize}}
 
-# Read ahead, on the other cores, what the next block reads: after a commit, while the
-# node waits for the next proposal, the documents the next cleanup deletes first; when a
-# block starts, the documents its cleanup deletes and the signers and recipients of the
-# transactions this node's CheckTx did not take. It warms the node cache above and
-# changes nothing a block does.
+# Read ahead, on the other cores, the documents the next block's cleanup deletes: after
+# a commit, while the node waits for the next proposal, and when the block starts. It
+# warms the node cache above and changes nothing a block does.
 read_ahead = {{.ReadAhead}}
 
 # The state database's goleveldb block cache, in MiB: decoded table blocks held in

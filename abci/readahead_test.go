@@ -18,9 +18,8 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// TestReadAheadChangesNothing runs the same blocks on two chains, one reading every
-// block ahead (readahead.go) with the store's read cache and one with neither, and
-// requires every block's response (results, events, app hash) to be the same. The
+// TestReadAheadChangesNothing runs the same blocks on two chains, one reading ahead
+// (readahead.go) and one not, and requires every block's response (results, events, app hash) to be the same. The
 // blocks transfer credits among 300 identities and create documents of a one-hour ttl
 // type (benchTTLContract's "one" and "three"), one block a minute; past the first hour
 // each block's cleanup deletes what the block an hour earlier created, more than its
@@ -151,9 +150,9 @@ func marshal(t *testing.T, res *abcitypes.ResponseFinalizeBlock) []byte {
 // responses are one block's FinalizeBlock responses on the two chains.
 type responses = [2]*abcitypes.ResponseFinalizeBlock
 
-// TestScenariosWithoutReadingAhead runs every scenario (testdata) with neither reading
-// ahead nor the read cache, executing each block in FinalizeBlock alone: each must
-// print what it prints with both (TestScenarios) and commit the same app hashes.
+// TestScenariosWithoutReadingAhead runs every scenario (testdata) with reading ahead and
+// without, executing each block in FinalizeBlock alone: each must print what the file
+// holds (TestScenarios) and commit the same app hashes both ways.
 func TestScenariosWithoutReadingAhead(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		var roots [2][]string

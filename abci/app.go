@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -60,6 +61,12 @@ type Application struct {
 	// checkInvariants: after every block, the running total of credits must equal the
 	// supply, or the node halts (--check-invariants).
 	checkInvariants bool
+	// readsAhead: the documents blocks' cleanups delete are read ahead on other
+	// goroutines (readahead.go); reading is the reading in progress (nil: none), and
+	// readers counts the goroutines that have not ended.
+	readsAhead bool
+	reading    *reader
+	readers    sync.WaitGroup
 
 	// check is the check state (checkstate.go), safe for concurrent use: nil before
 	// InitChain. InitChain and Commit replace it; CheckTx and the check-state queries
@@ -263,6 +270,7 @@ func (a *Application) execute(req *abcitypes.RequestFinalizeBlock) (*executed, e
 	start := time.Now()
 	a.discard()
 	blk := app.Block{Height: uint64(req.Height), TimeMs: protocol.BlockTimeMs(req.Time), Proposer: req.ProposerAddress, Txs: req.Txs, Verifier: a.signatures}
+	defer a.readBlockAhead(blk)()
 	if err := a.verifyUnchecked(blk); err != nil {
 		return nil, err
 	}
@@ -314,6 +322,7 @@ func events(in []protocol.Event) []abcitypes.Event {
 // (RetainHeight 0) so the block store can be replayed.
 func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcitypes.ResponseCommit, error) {
 	start := time.Now()
+	a.reading.stop()
 	v, hash, err := a.store.Commit()
 	if err != nil {
 		return nil, err
@@ -322,6 +331,7 @@ func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcity
 	if err := a.resetCheckState(); err != nil {
 		return nil, err
 	}
+	a.readCleanupAhead()
 	a.metrics.Commit.Observe(time.Since(start).Seconds())
 	a.metrics.Height.Set(float64(v))
 	_ = a.store.View(v, func(t *iavl.ImmutableTree) error {

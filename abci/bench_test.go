@@ -37,6 +37,9 @@ var benchCache = flag.Int("bench.cache", drive.DefaultCacheSize, "IAVL node cach
 // goleveldb's 8 MiB block cache).
 var benchBlockCache = flag.Int("bench.leveldb-cache", 0, "goleveldb block cache of the benchmarks' databases in MiB (0: as the node opens it)")
 
+// benchReadAhead turns reading ahead on, as on a node (app.toml's read_ahead).
+var benchReadAhead = flag.Bool("bench.read-ahead", true, "read blocks' reads ahead on other goroutines, as a node does")
+
 // openBenchDB opens a benchmark's application database in dir with a goleveldb block
 // cache of blockCacheMiB (0: as the node opens it), closed when tb ends.
 func openBenchDB(tb testing.TB, dir string, blockCacheMiB int) dbm.DB {
@@ -69,7 +72,8 @@ func benchChain(b *testing.B) (*harness, []benchIdentity) { return benchChainWit
 func benchChainWith(b *testing.B, more func(*harness, *genesis.AppState)) (*harness, []benchIdentity) {
 	dir := b.TempDir()
 	db := openBenchDB(b, dir, *benchBlockCache)
-	h := &harness{t: b, db: db, dbDir: dir, identities: map[string]protocol.IdentityID{}, names: map[string]string{}, cacheSize: *benchCache}
+	h := &harness{t: b, db: db, dbDir: dir, identities: map[string]protocol.IdentityID{}, names: map[string]string{}, cacheSize: *benchCache,
+		readAhead: *benchReadAhead}
 	h.open()
 	ids := make([]benchIdentity, benchIdentities)
 	st := genesis.AppState{EpochTimeLengthS: genesis.DefaultEpochLengthS}
@@ -95,6 +99,7 @@ func benchChainWith(b *testing.B, more func(*harness, *genesis.AppState)) (*harn
 // node cache of iavlCache nodes and a goleveldb block cache of blockCacheMiB, both cold.
 // The database stays open until the harness's benchmark ends.
 func (h *harness) reopenWith(iavlCache, blockCacheMiB int) {
+	h.app.ReadAhead(false)
 	if err := errors.Join(h.store.Close(), h.db.Close()); err != nil {
 		h.t.Fatal(err)
 	}
@@ -104,7 +109,9 @@ func (h *harness) reopenWith(iavlCache, blockCacheMiB int) {
 }
 
 // BenchmarkCreditTransfers measures identity credit transfers per second, in blocks of
-// 1,000, over 10,000 funded identities, signed before the timer starts:
+// 1,000, among the first 1,000 and among all 10,000 funded identities (signers=: the
+// signers and recipients; more distinct keys are more IAVL paths to read), signed
+// before the timer starts:
 //   - block: FinalizeBlock and Commit of transactions this node never checked (a block
 //     of another node's mempool, or a replay): every signature verified in the block;
 //   - checked-block: FinalizeBlock and Commit after CheckTx took each transaction
@@ -115,12 +122,15 @@ func (h *harness) reopenWith(iavlCache, blockCacheMiB int) {
 //     recheck (a state check) aside.
 func BenchmarkCreditTransfers(b *testing.B) {
 	for _, mode := range []string{"block", "checked-block", "node"} {
-		b.Run(mode, func(b *testing.B) { benchCreditTransfers(b, mode) })
+		for _, signers := range []int{1000, benchIdentities} {
+			b.Run(fmt.Sprintf("%s/signers=%d", mode, signers), func(b *testing.B) { benchCreditTransfers(b, mode, signers) })
+		}
 	}
 }
 
-func benchCreditTransfers(b *testing.B, mode string) {
+func benchCreditTransfers(b *testing.B, mode string, signers int) {
 	h, ids := benchChain(b)
+	ids = ids[:signers]
 	const perBlock = 1000
 	blocks := (b.N + perBlock - 1) / perBlock
 	all := make([][][]byte, blocks)

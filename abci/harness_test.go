@@ -57,10 +57,12 @@ type harness struct {
 	cacheSize int
 	// dbDir is the directory of a benchmark's goleveldb database ("" in memory).
 	dbDir string
+	// readAhead turns reading ahead on.
+	readAhead bool
 }
 
 func newHarness(t testing.TB) *harness {
-	h := &harness{t: t, db: dbm.NewMemDB(), identities: map[string]protocol.IdentityID{}, contracts: map[string]protocol.ContractID{}, documents: map[string]protocol.DocumentID{}, names: map[string]string{}}
+	h := &harness{t: t, db: dbm.NewMemDB(), identities: map[string]protocol.IdentityID{}, contracts: map[string]protocol.ContractID{}, documents: map[string]protocol.DocumentID{}, names: map[string]string{}, readAhead: true}
 	h.open()
 	return h
 }
@@ -82,6 +84,7 @@ func (h *harness) open() {
 	}
 	// Tests always check that every block conserves credits.
 	app.CheckInvariants()
+	app.ReadAhead(h.readAhead)
 	h.store, h.app = store, app
 	info, err := app.Info(context.Background(), &abcitypes.RequestInfo{})
 	if err != nil {

@@ -91,12 +91,14 @@ func (a *Application) executeAhead(blk app.Block, at time.Time, room *app.Room) 
 		x.branch = drive.NewCache(kv)
 		kv = x.branch
 	}
+	stopReading := a.readBlockAhead(blk)
 	err := a.verifyUnchecked(blk)
 	if err == nil && room != nil {
 		blk, x.res, err = app.ProposeBlock(kv, blk, *room)
 	} else if err == nil {
 		x.res, err = app.ExecuteBlock(kv, blk)
 	}
+	stopReading()
 	if err != nil {
 		if x.branch == nil {
 			a.store.Rollback()

@@ -30,6 +30,9 @@ type AppConfig struct {
 	KeepRecent int64 `mapstructure:"keep_recent"`
 	// IAVLCacheSize is the state tree's node cache, in nodes (> 0).
 	IAVLCacheSize int `mapstructure:"iavl_cache_size"`
+	// ReadAhead: the documents blocks' cleanups delete are read ahead on other
+	// goroutines (abci's readahead.go).
+	ReadAhead bool `mapstructure:"read_ahead"`
 	// LevelDBBlockCacheMiB is the goleveldb block cache of the state database, in MiB
 	// (> 0): decoded table blocks kept in memory, outside the Go heap's scan.
 	LevelDBBlockCacheMiB int `mapstructure:"leveldb_block_cache_mib"`
@@ -59,7 +62,7 @@ func (w WebConfig) Listen() string {
 // DefaultAppConfig is what Init writes.
 func DefaultAppConfig() AppConfig {
 	return AppConfig{KeepRecent: drive.DefaultKeepRecent, IAVLCacheSize: drive.DefaultCacheSize,
-		LevelDBBlockCacheMiB: DefaultLevelDBBlockCacheMiB, LogFormat: LogFormatConsole, LogLevel: "info",
+		ReadAhead: true, LevelDBBlockCacheMiB: DefaultLevelDBBlockCacheMiB, LogFormat: LogFormatConsole, LogLevel: "info",
 		Web: WebConfig{Laddr: web.DefaultListen}}
 }
 
@@ -141,6 +144,11 @@ keep_recent = {{.KeepRecent}}
 # The state tree's cache of IAVL nodes, in nodes (about 200 bytes each with their keys
 # and values): the paths a block's reads and writes walk without reading the database.
 iavl_cache_size = {{.IAVLCacheSize}}
+
+# Read ahead, on the other cores, the documents the next block's cleanup deletes: after
+# a commit, while the node waits for the next proposal, and when the block starts. It
+# warms the node cache above and changes nothing a block does.
+read_ahead = {{.ReadAhead}}
 
 # The state database's goleveldb block cache, in MiB: decoded table blocks held in
 # memory. A larger one lets a node with millions of documents find the nodes the cache

@@ -53,6 +53,7 @@ const WebOff = "off"
 type Node struct {
 	cfg     *config.Config
 	comet   *cmtnode.Node
+	app     *abci.Application // nil until CometBFT's node is made
 	web     *web.Listener
 	store   *drive.Store
 	db      dbm.DB
@@ -152,7 +153,7 @@ func Start(opts StartOptions) (*Node, error) {
 	// NB: CometBFT panics inside NewNode on records it cannot decode (the last
 	// commit, blocks the handshake replays): recovered here into one error.
 	panicked := RecoverCorrupt(cfg.DBDir(), 0, func() {
-		n.comet, err = newComet(cfg, gen.ChainID, opts.Logger, nodeCometLogger(opts.Logger, &n.stopping), store, pv, nodeKey, n.cometDB, opts.CheckInvariants)
+		n.comet, n.app, err = newComet(cfg, gen.ChainID, opts.Logger, nodeCometLogger(opts.Logger, &n.stopping), store, pv, nodeKey, n.cometDB, opts.CheckInvariants, appCfg.ReadAhead)
 	})
 	var corrupt ErrCorruptStore
 	if errors.As(panicked, &corrupt) {
@@ -220,7 +221,7 @@ func warnIgnoredLogSettings(cfg *config.Config, log zerolog.Logger) {
 // default before it is built and started, so that a process can start a node again
 // after stopping one, and registers the application's metrics there too, so that one
 // endpoint serves both.
-func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog cmtlog.Logger, store *drive.Store, pv *privval.FilePV, nodeKey *p2p.NodeKey, dbs *cometDBs, checkInvariants bool) (*cmtnode.Node, error) {
+func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog cmtlog.Logger, store *drive.Store, pv *privval.FilePV, nodeKey *p2p.NodeKey, dbs *cometDBs, checkInvariants, readAhead bool) (*cmtnode.Node, *abci.Application, error) {
 	promMu.Lock()
 	defer promMu.Unlock()
 	reg := prometheus.NewRegistry()
@@ -229,15 +230,16 @@ func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog c
 
 	metrics, err := abci.NewMetrics(reg, chainID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	app, err := abci.New(store, log.With().Str("module", "app").Logger(), metrics)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if checkInvariants {
 		app.CheckInvariants()
 	}
+	app.ReadAhead(readAhead)
 	comet, err := cmtnode.NewNode(cfg, pv, nodeKey,
 		// Each connection (consensus, mempool, query, snapshot) has its own lock, so a
 		// slow query does not stall consensus; CheckTx takes none of them: the
@@ -249,12 +251,12 @@ func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog c
 		cometLog,
 	)
 	if err != nil {
-		return nil, fmt.Errorf("create cometbft node: %w", err)
+		return nil, app, fmt.Errorf("create cometbft node: %w", err)
 	}
 	if err := comet.Start(); err != nil {
-		return nil, fmt.Errorf("start cometbft: %w", err)
+		return nil, app, fmt.Errorf("start cometbft: %w", err)
 	}
-	return comet, nil
+	return comet, app, nil
 }
 
 // RPCAddress is the URL a client on this machine reaches the RPC at, such as
@@ -314,6 +316,9 @@ func (n *Node) Stop() error {
 }
 
 func (n *Node) closeStorage() error {
+	if n.app != nil {
+		n.app.ReadAhead(false) // no read of the store outlives it
+	}
 	errs := []error{n.cometDB.closeRest()}
 	if err := n.store.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close store: %w", err))

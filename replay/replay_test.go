@@ -81,10 +81,11 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every block is checked: the last against CometBFT's saved state. The transfers'
-	// signatures were verified ahead (the blocks after the first: before it nothing is
-	// saved to read keys from).
-	if sum.Verdict != "match" || sum.Blocks < 8 || sum.Checked != sum.Blocks || sum.Unchecked != 0 || !sum.LastFromState || sum.VerifiedAhead == 0 {
+	// Every block is checked: the last against CometBFT's saved state. How many
+	// signatures the verifiers reach ahead depends on their pace against the execution
+	// (before the replica saves its first block there are no keys to read), so it is not
+	// asserted here; abci's TestVerifyAheadOfBlocks checks what verifying ahead does.
+	if sum.Verdict != "match" || sum.Blocks < 8 || sum.Checked != sum.Blocks || sum.Unchecked != 0 || !sum.LastFromState {
 		t.Fatalf("replay summary %+v", sum)
 	}
 	last := sum.To

@@ -51,14 +51,8 @@ func benchTransfersVsIAVL(b *testing.B, checked bool) {
 		txs, keys := make([][]byte, 0, vsBlock), make([]ed25519.PublicKey, 0, vsBlock)
 		for i := range vsBlock {
 			n := blk*vsBlock + i
-			from := &ids[n%len(ids)]
-			to := ids[(n*7919+1)%len(ids)].id
-			if to == from.id {
-				to = ids[(n+1)%len(ids)].id
-			}
-			from.nonce++
-			txs = append(txs, protocol.Sign(testChainID, &protocol.IdentityCreditTransfer{Identity: from.id, Nonce: from.nonce, Recipient: to, Amount: 1}, from.key))
-			keys = append(keys, from.key.Public().(ed25519.PublicKey))
+			txs = append(txs, benchTransfer(ids, n))
+			keys = append(keys, ids[n%len(ids)].key.Public().(ed25519.PublicKey))
 		}
 		return txs, keys
 	})

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
-
-	"github.com/ttld-dev/ttld/protocol"
 )
 
 // BenchmarkDecisionToCommit measures what a validator does between a block's
@@ -40,13 +38,7 @@ func benchDecisionToCommit(b *testing.B, proposer bool) {
 		b.StopTimer()
 		txs := make([][]byte, 0, perBlock)
 		for n := i * perBlock; n < (i+1)*perBlock; n++ {
-			from := &ids[n%len(ids)]
-			to := ids[(n*7919+1)%len(ids)].id
-			if to == from.id {
-				to = ids[(n+1)%len(ids)].id
-			}
-			from.nonce++
-			tx := protocol.Sign(testChainID, &protocol.IdentityCreditTransfer{Identity: from.id, Nonce: from.nonce, Recipient: to, Amount: 1}, from.key)
+			tx := benchTransfer(ids, n)
 			if res, err := h.app.CheckTx(ctx, &abcitypes.RequestCheckTx{Tx: tx}); err != nil || res.Code != 0 {
 				b.Fatalf("CheckTx refused a transfer: %d %s %v", res.GetCode(), res.GetLog(), err)
 			}

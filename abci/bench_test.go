@@ -67,6 +67,18 @@ type benchIdentity struct {
 // The state lives in goleveldb on disk, as on a node.
 func benchChain(b *testing.B) (*harness, []benchIdentity) { return benchChainWith(b, nil) }
 
+// benchTransfer signs the n-th transfer of a benchmark's sequence: from identity n (round
+// robin) to a spread-out other one, at the sender's next nonce.
+func benchTransfer(ids []benchIdentity, n int) []byte {
+	from := &ids[n%len(ids)]
+	to := ids[(n*7919+1)%len(ids)].id
+	if to == from.id {
+		to = ids[(n+1)%len(ids)].id
+	}
+	from.nonce++
+	return protocol.Sign(testChainID, &protocol.IdentityCreditTransfer{Identity: from.id, Nonce: from.nonce, Recipient: to, Amount: 1}, from.key)
+}
+
 // benchChainWith is benchChain with more added to the genesis state (validators, their
 // payout identities, funded addresses) before InitChain.
 func benchChainWith(b *testing.B, more func(*harness, *genesis.AppState)) (*harness, []benchIdentity) {
@@ -135,14 +147,7 @@ func benchCreditTransfers(b *testing.B, mode string, signers int) {
 	blocks := (b.N + perBlock - 1) / perBlock
 	all := make([][][]byte, blocks)
 	for n := 0; n < b.N; n++ {
-		from := &ids[n%len(ids)]
-		to := ids[(n*7919+1)%len(ids)].id
-		if to == from.id {
-			to = ids[(n+1)%len(ids)].id
-		}
-		from.nonce++
-		tx := protocol.Sign(testChainID, &protocol.IdentityCreditTransfer{Identity: from.id, Nonce: from.nonce, Recipient: to, Amount: 1}, from.key)
-		all[n/perBlock] = append(all[n/perBlock], tx)
+		all[n/perBlock] = append(all[n/perBlock], benchTransfer(ids, n))
 	}
 	at := genesisTime.Add(time.Minute)
 	b.ResetTimer()

@@ -11,10 +11,11 @@ import (
 // Figures are what one run's rows of the summary and CPU files say (SummaryHeader,
 // CPUHeader).
 type Figures struct {
-	TxPerS, P50ms, P99ms float64
+	TxPerS, P50ms, P99ms                                        float64
+	Sent, Retries, GaveUp, RefusedAtCheck, Failed, NotCommitted int
+
 	// NodeCores is the node's CPU time over the run's wall time; 0 when not measured.
 	NodeCores float64
-	Sent, Retries, GaveUp, RefusedAtCheck, Failed, NotCommitted int
 }
 
 // Comparison is a ttld run beside the kvstore run of the same client, indexer and

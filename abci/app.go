@@ -219,7 +219,7 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 		a.kept = nil
 		a.metrics.Optimistic.WithLabelValues(optimisticHit).Inc()
 		if x.branch != nil {
-			err = x.branch.Flush()
+			err = a.store.Batch(x.branch.Flush)
 		}
 	default:
 		result := optimisticUnprocessed
@@ -274,7 +274,11 @@ func (a *Application) execute(req *abcitypes.RequestFinalizeBlock) (*executed, e
 	if err := a.verifyUnchecked(blk); err != nil {
 		return nil, err
 	}
-	res, err := app.ExecuteBlock(a.store.Working(), blk)
+	var res app.BlockResult
+	err := a.store.Batch(func() (err error) {
+		res, err = app.ExecuteBlock(a.store.Working(), blk)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

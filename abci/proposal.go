@@ -93,10 +93,15 @@ func (a *Application) executeAhead(blk app.Block, at time.Time, room *app.Room) 
 	}
 	stopReading := a.readBlockAhead(blk)
 	err := a.verifyUnchecked(blk)
-	if err == nil && room != nil {
-		blk, x.res, err = app.ProposeBlock(kv, blk, *room)
-	} else if err == nil {
-		x.res, err = app.ExecuteBlock(kv, blk)
+	if err == nil {
+		err = a.store.Batch(func() (err error) {
+			if room != nil {
+				blk, x.res, err = app.ProposeBlock(kv, blk, *room)
+			} else {
+				x.res, err = app.ExecuteBlock(kv, blk)
+			}
+			return err
+		})
 	}
 	stopReading()
 	if err != nil {

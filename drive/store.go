@@ -30,6 +30,9 @@ type Options struct {
 	// InitialVersion is the version the first commit saves (the chain's initial
 	// height); 0 or 1 means 1.
 	InitialVersion uint64
+	// WriteSlice is how many writes of the working tree a Batch makes under one hold
+	// of the readers' lock; 0 means DefaultWriteSlice, 1 takes it for every write.
+	WriteSlice int
 }
 
 // Store is the application state: one IAVL tree. FinalizeBlock writes the working tree
@@ -40,11 +43,19 @@ type Options struct {
 // a write clones shared nodes and clears their child pointers in place, which readers of
 // saved versions follow (the race detector shows it). treeMu makes every write of the
 // tree exclusive and every read of a saved version shared, one operation at a time, so
-// queries and CheckTx wait for single writes, never for whole blocks.
+// queries and CheckTx wait for single writes, never for whole blocks. A block's writes
+// run in a Batch, which takes treeMu once for writeSlice writes instead of once for
+// each: while CheckTx reads on every core, a writer that waited for the readers at
+// every write spent most of a block waiting.
 type Store struct {
 	tree       *iavl.MutableTree
 	keepRecent int64
 	treeMu     *sync.RWMutex
+	writeSlice int
+	// batch is set while the writer runs a Batch; sliced counts the writes it made
+	// under treeMu since it took it (0: it does not hold it). Only the writer uses them.
+	batch  bool
+	sliced int
 
 	mu          sync.RWMutex // guards lastVersion and lastHash
 	lastVersion int64
@@ -63,6 +74,9 @@ func NewStore(db dbm.DB, opts Options) (*Store, error) {
 	if opts.CacheSize == 0 {
 		opts.CacheSize = DefaultCacheSize
 	}
+	if opts.WriteSlice <= 0 {
+		opts.WriteSlice = DefaultWriteSlice
+	}
 	// NB: IAVL v1.2.6's BatchWithFlusher unlocks its mutex to flush a batch that passes
 	// FlushThreshold and, when that flush fails, returns without locking it again: its
 	// deferred unlock then ends the process ("fatal error: sync: unlock of unlocked
@@ -78,7 +92,7 @@ func NewStore(db dbm.DB, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("drive: load tree: %w", err)
 	}
-	return &Store{tree: tree, keepRecent: opts.KeepRecent, treeMu: &sync.RWMutex{}, lastVersion: version, lastHash: tree.Hash()}, nil
+	return &Store{tree: tree, keepRecent: opts.KeepRecent, treeMu: &sync.RWMutex{}, writeSlice: opts.WriteSlice, lastVersion: version, lastHash: tree.Hash()}, nil
 }
 
 // unsizedBatches makes every batch grow as it fills instead of being preallocated to
@@ -89,7 +103,47 @@ func (d unsizedBatches) NewBatchWithSize(int) idb.Batch { return d.DB.NewBatch()
 
 // Working is the uncommitted tree that block execution writes. Only the goroutine that
 // executes blocks may use it.
-func (s *Store) Working() KV { return treeKV{t: s.tree, mu: s.treeMu} }
+func (s *Store) Working() KV { return treeKV{s} }
+
+// DefaultWriteSlice is how many writes of the working tree a Batch makes under one hold
+// of the lock that readers of saved versions share: they wait for at most that many
+// writes, a few milliseconds.
+const DefaultWriteSlice = 256
+
+// Batch runs fn, whose writes of the working tree take the readers' lock once for
+// Options.WriteSlice writes; fn's last slice ends when fn returns. fn must not call the
+// store's other methods nor read a saved version: those wait for the lock fn's writes
+// hold.
+func (s *Store) Batch(fn func() error) error {
+	s.batch = true
+	defer func() {
+		if s.sliced > 0 {
+			s.sliced = 0
+			s.treeMu.Unlock()
+		}
+		s.batch = false
+	}()
+	return fn()
+}
+
+// lockWrite takes treeMu for one write of the working tree, unless a Batch's slice
+// holds it; unlockWrite ends the write, and the slice when it is full.
+func (s *Store) lockWrite() {
+	if !s.batch || s.sliced == 0 {
+		s.treeMu.Lock()
+	}
+}
+
+func (s *Store) unlockWrite() {
+	if !s.batch {
+		s.treeMu.Unlock()
+		return
+	}
+	if s.sliced++; s.sliced >= s.writeSlice {
+		s.sliced = 0
+		s.treeMu.Unlock()
+	}
+}
 
 // WorkingHash is the root hash of the working tree: the app hash FinalizeBlock returns.
 func (s *Store) WorkingHash() []byte {
@@ -187,29 +241,26 @@ func (s *Store) Close() error { return s.tree.Close() }
 
 // treeKV is the working tree. Its writes are exclusive against readers of saved
 // versions; its reads come from the one goroutine that writes, so they need no lock.
-type treeKV struct {
-	t  *iavl.MutableTree
-	mu *sync.RWMutex
-}
+type treeKV struct{ s *Store }
 
-func (k treeKV) Get(key []byte) ([]byte, error) { return k.t.Get(key) }
+func (k treeKV) Get(key []byte) ([]byte, error) { return k.s.tree.Get(key) }
 func (k treeKV) Set(key, value []byte) error {
 	if len(value) == 0 {
 		return ErrEmptyValue
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	_, err := k.t.Set(key, value)
+	k.s.lockWrite()
+	_, err := k.s.tree.Set(key, value)
+	k.s.unlockWrite()
 	return err
 }
 func (k treeKV) Delete(key []byte) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	_, _, err := k.t.Remove(key)
+	k.s.lockWrite()
+	_, _, err := k.s.tree.Remove(key)
+	k.s.unlockWrite()
 	return err
 }
 func (k treeKV) Iterate(start, end []byte, fn func(key, value []byte) (bool, error)) error {
-	it, err := k.t.Iterator(start, end, true)
+	it, err := k.s.tree.Iterator(start, end, true)
 	if err != nil {
 		return err
 	}

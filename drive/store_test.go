@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"sort"
+	"sync/atomic"
 	"testing"
 
 	dbm "github.com/cosmos/cosmos-db"
@@ -333,5 +334,81 @@ func TestDrainBudget(t *testing.T) {
 		if err != nil || st != c.want || fmt.Sprint(removed) != fmt.Sprint(c.gone) {
 			t.Fatalf("case %d: %+v removed %v (%v), want %+v removed %v", i, st, removed, err, c.want, c.gone)
 		}
+	}
+}
+
+// TestBatchLetsReadersIn: while a Batch rewrites every key of the working tree, readers
+// of the saved version read on other goroutines (the race detector watches the tree's
+// shared nodes), always see the saved values, and get in between the Batch's slices of
+// DefaultWriteSlice writes: the writer does not hold the lock for the whole batch.
+func TestBatchLetsReadersIn(t *testing.T) {
+	s, _ := newTestStore(t, 0)
+	const keys = 20 * DefaultWriteSlice
+	key := func(i int) []byte { return binary.BigEndian.AppendUint32([]byte("k"), uint32(i)) }
+	for i := 0; i < keys; i++ {
+		if err := s.Working().Set(key(i), []byte("saved")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := s.Saved(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := make(chan int64, keys) // how many writes the Batch had made when a read ended
+	var writes atomic.Int64
+	done := make(chan struct{})
+	errs := make(chan error, 2)
+	for r := 0; r < 2; r++ {
+		go func(r int) {
+			for i := r; ; i = (i + 7) % keys {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				v, err := saved.Get(key(i))
+				if err != nil || string(v) != "saved" {
+					errs <- fmt.Errorf("saved key %d = %q, %v", i, v, err)
+					return
+				}
+				select {
+				case written <- writes.Load():
+				default:
+				}
+			}
+		}(r)
+	}
+	err = s.Batch(func() error {
+		for i := 0; i < keys; i++ {
+			if err := s.Working().Set(key(i), []byte("new")); err != nil {
+				return err
+			}
+			writes.Add(1)
+		}
+		return nil
+	})
+	close(done)
+	for r := 0; r < 2; r++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(written)
+	inside := false
+	for w := range written {
+		inside = inside || (w > 0 && w < keys)
+	}
+	if !inside {
+		t.Fatal("no read ended while the Batch was writing")
+	}
+	if v, _ := s.Working().Get(key(keys - 1)); string(v) != "new" {
+		t.Fatalf("working tree: %q after the Batch", v)
 	}
 }

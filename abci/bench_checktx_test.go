@@ -5,6 +5,9 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -13,6 +16,7 @@ import (
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 
 	"github.com/ttld-dev/ttld/app"
+	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/protocol"
 )
@@ -126,4 +130,114 @@ func processCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkCheckTxDocuments measures CheckTx of documents batches as the mempool sends
+// them, each one create of a post (benchPostContract: two indexes) from one of 10,000
+// identities in turn, through Application.CheckTx on a goleveldb store:
+//
+//   - new: new transactions, all accepted into one check state with no block between
+//     them (what the intake does while the mempool fills); ns/op does not grow with
+//     -benchtime, as a create reads no range of the pending ones;
+//   - recheck: the same transactions again as the recheck after an empty block sends
+//     them, in the mempool's order, their signatures remembered: what each transaction
+//     left in the mempool costs every block while CometBFT holds the mempool's lock.
+//
+// Run it with a fixed count, such as -benchtime=20000x.
+func BenchmarkCheckTxDocuments(b *testing.B) {
+	for _, kind := range []string{"new", "recheck"} {
+		b.Run(kind, func(b *testing.B) {
+			h, ids, t := benchPosts(b, 0)
+			txs := make([][]byte, b.N)
+			for n := range txs {
+				txs[n] = postCreate(&ids[n%len(ids)], t)
+			}
+			check := func(typ abcitypes.CheckTxType) {
+				for _, tx := range txs {
+					res, err := h.app.CheckTx(context.Background(), &abcitypes.RequestCheckTx{Tx: tx, Type: typ})
+					if err != nil || res.Code != 0 {
+						b.Fatalf("create refused: %v %d %s", err, res.GetCode(), res.GetLog())
+					}
+				}
+			}
+			typ := abcitypes.CheckTxType_New
+			if kind == "recheck" {
+				check(typ)
+				h.block(genesisTime.Add(3*time.Second), nil)
+				typ = abcitypes.CheckTxType_Recheck
+			}
+			b.ResetTimer()
+			cpu := processCPU(b)
+			check(typ)
+			b.StopTimer()
+			b.ReportMetric(float64(processCPU(b)-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// BenchmarkBlocksWhileReading measures blocks of 1,000 identity credit transfers
+// (signed before the timer) through FinalizeBlock and Commit while GOMAXPROCS
+// goroutines read random identities' balances from the last saved version without a
+// pause, as CheckTx on every core reads what its memo of the saved version misses: the
+// block's writes and the readers share the store's lock. slice is the store's
+// drive.Options.WriteSlice: 1 takes the lock for every write, 256 (the default) for
+// 256 writes at a time. transfers/s is the blocks' rate, reads/s the readers'.
+func BenchmarkBlocksWhileReading(b *testing.B) {
+	for _, slice := range []int{1, drive.DefaultWriteSlice} {
+		b.Run(fmt.Sprintf("slice=%d", slice), func(b *testing.B) {
+			h, ids := benchChainWith(b, func(h *harness, _ *genesis.AppState) {
+				if err := h.store.Close(); err != nil {
+					b.Fatal(err)
+				}
+				h.writeSlice = slice
+				h.open()
+			})
+			const perBlock = 1000
+			blocks := make([][][]byte, (b.N+perBlock-1)/perBlock)
+			for n := 0; n < b.N; n++ {
+				blocks[n/perBlock] = append(blocks[n/perBlock], benchTransfer(ids, n))
+			}
+			stop := make(chan struct{})
+			var reads atomic.Int64
+			var readers sync.WaitGroup
+			for r := 0; r < runtime.GOMAXPROCS(0); r++ {
+				readers.Add(1)
+				go func(r int) {
+					defer readers.Done()
+					for i := r; ; i += 7919 {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						saved, err := h.store.Saved(0)
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						if _, _, err := drive.GetIdentityBalance(saved, ids[i%len(ids)].id); err != nil {
+							b.Error(err)
+							return
+						}
+						reads.Add(1)
+					}
+				}(r)
+			}
+			at := genesisTime.Add(time.Minute)
+			b.ResetTimer()
+			start := time.Now()
+			for i, txs := range blocks {
+				for _, r := range h.block(at.Add(time.Duration(i)*time.Second), txs).TxResults {
+					if r.Code != 0 {
+						b.Fatalf("transfer refused: %d %s", r.Code, r.Log)
+					}
+				}
+			}
+			elapsed := time.Since(start)
+			close(stop)
+			readers.Wait()
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "transfers/s")
+			b.ReportMetric(float64(reads.Load())/elapsed.Seconds(), "reads/s")
+		})
+	}
 }

@@ -59,6 +59,8 @@ type harness struct {
 	dbDir string
 	// readAhead turns reading ahead on.
 	readAhead bool
+	// writeSlice is the store's drive.Options.WriteSlice; 0: the default.
+	writeSlice int
 }
 
 func newHarness(t testing.TB) *harness {
@@ -74,7 +76,7 @@ func (h *harness) open() {
 	if cache == 0 {
 		cache = 100_000
 	}
-	store, err := drive.NewStore(h.db, drive.Options{CacheSize: cache, KeepRecent: 100})
+	store, err := drive.NewStore(h.db, drive.Options{CacheSize: cache, KeepRecent: 100, WriteSlice: h.writeSlice})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"math/rand"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,23 +193,14 @@ func transferFee(t *testing.T) uint64 {
 // answer.
 func storm(t *testing.T, a *Application, cs *checkState, txs [][]byte, workers int) []checked {
 	answers := make([]checked, len(txs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := next.Add(1) - 1; i < int64(len(txs)); i = next.Add(1) - 1 {
-				res, position, err := cs.checkTx(txs[i], true, a.signatures)
-				if err != nil {
-					t.Errorf("tx %d: %v", i, err)
-					return
-				}
-				answers[i] = checked{tx: txs[i], code: res.Code, charged: res.Charged, position: position}
-			}
-		}()
-	}
-	wg.Wait()
+	onWorkers(len(txs), workers, func(i int) {
+		res, position, err := cs.checkTx(txs[i], true, a.signatures)
+		if err != nil {
+			t.Errorf("tx %d: %v", i, err)
+			return
+		}
+		answers[i] = checked{tx: txs[i], code: res.Code, charged: res.Charged, position: position}
+	})
 	return answers
 }
 

@@ -83,15 +83,23 @@ func (v *verifiedSignatures) verifyAhead(checks []protocol.SignatureCheck) {
 	if workers < 2 {
 		return
 	}
+	onWorkers(len(checks), workers, func(i int) {
+		c := checks[i]
+		v.Verify(c.PubKey, c.Message, c.Signature)
+	})
+}
+
+// onWorkers calls fn for every index below n, from workers goroutines that each take
+// the next index not taken yet, and returns when every call has.
+func onWorkers(n, workers int, fn func(i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := next.Add(1) - 1; i < int64(len(checks)); i = next.Add(1) - 1 {
-				c := checks[i]
-				v.Verify(c.PubKey, c.Message, c.Signature)
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				fn(int(i))
 			}
 		}()
 	}

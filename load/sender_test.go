@@ -1,6 +1,7 @@
 package load
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"testing"
@@ -72,5 +73,33 @@ func TestPacerHoldsTheRate(t *testing.T) {
 	}
 	if err := p.wait(ctx); err == nil {
 		t.Fatal("a pacer waited past its context")
+	}
+}
+
+// TestWebsocketRetriesInOrder: while transactions a full mempool refused wait for
+// their backoff, the websocket sender generates nothing fresh (it could be a waiting
+// signer's next nonce); the refused go again first generated first, the later one
+// waiting for the earlier even when its own backoff ended sooner; then fresh ones.
+func TestWebsocketRetriesInOrder(t *testing.T) {
+	now := time.Now()
+	s := &wsState{sc: sendConfig{retryEnd: now.Add(time.Minute)}, pending: map[rpctypes.JSONRPCIntID]*wsTx{}}
+	first := &wsTx{tx: []byte("a"), seq: 3, refusals: 2, due: now.Add(2 * time.Second)}
+	second := &wsTx{tx: []byte("b"), seq: 4, refusals: 1, due: now.Add(time.Second)}
+	heap.Push(&s.retries, second)
+	heap.Push(&s.retries, first)
+
+	for _, at := range []time.Time{now, second.due} {
+		e, retry, fresh, done, wake := s.next(at, true)
+		if e != nil || retry || fresh || done || !wake.Equal(first.due) {
+			t.Fatalf("at +%s: next = %v %v %v %v wake +%s, want a wait for the first generated, due at +2s", at.Sub(now), e, retry, fresh, done, wake.Sub(now))
+		}
+	}
+	for _, want := range []*wsTx{first, second} {
+		if e, retry, _, _, _ := s.next(first.due, true); e != want || !retry {
+			t.Fatalf("at +2s: next = %v retry %v, want %s", e, retry, want.tx)
+		}
+	}
+	if _, _, fresh, _, _ := s.next(first.due, true); !fresh {
+		t.Fatal("with no retry waiting: want a fresh transaction")
 	}
 }

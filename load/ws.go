@@ -13,19 +13,23 @@ import (
 	rpctypes "github.com/cometbft/cometbft/rpc/jsonrpc/types"
 )
 
-// wsTx is a transaction a websocket sends: refusals counts the times a full mempool
-// refused it, due is when it may be sent again.
+// wsTx is a transaction a websocket sends: seq numbers the connection's fresh
+// transactions in the order they were generated (each signer's in nonce order),
+// refusals counts the times a full mempool refused it, due is when it may be sent again.
 type wsTx struct {
 	tx       []byte
+	seq      int
 	refusals int
 	due      time.Time
 }
 
-// retryQueue holds the refused transactions, earliest due first (container/heap).
+// retryQueue holds the refused transactions, first generated first (container/heap):
+// they go again in the order they were generated, so that each signer's nonces reach
+// the mempool in order, each once the one before it has gone.
 type retryQueue []*wsTx
 
 func (q retryQueue) Len() int           { return len(q) }
-func (q retryQueue) Less(i, j int) bool { return q[i].due.Before(q[j].due) }
+func (q retryQueue) Less(i, j int) bool { return q[i].seq < q[j].seq }
 func (q retryQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
 func (q *retryQueue) Push(x any)        { *q = append(*q, x.(*wsTx)) }
 func (q *retryQueue) Pop() any {
@@ -91,14 +95,18 @@ func (s *wsState) answer(r rpctypes.RPCResponse) {
 
 // next is what the sender does next at now: send e (a retry when retry), generate a
 // fresh transaction (fresh), or wait until the next answer or until wake; done when
-// nothing is in flight or left to retry.
+// nothing is in flight or left to retry. The first generated of the refused
+// transactions goes first, when its backoff ends, and no fresh transaction is generated
+// while a refused one waits: a signer's transactions should reach the mempool in nonce
+// order, as a client that waits out a full mempool sends them (the HTTP sender does the
+// same by sending one transaction at a time).
 func (s *wsState) next(now time.Time, freshLeft bool) (e *wsTx, retry, fresh, done bool, wake time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case len(s.retries) > 0 && !s.retries[0].due.After(now):
 		return heap.Pop(&s.retries).(*wsTx), true, false, false, time.Time{}
-	case freshLeft:
+	case freshLeft && len(s.retries) == 0:
 		return nil, false, true, false, time.Time{}
 	case len(s.pending) == 0 && len(s.retries) == 0:
 		return nil, false, false, true, time.Time{}
@@ -124,9 +132,10 @@ func (s *wsState) next(now time.Time, freshLeft bool) (e *wsTx, retry, fresh, do
 
 // sendWS sends c's transactions on one websocket (CometBFT's JSON-RPC websocket
 // client), one request after the other without waiting for their answers, which a
-// reader takes as they come; a transaction a full mempool refused is sent again after
-// its backoff, before any fresh one. It returns once every transaction sent has its
-// last answer, or when sc.retryEnd comes.
+// reader takes as they come; the transactions a full mempool refused are sent again
+// in the order they were generated, each after its backoff, and no fresh one is sent
+// while they wait. It returns once every transaction sent has its last answer, or when
+// sc.retryEnd comes.
 func sendWS(ctx context.Context, sc sendConfig, c *Client, t *tally) error {
 	ws, err := jsonrpcclient.NewWS(sc.node, "/websocket")
 	if err != nil {
@@ -170,7 +179,7 @@ func sendWS(ctx context.Context, sc sendConfig, c *Client, t *tally) error {
 			if err != nil {
 				return err
 			}
-			e, fresh = &wsTx{tx: tx}, fresh+1
+			e, fresh = &wsTx{tx: tx, seq: fresh}, fresh+1
 		default:
 			timer := time.NewTimer(wake.Sub(now))
 			select {

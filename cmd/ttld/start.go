@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/rs/zerolog"
@@ -38,10 +39,15 @@ func listenFlags(cmd *cobra.Command) {
 // on SIGINT, SIGTERM or the end of the command's context.
 func runNode(cmd *cobra.Command, started func(*node.Node) error) error {
 	home := globalFlags(cmd).Home
-	log, err := nodeLogger(cmd, home)
+	cfg, err := node.LoadAppConfig(home)
 	if err != nil {
 		return err
 	}
+	log, err := nodeLogger(cmd, cfg)
+	if err != nil {
+		return err
+	}
+	setGCPercent(log, cfg.GCPercent)
 	parent := cmd.Context()
 	if parent == nil {
 		parent = context.Background()
@@ -73,13 +79,19 @@ func runNode(cmd *cobra.Command, started func(*node.Node) error) error {
 	return nil
 }
 
+// setGCPercent sets the garbage collector's target to app.toml's gc_percent, unless
+// the GOGC environment variable set it for this process.
+func setGCPercent(log zerolog.Logger, percent int) {
+	if v, ok := os.LookupEnv("GOGC"); ok {
+		log.Info().Str("GOGC", v).Msg("garbage collector target from the environment; app.toml's gc_percent not applied")
+		return
+	}
+	debug.SetGCPercent(percent)
+}
+
 // nodeLogger logs to the command's error stream in app.toml's format and level,
 // overridden by --log-format and --log-level.
-func nodeLogger(cmd *cobra.Command, home string) (zerolog.Logger, error) {
-	cfg, err := node.LoadAppConfig(home)
-	if err != nil {
-		return zerolog.Nop(), err
-	}
+func nodeLogger(cmd *cobra.Command, cfg node.AppConfig) (zerolog.Logger, error) {
 	g := globalFlags(cmd)
 	if g.LogFormat != "" {
 		cfg.LogFormat = g.LogFormat

@@ -44,12 +44,14 @@ test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 14m ./...
 
-## bench: transfers/s through FinalizeBlock+Commit, proofs generated and verified per second; an epoch-change block against an empty one; document creates/s and proven 50-document queries over 10k and 1M documents (about 8 minutes: the million is written first)
+## bench: transfers/s through FinalizeBlock+Commit, proofs generated and verified per second; an epoch-change block against an empty one; document creates/s and proven 50-document queries over 10k and 1M documents (about 8 minutes: the million is written first). BENCH_COUNT samples of each (-count), for benchstat. The transfers and the proofs run in separate processes: a proof benchmark run after the transfers' chains shares their heap with the garbage collector and measured up to 2.4 times slower (docs/BENCHMARKS.md)
+BENCH_COUNT ?= 1
 bench:
 	@echo "cores: $$(nproc)"
-	$(GO) test -run '^$$' -bench '^(BenchmarkCreditTransfers|BenchmarkProofGenerate|BenchmarkProofVerify|BenchmarkRangeProof)$$' -benchtime 20000x -count=1 ./abci/
-	$(GO) test -run '^$$' -bench '^BenchmarkEpochChange$$' -benchtime 20x -count=1 ./abci/
-	$(GO) test -run '^$$' -bench '^BenchmarkDocuments$$' -benchtime 1000x -count=1 -timeout 30m ./abci/
+	$(GO) test -run '^$$' -bench '^BenchmarkCreditTransfers$$' -benchtime 20000x -count=$(BENCH_COUNT) ./abci/
+	$(GO) test -run '^$$' -bench '^(BenchmarkProofGenerate|BenchmarkProofVerify|BenchmarkRangeProof)$$' -benchtime 20000x -count=$(BENCH_COUNT) ./abci/
+	$(GO) test -run '^$$' -bench '^BenchmarkEpochChange$$' -benchtime 20x -count=$(BENCH_COUNT) ./abci/
+	$(GO) test -run '^$$' -bench '^BenchmarkDocuments$$' -benchtime 1000x -count=$(BENCH_COUNT) -timeout 30m ./abci/
 
 ## bench-ttl: document time to live: expire_documents at 128 documents a block (1 and 3 indexes, 10k and 1M live documents) against an empty block and the owners' deletes of the same types; a steady flood of one-hour documents at 100, 128 and 1,000 a block for three hours of block time (about 10 minutes: the million is written first)
 .PHONY: bench-ttl

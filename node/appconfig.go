@@ -171,7 +171,8 @@ leveldb_block_cache_mib = {{.LevelDBBlockCacheMiB}}
 
 # The Go garbage collector's target, in percent: a collection starts when the heap has
 # grown by this share of what the last one left live. Higher spends memory to collect
-# less often (docs/BENCHMARKS.md, "The garbage collector's target"). The GOGC environment variable, when set, overrides it.
+# less often (docs/BENCHMARKS.md, "The garbage collector's target"). The GOGC
+# environment variable, when set, overrides it.
 gc_percent = {{.GCPercent}}
 
 # Log output: "console" (readable, for people) or "json" (one object per line, for log

@@ -17,6 +17,7 @@ import (
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
 	cmtcrypto "github.com/cometbft/cometbft/proto/tendermint/crypto"
+	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	"github.com/cosmos/iavl"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/rs/zerolog"
@@ -68,6 +69,11 @@ type Application struct {
 	reading    *reader
 	readers    sync.WaitGroup
 
+	// signal is the version this node's proposals signal (upgrade.go); halted is
+	// closed once the chain moved past this binary.
+	signal protocol.Version
+	halted halt
+
 	// check is the check state (checkstate.go), safe for concurrent use: nil before
 	// InitChain. InitChain and Commit replace it; CheckTx and the check-state queries
 	// judge on the one they load.
@@ -90,12 +96,16 @@ func New(store *drive.Store, log zerolog.Logger, metrics *Metrics) (*Application
 	if err != nil {
 		return nil, err
 	}
-	a := &Application{store: store, log: log, metrics: metrics, signatures: signatures, checked: checked}
+	a := &Application{store: store, log: log, metrics: metrics, signatures: signatures, checked: checked,
+		signal: protocol.Newest(), halted: halt{done: make(chan struct{})}}
 	if err := a.resetCheckState(); err != nil {
 		return nil, err
 	}
 	if v, _ := store.LastCommit(); v > 0 {
 		a.observePools(v)
+		if saved, err := store.Saved(v); err == nil {
+			a.warnUpgrade(saved)
+		}
 	}
 	return a, nil
 }
@@ -168,8 +178,15 @@ func (a *Application) InitChain(_ context.Context, req *abcitypes.RequestInitCha
 		return nil, err
 	}
 	a.check.Store(check)
-	a.log.Info().Str("chain_id", req.ChainId).Int64("initial_height", req.InitialHeight).Msg("genesis state written")
-	return &abcitypes.ResponseInitChain{AppHash: a.store.WorkingHash()}, nil
+	v, err := drive.GetProtocolVersion(a.store.Working())
+	if err != nil {
+		return nil, err
+	}
+	a.log.Info().Str("chain_id", req.ChainId).Int64("initial_height", req.InitialHeight).Uint32("protocol_version", uint32(v)).Msg("genesis state written")
+	// The headers carry the protocol version as their app version from the first
+	// block on; a block that switches it updates it (appVersionUpdate).
+	params := &cmtproto.ConsensusParams{Version: &cmtproto.VersionParams{App: uint64(v)}}
+	return &abcitypes.ResponseInitChain{AppHash: a.store.WorkingHash(), ConsensusParams: params}, nil
 }
 
 // CheckTx runs the transaction against the check state at the last block's time. A
@@ -234,19 +251,26 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 	}
 	if err != nil {
 		a.store.Rollback()
-		a.log.Error().Err(err).Int64("height", req.Height).Msg("block execution failed; halting")
+		if !a.haltOn(err) {
+			a.log.Error().Err(err).Int64("height", req.Height).Msg("block execution failed; halting")
+		}
 		return nil, err
 	}
 	a.staged, a.swept = req.Height, 0
 	for _, e := range x.res.Events {
-		if e.Type == protocol.EventTimeRangeSweep {
+		switch e.Type {
+		case protocol.EventTimeRangeSweep:
 			a.swept = protocol.BlockTimeMs(req.Time)
+		case protocol.EventProtocolUpgradeDecided:
+			a.warnUpgrade(a.store.Working())
 		}
 	}
 	out := &abcitypes.ResponseFinalizeBlock{
 		TxResults: make([]*abcitypes.ExecTxResult, len(x.res.TxResults)),
 		Events:    events(x.res.Events),
 		AppHash:   x.appHash,
+		// The header's app version follows the protocol version.
+		ConsensusParamUpdates: appVersionUpdate(x.res),
 	}
 	if out.AppHash == nil {
 		out.AppHash = a.store.WorkingHash()

@@ -260,6 +260,8 @@ func (h *harness) tx(line string) []byte {
 			h.t.Fatal(err)
 		}
 		return b
+	case "signal":
+		return protocol.EncodeVersionSignal(protocol.Version(h.u64(m, "version")))
 	case "address-transfer":
 		tr = &protocol.AddressFundsTransfer{PubKey: pub(signer), Nonce: h.u64(m, "nonce"), Recipient: addr(m["to"]), Amount: h.u64(m, "amount")}
 	case "identity-create":

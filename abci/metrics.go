@@ -3,12 +3,14 @@ package abci
 import (
 	"fmt"
 	"math/big"
+	"strconv"
 
 	"github.com/dustin/go-humanize"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ttld-dev/ttld/app"
 	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // Metrics are the application's own metrics, registered beside CometBFT's so one
@@ -47,6 +49,12 @@ type Metrics struct {
 	EpochFees      prometheus.Gauge
 	PendingRefunds prometheus.Gauge
 	TotalCredits   prometheus.Gauge
+	// Protocol upgrades after the last commit (observeUpgrades).
+	ProtocolVersion     prometheus.Gauge
+	NextProtocolVersion prometheus.Gauge
+	NewestSupported     prometheus.Gauge
+	EpochBlocks         prometheus.Gauge
+	UpgradeSignals      *prometheus.GaugeVec
 }
 
 // The results of the Optimistic metric.
@@ -98,11 +106,46 @@ func (m *Metrics) observePools(kv drive.KV) error {
 	if err != nil {
 		return err
 	}
+	if err := m.observeUpgrades(kv, cur); err != nil {
+		return err
+	}
 	m.Epoch.Set(float64(cur.Index))
 	m.StoragePool.Set(float64(pool))
 	m.EpochFees.Set(float64(fees))
 	m.PendingRefunds.Set(refunded)
 	m.TotalCredits.Set(float64(total))
+	return nil
+}
+
+// observeUpgrades sets the protocol upgrade gauges from a saved state whose current
+// epoch is cur.
+func (m *Metrics) observeUpgrades(kv drive.KV, cur drive.CurrentEpoch) error {
+	v, err := drive.GetProtocolVersion(kv)
+	if err != nil {
+		return err
+	}
+	next, _, err := drive.GetNextVersion(kv)
+	if err != nil {
+		return err
+	}
+	last, _, err := drive.GetLastBlock(kv)
+	if err != nil {
+		return err
+	}
+	signals, _, err := drive.GetEpochSignals(kv, cur.Index)
+	if err != nil {
+		return err
+	}
+	m.ProtocolVersion.Set(float64(v))
+	m.NextProtocolVersion.Set(float64(next))
+	m.NewestSupported.Set(float64(protocol.Newest()))
+	if last.Height >= cur.FirstHeight && cur.FirstHeight > 0 {
+		m.EpochBlocks.Set(float64(last.Height - cur.FirstHeight + 1))
+	}
+	m.UpgradeSignals.Reset()
+	for _, c := range signals.Counts {
+		m.UpgradeSignals.WithLabelValues(strconv.FormatUint(uint64(c.Version), 10)).Set(float64(c.Blocks))
+	}
 	return nil
 }
 
@@ -183,6 +226,11 @@ func (m *Metrics) declare() []metric {
 		{&m.EpochFees, "epoch_fees_credits", "Processing fees collected in the current epoch, in credits.", nil},
 		{&m.PendingRefunds, "pending_refunds_credits", "Storage refunds paid to owners that the next epoch change takes back from the epochs' pools, in credits.", nil},
 		{&m.TotalCredits, "total_credits", "Running total of credits in state (balances and pools, less pending refunds); equals the genesis supply.", nil},
+		{&m.ProtocolVersion, "protocol_version", "Protocol version in force after the last commit.", nil},
+		{&m.NextProtocolVersion, "next_protocol_version", "Protocol version the chain moves to at the next epoch change, as the last one decided; 0 when none is decided.", nil},
+		{&m.NewestSupported, "newest_supported_protocol_version", "Newest protocol version this binary implements: a next_protocol_version above it stops the node at the next epoch change.", nil},
+		{&m.EpochBlocks, "epoch_blocks", "Blocks of the current epoch up to the last commit.", nil},
+		{&m.UpgradeSignals, "upgrade_signals", "Blocks of the current epoch whose proposer signalled each protocol version, up to the last commit.", []string{"version"}},
 	}
 }
 

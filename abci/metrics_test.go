@@ -43,6 +43,7 @@ func TestMetricsCarryChainID(t *testing.T) {
 		"ttld_app_cleanup_backlog": true, "ttld_app_cleanup_oldest_overdue_seconds": true,
 		"ttld_app_epoch": true, "ttld_app_storage_pool_credits": true, "ttld_app_epoch_fees_credits": true,
 		"ttld_app_pending_refunds_credits": true, "ttld_app_total_credits": true,
+		"ttld_app_protocol_version": true, "ttld_app_next_protocol_version": true, "ttld_app_newest_supported_protocol_version": true, "ttld_app_epoch_blocks": true,
 	}
 	for _, f := range families {
 		if !want[f.GetName()] {
@@ -188,6 +189,11 @@ func TestMetricsDeclared(t *testing.T) {
 		{"ttld_app_epoch_fees_credits", "GAUGE", "Processing fees collected in the current epoch, in credits.", nil},
 		{"ttld_app_pending_refunds_credits", "GAUGE", "Storage refunds paid to owners that the next epoch change takes back from the epochs' pools, in credits.", nil},
 		{"ttld_app_total_credits", "GAUGE", "Running total of credits in state (balances and pools, less pending refunds); equals the genesis supply.", nil},
+		{"ttld_app_protocol_version", "GAUGE", "Protocol version in force after the last commit.", nil},
+		{"ttld_app_next_protocol_version", "GAUGE", "Protocol version the chain moves to at the next epoch change, as the last one decided; 0 when none is decided.", nil},
+		{"ttld_app_newest_supported_protocol_version", "GAUGE", "Newest protocol version this binary implements: a next_protocol_version above it stops the node at the next epoch change.", nil},
+		{"ttld_app_epoch_blocks", "GAUGE", "Blocks of the current epoch up to the last commit.", nil},
+		{"ttld_app_upgrade_signals", "GAUGE", "Blocks of the current epoch whose proposer signalled each protocol version, up to the last commit.", []string{"version"}},
 	}
 	reg := prometheus.NewRegistry()
 	m, err := NewMetrics(reg, "chain-7")

@@ -96,7 +96,7 @@ func (a *Application) executeAhead(blk app.Block, at time.Time, room *app.Room) 
 	if err == nil {
 		err = a.store.Batch(func() (err error) {
 			if room != nil {
-				blk, x.res, err = app.ProposeBlock(kv, blk, *room)
+				blk, x.res, err = app.ProposeBlock(kv, blk, *room, a.signal)
 			} else {
 				x.res, err = app.ExecuteBlock(kv, blk)
 			}
@@ -134,12 +134,18 @@ func (a *Application) PrepareProposal(_ context.Context, req *abcitypes.RequestP
 	blk := a.proposalBlock(req.Height, req.Time, req.ProposerAddress, req.Txs)
 	x, err := a.executeAhead(blk, req.Time, &app.Room{MaxBytes: req.MaxTxBytes, Size: txSize})
 	if err != nil {
-		a.log.Error().Err(err).Int64("height", req.Height).Msg("executing a proposal failed; halting")
+		if !a.haltOn(err) {
+			a.log.Error().Err(err).Int64("height", req.Height).Msg("executing a proposal failed; halting")
+		}
 		return nil, err
 	}
 	a.kept = x
-	if left := len(req.Txs) - len(x.txs); left > 0 {
-		a.log.Info().Int("left_out", left).Int("taken", len(x.txs)).Int64("height", req.Height).Msg("left out of the proposal: transactions refused unpaid, or past the size limit")
+	taken := len(x.txs)
+	if len(x.txs) > 0 && protocol.IsVersionSignal(x.txs[0]) {
+		taken-- // the signal is this node's own, no candidate
+	}
+	if left := len(req.Txs) - taken; left > 0 {
+		a.log.Info().Int("left_out", left).Int("taken", taken).Int64("height", req.Height).Msg("left out of the proposal: transactions refused unpaid, or past the size limit")
 	}
 	return &abcitypes.ResponsePrepareProposal{Txs: x.txs}, nil
 }
@@ -162,7 +168,9 @@ func (a *Application) ProcessProposal(_ context.Context, req *abcitypes.RequestP
 	blk := a.proposalBlock(req.Height, req.Time, req.ProposerAddress, req.Txs)
 	x, err := a.executeAhead(blk, req.Time, nil)
 	if err != nil {
-		a.log.Error().Err(err).Int64("height", req.Height).Msg("executing a proposal failed; halting")
+		if !a.haltOn(err) {
+			a.log.Error().Err(err).Int64("height", req.Height).Msg("executing a proposal failed; halting")
+		}
 		return nil, err
 	}
 	for i, tr := range x.res.TxResults {

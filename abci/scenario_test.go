@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/cosmos/iavl"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/ttld-dev/ttld/app"
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/feeschedule"
 	"github.com/ttld-dev/ttld/genesis"
@@ -31,9 +33,15 @@ import (
 //	block time=DURATION [proposer=NAME]   input: one transaction per line (see
 //	                             harness.tx); the time is since genesis; the proposer
 //	                             stays for later blocks; prints each result and the events
+//	halting-block time=DURATION [proposer=NAME]   input: transactions; a block this
+//	                             binary must halt at (the chain moves past it): prints
+//	                             why, and checks that nothing was staged or saved
+//	protocol                     the protocol version and upgrade records, proven
 //	check-tx                     input: one transaction; runs CheckTx on the check state
-//	prepare-proposal [time=DURATION] [proposer=NAME] [max-bytes=N]   input: the
-//	                             mempool's transactions; which PrepareProposal takes
+//	prepare-proposal [time=DURATION] [proposer=NAME] [max-bytes=N] [signal=VERSION]
+//	                             input: the mempool's transactions; which
+//	                             PrepareProposal takes, and the signal it adds (signal:
+//	                             the version the node signals, kept for later proposals)
 //	process-proposal [time=DURATION] [proposer=NAME] [hash=NAME]   input: transactions;
 //	                             ProcessProposal's verdict (time: genesis when unset)
 //	block ... hash=NAME          FinalizeBlock of the block with that hash (any name
@@ -154,12 +162,23 @@ func (h *harness) run(d *datadriven.TestData) string {
 		if m["max-bytes"] != "" {
 			maxBytes = int64(h.u64(m, "max-bytes"))
 		}
+		if m["signal"] != "" {
+			h.app.SignalVersion(protocol.Version(h.u64(m, "signal")))
+		}
 		candidates := h.txs(d.Input)
 		res, err := h.app.PrepareProposal(context.Background(), &abcitypes.RequestPrepareProposal{
 			Txs: candidates, MaxTxBytes: maxBytes, Height: h.height + 1, Time: h.timeArg(m), ProposerAddress: proposer,
 		})
 		if err != nil {
 			h.t.Fatal(err)
+		}
+		if len(res.Txs) > 0 && protocol.IsVersionSignal(res.Txs[0]) {
+			v, err := protocol.DecodeVersionSignal(res.Txs[0], 0, 0)
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			fmt.Fprintf(&out, "signal %d\n", v)
+			res.Txs = res.Txs[1:]
 		}
 		taken := 0
 		for i, tx := range candidates {
@@ -173,6 +192,14 @@ func (h *harness) run(d *datadriven.TestData) string {
 		if taken != len(res.Txs) {
 			h.t.Fatalf("PrepareProposal returned %d transactions, %d of them candidates in order", len(res.Txs), taken)
 		}
+	case "halting-block":
+		if name, ok := m["proposer"]; ok {
+			h.proposer = consensusAddress(name)
+			h.names[string(h.proposer)] = name
+		}
+		out.WriteString(h.haltingBlock(h.timeArg(m), h.txs(d.Input)))
+	case "protocol":
+		out.WriteString(h.protocolRecords())
 	case "storage-fee":
 		// A synthetic perpetual storage fee (no transition pays one yet): credits move
 		// from an address to the storage distribution pool, between blocks.
@@ -434,6 +461,9 @@ func (h *harness) blockOutput(res *abcitypes.ResponseFinalizeBlock, optimistic s
 	for i, tr := range res.TxResults {
 		fmt.Fprintf(&out, "tx %d: %s fee=%d\n", i, codeName(tr.Code), tr.GasUsed)
 	}
+	if u := res.ConsensusParamUpdates; u != nil {
+		fmt.Fprintf(&out, "consensus params: app version %d from the next height\n", u.Version.App)
+	}
 	for _, e := range res.Events {
 		fmt.Fprintf(&out, "event %s", e.Type)
 		for _, a := range e.Attributes {
@@ -441,6 +471,81 @@ func (h *harness) blockOutput(res *abcitypes.ResponseFinalizeBlock, optimistic s
 		}
 		out.WriteString("\n")
 	}
+	return out.String()
+}
+
+// haltingBlock runs the next block where this binary must halt: ProcessProposal (when
+// blocks are processed first) and FinalizeBlock must fail with the halt, the node must
+// be halted, and nothing of the block staged or saved.
+func (h *harness) haltingBlock(at time.Time, txs [][]byte) string {
+	base, root := h.store.LastCommit()
+	req := &abcitypes.RequestFinalizeBlock{Height: h.height + 1, Time: at, Txs: txs, ProposerAddress: h.proposer}
+	if h.processBlocks {
+		if _, err := h.app.ProcessProposal(context.Background(), &abcitypes.RequestProcessProposal{
+			Txs: txs, Height: req.Height, Time: at, ProposerAddress: h.proposer,
+		}); err == nil {
+			h.t.Fatal("ProcessProposal accepted a block this binary must halt at")
+		}
+	}
+	if _, err := h.app.FinalizeBlock(context.Background(), req); err == nil {
+		h.t.Fatal("FinalizeBlock executed a block this binary must halt at")
+	}
+	select {
+	case <-h.app.Halted():
+	default:
+		h.t.Fatal("the application did not halt the node")
+	}
+	if v, r := h.store.LastCommit(); v != base || !bytes.Equal(r, root) || !h.store.Unchanged() {
+		h.t.Fatalf("a halted block changed the stores: saved %d %x (was %d %x), working tree unchanged: %v", v, r, base, root, h.store.Unchanged())
+	}
+	var need app.ErrUpgradeNeeded
+	if !errors.As(h.app.HaltErr(), &need) {
+		h.t.Fatalf("halted for %v", h.app.HaltErr())
+	}
+	return fmt.Sprintf("halted before height %d: needs protocol version %d, this binary implements up to %d\n", need.Height, need.Version, need.Newest)
+}
+
+// protocolRecords prints the protocol version and the upgrade records of the last
+// saved version, read through the proven paths and checked against its root.
+func (h *harness) protocolRecords() string {
+	var out strings.Builder
+	res := h.query(proofs.PathKey, drive.ProtocolVersionKey(), 0)
+	if err := proofs.VerifyPresence(h.rootAt(res.Height), drive.ProtocolVersionKey(), res.Value, res.ProofOps); err != nil {
+		h.t.Fatal(err)
+	}
+	v, err := drive.DecodeProtocolVersion(res.Value)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	fmt.Fprintf(&out, "version %d\n", v)
+	res = h.query(proofs.PathUpgrades, nil, 0)
+	entries, err := h.verifyRange(proofs.PathUpgrades, nil, res)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, e := range entries {
+		if epoch, ok := drive.ParseEpochSignalsKey(e.Key); ok {
+			s, err := drive.DecodeEpochSignals(e.Value)
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			fmt.Fprintf(&out, "epoch %d signals:", epoch)
+			for _, c := range s.Counts {
+				fmt.Fprintf(&out, " %d=%d", c.Version, c.Blocks)
+			}
+			if s.Blocks > 0 {
+				fmt.Fprintf(&out, " of %d blocks", s.Blocks)
+			}
+			out.WriteString("\n")
+			continue
+		}
+		next, err := drive.DecodeProtocolVersion(e.Value)
+		if err != nil || !bytes.Equal(e.Key, drive.NextVersionKey()) {
+			h.t.Fatalf("unexpected upgrade record %x=%x", e.Key, e.Value)
+		}
+		fmt.Fprintf(&out, "next version %d\n", next)
+	}
+	fmt.Fprintf(&out, "verified complete at height %d\n", res.Height)
 	return out.String()
 }
 

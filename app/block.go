@@ -71,6 +71,10 @@ type BlockResult struct {
 	Cleanups []Cleanup
 	// Epoch is the block's epoch.
 	Epoch uint32
+	// Version is the protocol version in force for the block; Switched: the block
+	// switched to it (docs/STATE.md, "Protocol upgrades").
+	Version  protocol.Version
+	Switched bool
 	// Credits is the running total of credits in state after the block, which every
 	// write of the block updated, and the genesis supply it must equal.
 	Credits Credits
@@ -108,35 +112,6 @@ type rules struct {
 	fees    feeschedule.Schedule
 	// verifier checks signatures: never nil once loadRules returns.
 	verifier protocol.Verifier
-}
-
-// upgradeStep carries out the protocol upgrade genesis scheduled for this height,
-// before anything else of the block: the block runs under the new version's rules, and
-// the first block of 14 writes what 14 starts with (drive.InsertDocumentTTLTrees).
-func upgradeStep(kv drive.KV, height uint64) ([]protocol.Event, error) {
-	u, ok, err := drive.GetProtocolUpgrade(kv)
-	if err != nil || !ok || u.Height != height {
-		return nil, err
-	}
-	from, err := drive.GetProtocolVersion(kv)
-	if err != nil {
-		return nil, err
-	}
-	if !protocol.Known(u.Version) {
-		return nil, faultf("the upgrade at height %d is to protocol version %d, which this build does not implement", height, u.Version)
-	}
-	if err := drive.SetProtocolVersion(kv, u.Version); err != nil {
-		return nil, err
-	}
-	if from < protocol.V14 && u.Version >= protocol.V14 {
-		if err := drive.InsertDocumentTTLTrees(kv, height); err != nil {
-			return nil, err
-		}
-	}
-	if err := kv.Delete(drive.ProtocolUpgradeKey()); err != nil {
-		return nil, err
-	}
-	return []protocol.Event{protocol.NewProtocolUpgradeEvent(from, u.Version)}, nil
 }
 
 // epoch is the index of the epoch of the block the rules judge.
@@ -202,7 +177,7 @@ func executeBlock(kv drive.KV, b Block, pick *picker) (BlockResult, error) {
 	// moves into the running total.
 	led := drive.NewLedger(kv)
 	kv = led
-	upgraded, err := upgradeStep(kv, b.Height)
+	up, err := upgradeStep(kv, b)
 	if err != nil {
 		return BlockResult{}, err
 	}
@@ -210,7 +185,7 @@ func executeBlock(kv drive.KV, b Block, pick *picker) (BlockResult, error) {
 	if err != nil {
 		return BlockResult{}, err
 	}
-	res := BlockResult{TxResults: make([]TxResult, 0, len(b.Txs))}
+	res := BlockResult{TxResults: make([]TxResult, 0, len(b.Txs)), Version: r.ctx.Version, Switched: up.switched}
 
 	// 1. The block's context (what CheckTx and queries judge time against until the
 	// next block) and its epoch: on an epoch change, storage fees distributed and
@@ -218,14 +193,14 @@ func executeBlock(kv drive.KV, b Block, pick *picker) (BlockResult, error) {
 	if err := drive.SetLastBlock(kv, drive.LastBlock{Height: b.Height, TimeMs: b.TimeMs}); err != nil {
 		return res, err
 	}
-	res.Events = append(res.Events, upgraded...)
+	res.Events = append(res.Events, up.events...)
 	var events []protocol.Event
 	if res.Epoch, events, err = epochStep(kv, r.params, r.ctx.Limits, b); err != nil {
 		return res, err
 	}
-	res.Events = append(res.Events, events...)
+	res.Events = append(append(res.Events, events...), up.decided...)
 
-	// 2. Transitions, in block order.
+	// 2. Transitions, in block order; a proposer's version signal first.
 	collected, err := drive.GetU64(kv, drive.EpochFeesKey(res.Epoch))
 	if err != nil {
 		return res, err
@@ -237,7 +212,11 @@ func executeBlock(kv drive.KV, b Block, pick *picker) (BlockResult, error) {
 			break
 		}
 		var tr TxResult
-		tr, collected, err = executeTx(kv, r, tx, collected)
+		if protocol.IsVersionSignal(tx) {
+			tr, err = signalTx(kv, r, res.Epoch, len(res.TxResults), tx)
+		} else {
+			tr, collected, err = executeTx(kv, r, tx, collected)
+		}
 		if err != nil {
 			return BlockResult{}, err
 		}

@@ -1,6 +1,9 @@
 package app
 
-import "github.com/ttld-dev/ttld/drive"
+import (
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/protocol"
+)
 
 // Room bounds the transactions of a block a proposer builds (ProposeBlock).
 type Room struct {
@@ -19,7 +22,20 @@ type Room struct {
 // transaction refused unpaid changes nothing (TxResult.Unpaid), so the block without
 // it executes the same. kv then holds the proposed block's writes. An error is a Fault,
 // as ExecuteBlock's.
-func ProposeBlock(kv drive.KV, b Block, room Room) (Block, BlockResult, error) {
+//
+// signal is the newest version the proposer's binary implements, or the one its
+// operator holds back to (docs/STATE.md, "Protocol upgrades"): the block starts with
+// its signal when it is above the version in force before the block (0: never).
+func ProposeBlock(kv drive.KV, b Block, room Room, signal protocol.Version) (Block, BlockResult, error) {
+	v, err := drive.GetProtocolVersion(kv)
+	if err != nil {
+		return Block{}, BlockResult{}, asFault(err)
+	}
+	if signal > v {
+		// NB: at a block that switches the version up to the signal, the signal is
+		// refused there, unpaid, and left out as any such transaction.
+		b.Txs = append([][]byte{protocol.EncodeVersionSignal(signal)}, b.Txs...)
+	}
 	pick := &picker{room: room}
 	res, err := executeBlock(kv, b, pick)
 	if err != nil {

@@ -71,9 +71,14 @@ const (
 	miscUpgrade     byte = 'U'
 	miscLocal       byte = 'o'
 	miscActivated   byte = 'A' // | version u32
+	miscUpgrades    byte = 'P' // | one of upgrade*
 	// The ttl'd time-range grids and the epoch sweep's place among them (windows.go).
 	miscTimeRanges     byte = 'W' // | contract id | type name length u8 | type name | grid
 	miscTimeRangeSweep byte = 'w'
+
+	// 104 | 'P' | ...: protocol upgrades in place.
+	upgradeNext    byte = 'n'
+	upgradeSignals byte = 's' // | epoch u32
 )
 
 // WindowPart is what a key under one window of a time-range grid holds, the byte after
@@ -588,6 +593,33 @@ func LocalLimitsKey() []byte { return []byte{RootMisc, miscLocal} }
 // by the genesis that starts on it or by the block that upgrades to it.
 func VersionActivatedKey(v protocol.Version) []byte {
 	return binary.BigEndian.AppendUint32([]byte{RootMisc, miscActivated}, uint32(v))
+}
+
+// UpgradesPrefix: 104 | 'P': the records of protocol upgrades in place
+// (docs/STATE.md, "Protocol upgrades"): the next version, once decided, and the version
+// signals of the current and the last epoch; nothing else lies under it.
+func UpgradesPrefix() []byte { return []byte{RootMisc, miscUpgrades} }
+
+// NextVersionKey: 104 | 'P' | 'n' -> version u32: the version an epoch change decided
+// the chain moves to at the next one; absent: none decided.
+func NextVersionKey() []byte { return []byte{RootMisc, miscUpgrades, upgradeNext} }
+
+// EpochSignalsKey: 104 | 'P' | 's' | epoch u32 -> the version signals of the epoch's
+// blocks (EncodeEpochSignals); absent: no block of the epoch signalled.
+func EpochSignalsKey(epoch uint32) []byte {
+	return binary.BigEndian.AppendUint32([]byte{RootMisc, miscUpgrades, upgradeSignals}, epoch)
+}
+
+// EpochSignalsPrefix is the prefix of every EpochSignalsKey.
+func EpochSignalsPrefix() []byte { return []byte{RootMisc, miscUpgrades, upgradeSignals} }
+
+// ParseEpochSignalsKey reads a key built by EpochSignalsKey.
+func ParseEpochSignalsKey(k []byte) (epoch uint32, ok bool) {
+	rest, ok := bytes.CutPrefix(k, EpochSignalsPrefix())
+	if !ok || len(rest) != 4 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(rest), true
 }
 
 // PrefixEnd returns the first key after every key that starts with prefix, or nil when

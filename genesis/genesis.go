@@ -15,7 +15,7 @@ import (
 
 // AppState is the "app_state" object of the genesis file.
 type AppState struct {
-	// ProtocolVersion the chain starts on; 0 means protocol.Latest.
+	// ProtocolVersion the chain starts on; 0 means protocol.Newest().
 	ProtocolVersion protocol.Version `json:"protocol_version"`
 	// Upgrade, when set, switches the chain to a later protocol version at a height
 	// after the initial one (13 to 14: document time to live).
@@ -87,7 +87,7 @@ func Decode(raw []byte) (AppState, error) {
 		return s, invalid("app state: %v", err)
 	}
 	if s.ProtocolVersion == 0 {
-		s.ProtocolVersion = protocol.Latest
+		s.ProtocolVersion = protocol.Newest()
 	}
 	_, err := s.supply()
 	return s, err

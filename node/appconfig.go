@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/protocol"
 	"github.com/ttld-dev/ttld/web"
 )
 
@@ -40,6 +41,11 @@ type AppConfig struct {
 	// the heap may grow by this percentage of the live heap before a collection.
 	// `ttld start` applies it unless the GOGC environment variable is set.
 	GCPercent int `mapstructure:"gc_percent"`
+	// SignalVersion is the protocol version the node's proposals signal
+	// (docs/STATE.md, "Protocol upgrades"): 0 signals the newest this binary
+	// implements; an earlier one holds the node back. ttld start --signal-version
+	// overrides it.
+	SignalVersion uint32 `mapstructure:"signal_version"`
 	// LogFormat is LogFormatConsole or LogFormatJSON.
 	LogFormat string `mapstructure:"log_format"`
 	// LogLevel is a zerolog level name: trace, debug, info, warn or error. It applies
@@ -101,6 +107,9 @@ func (c AppConfig) Validate() error {
 	if c.GCPercent <= 0 {
 		return fmt.Errorf("gc_percent must be > 0, not %d", c.GCPercent)
 	}
+	if err := CheckSignalVersion(c.SignalVersion); err != nil {
+		return fmt.Errorf("signal_version: %w", err)
+	}
 	if c.LogFormat != LogFormatConsole && c.LogFormat != LogFormatJSON {
 		return fmt.Errorf("log_format must be %q or %q, not %q", LogFormatConsole, LogFormatJSON, c.LogFormat)
 	}
@@ -113,6 +122,34 @@ func (c AppConfig) Validate() error {
 		}
 	}
 	return nil
+}
+
+// ErrSignalVersion: a signal version this binary cannot signal, one it does not
+// implement.
+type ErrSignalVersion struct {
+	Version uint32
+	Newest  protocol.Version
+}
+
+func (e ErrSignalVersion) Error() string {
+	return fmt.Sprintf("this binary implements protocol versions up to %d and cannot signal %d (0 signals %[1]d)", e.Newest, e.Version)
+}
+
+// CheckSignalVersion refuses a signal version past the newest this binary implements.
+func CheckSignalVersion(v uint32) error {
+	if protocol.Version(v) > protocol.Newest() {
+		return ErrSignalVersion{Version: v, Newest: protocol.Newest()}
+	}
+	return nil
+}
+
+// Signal is the version a node set to signal v signals: v, or 0 for the newest this
+// binary implements.
+func Signal(v uint32) protocol.Version {
+	if v == 0 {
+		return protocol.Newest()
+	}
+	return protocol.Version(v)
 }
 
 // ParseLogLevel parses a zerolog level name; the empty string is an error.
@@ -174,6 +211,13 @@ leveldb_block_cache_mib = {{.LevelDBBlockCacheMiB}}
 # less often (docs/BENCHMARKS.md, "The garbage collector's target"). The GOGC
 # environment variable, when set, overrides it.
 gc_percent = {{.GCPercent}}
+
+# The protocol version this node's proposals signal, for upgrades in place
+# (docs/STATE.md, "Protocol upgrades"): 0 signals the newest version this binary
+# implements; an earlier one holds the node back until its operator is ready. The
+# chain moves to the next version one epoch change after an epoch in which enough of
+# its blocks signalled it. ttld start --signal-version overrides it.
+signal_version = {{.SignalVersion}}
 
 # Log output: "console" (readable, for people) or "json" (one object per line, for log
 # collectors). The --log-format flag overrides it.

@@ -168,7 +168,7 @@ func Init(opts InitOptions) (InitResult, error) {
 	}
 	payout := protocol.PayoutIdentityID(keys.ValidatorPub.Address())
 	state := genesis.AppState{
-		ProtocolVersion:  protocol.Latest,
+		ProtocolVersion:  protocol.Newest(),
 		EpochTimeLengthS: epochLength(opts.EpochLengthS),
 		Addresses:        []genesis.Address{{Address: dev.Address().String(), Balance: balance}},
 		Identities:       []genesis.Identity{{ID: payout.String(), Keys: []string{hex.EncodeToString(payoutKey.Pub)}}},

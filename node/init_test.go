@@ -3,6 +3,7 @@ package node
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,7 +179,7 @@ func TestAppConfigRoundTripAndValidation(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(home, "config"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	want := AppConfig{KeepRecent: 7, IAVLCacheSize: 5000, LevelDBBlockCacheMiB: 16, GCPercent: 300, LogFormat: LogFormatJSON, LogLevel: "debug"}
+	want := AppConfig{KeepRecent: 7, IAVLCacheSize: 5000, LevelDBBlockCacheMiB: 16, GCPercent: 300, SignalVersion: uint32(protocol.V13), LogFormat: LogFormatJSON, LogLevel: "debug"}
 	if err := SaveAppConfig(home, want); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestAppConfigRoundTripAndValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"keep_recent", "iavl_cache_size", "leveldb_block_cache_mib", "gc_percent", "log_format", "log_level"} {
+	for _, key := range []string{"keep_recent", "iavl_cache_size", "leveldb_block_cache_mib", "gc_percent", "signal_version", "log_format", "log_level"} {
 		if !strings.Contains(string(raw), "\n# ") || !strings.Contains(string(raw), key+" = ") {
 			t.Errorf("app.toml lacks a documented %s", key)
 		}
@@ -203,8 +204,10 @@ func TestAppConfigRoundTripAndValidation(t *testing.T) {
 		"no cache":    "iavl_cache_size = 0\n",
 		"no blocks":   "leveldb_block_cache_mib = 0\n",
 		"no gc":       "gc_percent = 0\n",
-		"not toml":    "keep_recent = [\n",
-		"wrong type":  "keep_recent = \"many\"\n",
+		// A binary cannot signal a version it does not implement.
+		"signal past newest": fmt.Sprintf("signal_version = %d\n", protocol.Newest()+1),
+		"not toml":           "keep_recent = [\n",
+		"wrong type":         "keep_recent = \"many\"\n",
 	} {
 		if err := os.WriteFile(AppConfigFile(home), []byte(body), 0o644); err != nil {
 			t.Fatal(err)

@@ -47,13 +47,18 @@ func CometLogger(l zerolog.Logger) cmtlog.Logger { return cometLogger{l: l} }
 // nodeCometLogger is CometLogger for a node that sets stopping before it stops
 // CometBFT: from then on, the errors CometBFT logs because its listeners close
 // (stoppedListener) are logged at debug level, as they are what a clean stop does.
-func nodeCometLogger(l zerolog.Logger, stopping *atomic.Bool) cmtlog.Logger {
-	return cometLogger{l: l, stopping: stopping}
+// Once halted is set (the application halted the node: the chain moved past this
+// binary, which the application logs in one line), every error CometBFT logs is at
+// debug level: its consensus stops on the application's refusal, with a stack trace,
+// as designed.
+func nodeCometLogger(l zerolog.Logger, stopping, halted *atomic.Bool) cmtlog.Logger {
+	return cometLogger{l: l, stopping: stopping, halted: halted}
 }
 
 type cometLogger struct {
 	l        zerolog.Logger
 	stopping *atomic.Bool // nil: never
+	halted   *atomic.Bool // nil: never
 }
 
 // NB: CometBFT logs a great deal at debug level; the fields are rendered only when the
@@ -77,7 +82,7 @@ func (c cometLogger) Info(msg string, keyvals ...any) {
 func perRequest(msg string) bool { return msg == "WSJSONRPC" }
 
 func (c cometLogger) Error(msg string, keyvals ...any) {
-	if c.stopping != nil && c.stopping.Load() && stoppedListener(msg, keyvals) {
+	if (c.stopping != nil && c.stopping.Load() && stoppedListener(msg, keyvals)) || (c.halted != nil && c.halted.Load()) {
 		emit(c.l.Debug(), msg, keyvals)
 		return
 	}

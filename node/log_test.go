@@ -42,9 +42,9 @@ func TestNodeCometLoggerQuietsClosedListenersOnStop(t *testing.T) {
 	}
 	var stopping atomic.Bool
 	var running, stopped strings.Builder
-	logAll(nodeCometLogger(NewLogger(&running, true, zerolog.DebugLevel), &stopping).With("module", "p2p"))
+	logAll(nodeCometLogger(NewLogger(&running, true, zerolog.DebugLevel), &stopping, nil).With("module", "p2p"))
 	stopping.Store(true)
-	logAll(nodeCometLogger(NewLogger(&stopped, true, zerolog.DebugLevel), &stopping).With("module", "p2p"))
+	logAll(nodeCometLogger(NewLogger(&stopped, true, zerolog.DebugLevel), &stopping, nil).With("module", "p2p"))
 
 	for msg, want := range map[string][2]string{
 		"Stopped accept routine, as transport is closed": {"error", "debug"},
@@ -57,7 +57,7 @@ func TestNodeCometLoggerQuietsClosedListenersOnStop(t *testing.T) {
 		}
 	}
 	var quiet strings.Builder
-	nodeCometLogger(NewLogger(&quiet, true, zerolog.InfoLevel), &stopping).Error("Error serving server", "err", closed)
+	nodeCometLogger(NewLogger(&quiet, true, zerolog.InfoLevel), &stopping, nil).Error("Error serving server", "err", closed)
 	if quiet.Len() != 0 {
 		t.Errorf("a clean stop's listener error shows at level info: %s", quiet.String())
 	}

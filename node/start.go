@@ -44,6 +44,9 @@ type StartOptions struct {
 	// CheckInvariants halts the node on a block after which the running total of
 	// credits differs from the supply (--check-invariants).
 	CheckInvariants bool
+	// SignalVersion overrides app.toml's signal_version when not nil (ttld start
+	// --signal-version).
+	SignalVersion *uint32
 }
 
 // WebOff as StartOptions.WebListen starts no web view.
@@ -63,6 +66,8 @@ type Node struct {
 	// stopping is set once Stop begins, so that the listeners' closing is not
 	// logged as an error (nodeCometLogger).
 	stopping atomic.Bool
+	// halted is set once the application halts the node (Halted).
+	halted   atomic.Bool
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -116,6 +121,12 @@ func Start(opts StartOptions) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.SignalVersion != nil {
+		if err := CheckSignalVersion(*opts.SignalVersion); err != nil {
+			return nil, err
+		}
+		appCfg.SignalVersion = *opts.SignalVersion
+	}
 	gen, err := LoadGenesis(cfg.RootDir)
 	if err != nil {
 		return nil, err
@@ -153,11 +164,16 @@ func Start(opts StartOptions) (*Node, error) {
 	// NB: CometBFT panics inside NewNode on records it cannot decode (the last
 	// commit, blocks the handshake replays): recovered here into one error.
 	panicked := RecoverCorrupt(cfg.DBDir(), 0, func() {
-		n.comet, n.app, err = newComet(cfg, gen.ChainID, opts.Logger, nodeCometLogger(opts.Logger, &n.stopping), store, pv, nodeKey, n.cometDB, opts.CheckInvariants, appCfg.ReadAhead)
+		n.comet, n.app, err = newComet(cfg, gen.ChainID, opts.Logger, nodeCometLogger(opts.Logger, &n.stopping, &n.halted), store, pv, nodeKey, n.cometDB, opts.CheckInvariants, appCfg, &n.halted)
 	})
 	var corrupt ErrCorruptStore
 	if errors.As(panicked, &corrupt) {
 		err = ErrCometRefused{Dir: cfg.DBDir(), Err: corrupt.Err}
+	}
+	if err != nil && n.app != nil && n.app.HaltErr() != nil {
+		// NB: CometBFT's handshake replayed a block that moves the chain past this
+		// binary; its error wraps the application's in text alone.
+		err = n.app.HaltErr()
 	}
 	if err != nil {
 		return nil, errors.Join(err, n.closeStorage())
@@ -221,7 +237,7 @@ func warnIgnoredLogSettings(cfg *config.Config, log zerolog.Logger) {
 // default before it is built and started, so that a process can start a node again
 // after stopping one, and registers the application's metrics there too, so that one
 // endpoint serves both.
-func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog cmtlog.Logger, store *drive.Store, pv *privval.FilePV, nodeKey *p2p.NodeKey, dbs *cometDBs, checkInvariants, readAhead bool) (*cmtnode.Node, *abci.Application, error) {
+func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog cmtlog.Logger, store *drive.Store, pv *privval.FilePV, nodeKey *p2p.NodeKey, dbs *cometDBs, checkInvariants bool, appCfg AppConfig, halted *atomic.Bool) (*cmtnode.Node, *abci.Application, error) {
 	promMu.Lock()
 	defer promMu.Unlock()
 	reg := prometheus.NewRegistry()
@@ -239,7 +255,9 @@ func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog c
 	if checkInvariants {
 		app.CheckInvariants()
 	}
-	app.ReadAhead(readAhead)
+	app.ReadAhead(appCfg.ReadAhead)
+	app.SignalVersion(Signal(appCfg.SignalVersion))
+	app.OnHalt(func() { halted.Store(true) })
 	comet, err := cmtnode.NewNode(cfg, pv, nodeKey,
 		// Each connection (consensus, mempool, query, snapshot) has its own lock, so a
 		// slow query does not stall consensus; CheckTx takes none of them: the
@@ -280,6 +298,15 @@ func rpcURL(listen string) string {
 	}
 	return "http://" + net.JoinHostPort(host, port)
 }
+
+// Halted is closed once the application has halted the node for good: the chain moved
+// to a protocol version this binary does not implement (HaltErr says which). The
+// caller then stops the node; its stores are as the last block left them, for a newer
+// binary to continue from.
+func (n *Node) Halted() <-chan struct{} { return n.app.Halted() }
+
+// HaltErr is why the node halted (an app.ErrUpgradeNeeded), nil while it has not.
+func (n *Node) HaltErr() error { return n.app.HaltErr() }
 
 // ChainID is the chain id of the genesis the node runs.
 func (n *Node) ChainID() string { return n.chainID }

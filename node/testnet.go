@@ -204,7 +204,7 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 	res.DevAddress = dev.Address()
 	var vals []cmttypes.GenesisValidator
 	state := genesis.AppState{
-		ProtocolVersion:  protocol.Latest,
+		ProtocolVersion:  protocol.Newest(),
 		EpochTimeLengthS: epochLength(opts.EpochLengthS),
 		Addresses:        []genesis.Address{{Address: dev.Address().String(), Balance: balance}},
 		Identities:       []genesis.Identity{},

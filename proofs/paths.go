@@ -76,6 +76,12 @@ const (
 	// drive.EncodeRemoval), of one type or of all, after the record (type, id) when one
 	// is given, in key order, proven complete.
 	PathRemovals = "/removals"
+	// PathUpgrades: no data; value = EncodeEntries of the protocol upgrade records
+	// (drive.UpgradesPrefix): the version the chain moves to at the next epoch change
+	// once decided (drive.NextVersionKey, u32) and the version signals of the current
+	// and the last epoch (drive.EpochSignalsKey -> drive.EncodeEpochSignals), proven
+	// complete. The version in force is PathKey on drive.ProtocolVersionKey.
+	PathUpgrades = "/upgrades"
 )
 
 // RemovalsData is the request data of PathRemovals: the contract id, the type name's
@@ -314,6 +320,11 @@ func targetOf(path string, data []byte) (Target, error) {
 			return Target{}, ErrBadQuery{path, "want no data, or a big-endian u32 paid-in epoch and u32 from epoch"}
 		}
 		return Target{Start: start, End: drive.PrefixEnd(drive.PendingRefundsPrefix())}, nil
+	case PathUpgrades:
+		if len(data) != 0 {
+			return Target{}, ErrBadQuery{path, "want no data"}
+		}
+		return Target{Start: drive.UpgradesPrefix(), End: drive.PrefixEnd(drive.UpgradesPrefix())}, nil
 	case PathLifetimePools:
 		if len(data) != 0 {
 			return Target{}, ErrBadQuery{path, "want no data"}

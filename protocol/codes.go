@@ -22,6 +22,7 @@ const (
 	CodeUnsupportedTxFormat   Code = 10003
 	CodeUnknownTransitionType Code = 10004
 	CodeInvalidTransition     Code = 10005
+	CodeInvalidVersionSignal  Code = 10006
 
 	// Contract definitions (ParseDocumentTypes). 10101, 10201 and 10231 are the
 	// platform's; 10240 on are ours.
@@ -120,6 +121,7 @@ func codeRows(l13, l14, every Limits) []CodeInfo {
 		{CodeUnsupportedTxFormat, "UnsupportedTxFormat", false, fmt.Sprintf("the leading format byte is not %d", TxFormat1)},
 		{CodeUnknownTransitionType, "UnknownTransitionType", false, "the type byte names no transition"},
 		{CodeInvalidTransition, "InvalidTransition", false, "a structure rule: zero amount, transfer to oneself, no or repeated identity keys"},
+		{CodeInvalidVersionSignal, "InvalidVersionSignal", false, "a proposer's version signal (docs/STATE.md, Protocol upgrades) that is not its block's first transaction, is malformed, or names a version at or below the one in force; and any signal sent to the mempool, since only a proposer adds one"},
 		{CodeJSONSchema, "JsonSchemaError", false, fmt.Sprintf("the contract is not JSON or its protocol version's meta-schema refuses it: an unknown keyword (ttl before version %d), a wrong shape, type number, a bound outside the meta-schema's range, an integer written with a fraction or exponent", V14)},
 		{CodeDuplicateIndex, "DuplicateIndex", false, "two indices of a document type have the same properties in the same order"},
 		{CodeInvalidContractStructure, "InvalidContractStructure", false, fmt.Sprintf("a contract rule the meta-schema cannot state: "+

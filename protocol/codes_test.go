@@ -28,6 +28,7 @@ func TestCodesPinned(t *testing.T) {
 		{CodeUnsupportedTxFormat, 10003, "UnsupportedTxFormat", false, ErrUnsupportedTxFormat{}},
 		{CodeUnknownTransitionType, 10004, "UnknownTransitionType", false, ErrUnknownTransitionType{}},
 		{CodeInvalidTransition, 10005, "InvalidTransition", false, ErrInvalidTransition{}},
+		{CodeInvalidVersionSignal, 10006, "InvalidVersionSignal", false, ErrInvalidVersionSignal{}},
 		{CodeJSONSchema, 10101, "JsonSchemaError", false, ErrJSONSchema{}},
 		{CodeDuplicateIndex, 10201, "DuplicateIndex", false, ErrDuplicateIndex{}},
 		{CodeInvalidContractStructure, 10231, "InvalidContractStructure", false, ErrInvalidContractStructure{}},

@@ -26,12 +26,15 @@ const (
 	EventIdentityCreated     = "identity_created"
 	EventDataContractCreated = "data_contract_created"
 	EventDataContractUpdated = "data_contract_updated"
+	// EventVersionSignal is the result event of a proposer's version signal.
+	EventVersionSignal = "version_signal"
 	// EventDocumentPrefix begins the type of a documents batch action's event, followed
 	// by the action's kind (EventDocumentAction): document_create, document_replace, ...
 	EventDocumentPrefix = "document_"
 
 	// A block's own events.
 	EventProtocolUpgrade          = "protocol_upgrade"
+	EventProtocolUpgradeDecided   = "protocol_upgrade_decided"
 	EventEpochChange              = "epoch_change"
 	EventTimeRangeSweep           = "time_range_sweep"
 	EventEpochPaid                = "epoch_paid"
@@ -88,10 +91,12 @@ const (
 	AttrRemoved               = "removed"
 	AttrRevision              = "revision"
 	AttrRolledOver            = "rolled_over"
+	AttrSignals               = "signals"
 	AttrSigner                = "signer"
 	AttrStartHeight           = "start_height"
 	AttrStartMs               = "start_ms"
 	AttrStorageDistributed    = "storage_distributed"
+	AttrThresholdPercent      = "threshold_percent"
 	AttrTo                    = "to"
 	AttrType                  = "type"
 	AttrVersion               = "version"
@@ -209,6 +214,19 @@ func (a DocumentActionEvent) Event() Event {
 // NewProtocolUpgradeEvent: the block that switched the protocol version.
 func NewProtocolUpgradeEvent(from, to Version) Event {
 	return Event{EventProtocolUpgrade, []Attr{{AttrFrom, u64(uint64(from))}, {AttrTo, u64(uint64(to))}}}
+}
+
+// NewVersionSignalEvent: a block's signal of version v, the epoch's signals of v so far
+// with it.
+func NewVersionSignalEvent(v Version, epoch uint32, signals uint64) Event {
+	return Event{EventVersionSignal, []Attr{{AttrVersion, u64(uint64(v))}, {AttrEpoch, u64(uint64(epoch))}, {AttrSignals, u64(signals)}}}
+}
+
+// NewProtocolUpgradeDecidedEvent: the epoch change that decided the chain moves to
+// version to at the next one, since signals of the blocks of epoch signalled to or a
+// later version, at least thresholdPercent of them.
+func NewProtocolUpgradeDecidedEvent(to Version, epoch uint32, signals, blocks, thresholdPercent uint64) Event {
+	return Event{EventProtocolUpgradeDecided, []Attr{{AttrTo, u64(uint64(to))}, {AttrEpoch, u64(uint64(epoch))}, {AttrSignals, u64(signals)}, {AttrBlocks, u64(blocks)}, {AttrThresholdPercent, u64(thresholdPercent)}}}
 }
 
 // EpochChangeEvent is what the first block of an epoch reports.

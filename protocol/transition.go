@@ -126,6 +126,9 @@ func Decode(tx []byte, ctx Context) (*Signed, error) {
 	if len(tx) > ctx.Limits.MaxTxBytes {
 		return nil, ErrTxTooLarge{Size: len(tx), Max: ctx.Limits.MaxTxBytes}
 	}
+	if IsVersionSignal(tx) {
+		return nil, ErrInvalidVersionSignal{Position: -1, InForce: ctx.Version, Reason: "only a proposer adds a signal, as its block's first transaction"}
+	}
 	if len(tx) < 2+SignatureLen {
 		return nil, ErrTxDecode{Offset: len(tx), Reason: "shorter than a header and a signature"}
 	}

@@ -3,6 +3,7 @@ package protocol
 import (
 	"fmt"
 	"slices"
+	"strconv"
 )
 
 // Version is a protocol version. Versions are declared once and never renumbered or
@@ -20,7 +21,8 @@ const (
 	// document_ttl fee group and the lifetime storage fee pools.
 	V14 Version = 14
 
-	// Latest is the version a new genesis starts on unless it names another.
+	// Latest is the newest version this source implements. A binary may be built to
+	// stop short of it (Newest); a new genesis starts on Newest unless it names another.
 	Latest = V14
 )
 
@@ -114,6 +116,11 @@ type Limits struct {
 	// MaxTimeRangeSweepGridsPerEpoch bounds the registered grids one epoch change's
 	// sweep visits, so that its reads stay bounded however many grids are registered.
 	MaxTimeRangeSweepGridsPerEpoch int
+
+	// UpgradeThresholdPercent: the chain decides to move to the next version at an
+	// epoch change when at least this share of the finished epoch's blocks signalled
+	// it or a later one (docs/STATE.md, "Protocol upgrades").
+	UpgradeThresholdPercent uint64
 }
 
 // LocalLimits lower limits on a local chain (LocalChainID) so that its users can watch
@@ -189,13 +196,14 @@ var v13Limits = Limits{
 	MaxIdentifierListLength:             64,
 	MaxRemovalReasonBytes:               256,
 	RestoreWindowMs:                     7 * 24 * 60 * 60 * 1000,
+	UpgradeThresholdPercent:             75,
 }
 
 // LimitsFor returns the limits of version v, or an error for a version this build does
 // not know.
 func LimitsFor(v Version) (Limits, error) {
 	l, ok := limits[v]
-	if !ok {
+	if !ok || v > Newest() {
 		return Limits{}, fmt.Errorf("protocol: unknown protocol version %d", v)
 	}
 	return l, nil
@@ -204,7 +212,7 @@ func LimitsFor(v Version) (Limits, error) {
 // Known reports whether this build implements version v.
 func Known(v Version) bool {
 	_, ok := limits[v]
-	return ok
+	return ok && v <= Newest()
 }
 
 // Supported returns the versions this build implements (every v that Known reports),
@@ -212,8 +220,35 @@ func Known(v Version) bool {
 func Supported() []Version {
 	vs := make([]Version, 0, len(limits))
 	for v := range limits {
-		vs = append(vs, v)
+		if Known(v) {
+			vs = append(vs, v)
+		}
 	}
 	slices.Sort(vs)
 	return vs
 }
+
+// newestLimit, set at link time (go build -ldflags "-X
+// github.com/ttld-dev/ttld/protocol.newestLimit=13"), builds a binary that implements
+// no version after it: what a binary released before the later versions is. The
+// upgrade test runs one (make image PROTOCOL_NEWEST=13) to watch it stop where the
+// chain moves past it. Empty: Latest.
+var newestLimit string
+
+// newest is Newest's answer, read once from newestLimit.
+var newest = func() Version {
+	if newestLimit == "" {
+		return Latest
+	}
+	n, err := strconv.ParseUint(newestLimit, 10, 32)
+	if _, ok := limits[Version(n)]; err != nil || !ok || Version(n) > Latest {
+		panic(fmt.Sprintf("protocol: the link-time newest version %q is no version this source implements", newestLimit))
+	}
+	return Version(n)
+}()
+
+// Newest is the newest version this binary implements: Latest, unless the binary was
+// built to stop short of it. A new genesis starts on it, a proposer signals it unless
+// told to hold back, and a chain that moves past it stops this binary
+// (docs/STATE.md, "Protocol upgrades").
+func Newest() Version { return newest }

@@ -40,7 +40,7 @@ the list is proven complete, so an empty list is proven to hold no record.`,
 				if err != nil {
 					return nil, err
 				}
-				lim, err := protocol.LimitsFor(protocol.Latest)
+				lim, err := protocol.LimitsFor(protocol.Newest())
 				if err != nil {
 					return nil, err
 				}

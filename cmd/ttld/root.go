@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ttld-dev/ttld/app"
 	"github.com/ttld-dev/ttld/node"
 )
 
@@ -48,16 +50,30 @@ func (e errUsage) Error() string {
 	return fmt.Sprintf("--%s %q: want %s", e.Flag, e.Value, e.Want)
 }
 
+// Exit codes besides 0 (success) and 1 (any other error).
+const (
+	// ExitUpgradeNeeded: ttld start stopped because the chain moved to a protocol
+	// version this binary does not implement (app.ErrUpgradeNeeded), which the node
+	// logged in one line.
+	ExitUpgradeNeeded = 3
+)
+
 // Execute runs the command line args and returns the process exit code.
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	if err := root.ExecuteContext(ctx); err != nil {
-		return 1
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
 	}
-	return 0
+	if errors.As(err, new(app.ErrUpgradeNeeded)) {
+		// NB: the node logged it, in one line, when it halted.
+		return ExitUpgradeNeeded
+	}
+	root.PrintErrln(root.ErrPrefix(), err.Error())
+	return 1
 }
 
 func defaultHome() string {
@@ -82,7 +98,9 @@ func newRootCmd() *cobra.Command {
   ttld testnet                homes for a multi-validator network (make devnet-up)
   ttld status                 a node's height, app hash, sync state and peers
   ttld version                version, commit, Go and protocol versions`,
-		SilenceUsage:      true,
+		SilenceUsage: true,
+		// Execute prints the error, but one the node has logged already.
+		SilenceErrors:     true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return checkGlobals(globalFlags(cmd)) },
 	}
 	f := root.PersistentFlags()

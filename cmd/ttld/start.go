@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -11,13 +13,23 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ttld-dev/ttld/node"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 func newStartCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Run the chain in --home until SIGINT or SIGTERM",
-		Args:  cobra.NoArgs,
+		Long: fmt.Sprintf(`Run the chain in --home until SIGINT or SIGTERM.
+
+The node's proposals signal the newest protocol version this binary implements (%d),
+or --signal-version (app.toml's signal_version) to hold it back; the chain moves to a
+version one epoch change after an epoch in which enough blocks signalled it
+(docs/STATE.md, "Protocol upgrades"). When the chain moves to a version this binary
+does not implement, the node stops before that block with one line naming the version
+and the height, and exits with code %d, its stores intact: start a binary that
+implements the version on the same --home and it continues from there.`, protocol.Newest(), ExitUpgradeNeeded),
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runNode(cmd, nil)
 		},
@@ -33,7 +45,11 @@ func listenFlags(cmd *cobra.Command) {
 	cmd.Flags().String("prometheus-laddr", "", "Prometheus listen address, such as 127.0.0.1:26660 (default: config.toml)")
 	cmd.Flags().String("web-laddr", "", `web view listen address, such as 127.0.0.1:26680, or "off" (default: app.toml's [web] laddr)`)
 	cmd.Flags().Bool("check-invariants", false, "after every block, check that the running total of credits equals the genesis supply, and halt on a mismatch")
+	cmd.Flags().Uint32(flagSignalVersion, 0, fmt.Sprintf("protocol version this node's proposals signal, to hold back from the newest this binary implements (%d); 0 or unset: app.toml's signal_version", protocol.Newest()))
 }
+
+// flagSignalVersion names ttld start's --signal-version.
+const flagSignalVersion = "signal-version"
 
 // runNode starts the node of --home, calls started once it runs, and stops it cleanly
 // on SIGINT, SIGTERM or the end of the command's context.
@@ -60,7 +76,12 @@ func runNode(cmd *cobra.Command, started func(*node.Node) error) error {
 	prom, _ := cmd.Flags().GetString("prometheus-laddr")
 	webAddr, _ := cmd.Flags().GetString("web-laddr")
 	check, _ := cmd.Flags().GetBool("check-invariants")
-	n, err := node.Start(node.StartOptions{Home: home, Logger: log, RPCListen: rpc, P2PListen: p2p, PrometheusListen: prom, WebListen: webAddr, CheckInvariants: check})
+	opts := node.StartOptions{Home: home, Logger: log, RPCListen: rpc, P2PListen: p2p, PrometheusListen: prom, WebListen: webAddr, CheckInvariants: check}
+	if f := cmd.Flags().Lookup(flagSignalVersion); f != nil && f.Changed {
+		v, _ := cmd.Flags().GetUint32(flagSignalVersion)
+		opts.SignalVersion = &v
+	}
+	n, err := node.Start(opts)
 	if err != nil {
 		return err
 	}
@@ -70,13 +91,16 @@ func runNode(cmd *cobra.Command, started func(*node.Node) error) error {
 			return err
 		}
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-n.Halted():
+	}
 	log.Info().Msg("stopping")
 	if err := n.Stop(); err != nil {
-		return err
+		return errors.Join(n.HaltErr(), err)
 	}
 	log.Info().Msg("stopped")
-	return nil
+	return n.HaltErr()
 }
 
 // setGCPercent sets the garbage collector's target to app.toml's gc_percent, unless

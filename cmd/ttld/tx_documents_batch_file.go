@@ -43,7 +43,7 @@ func init() {
 
 // batchLong is the batch command's help, with the limits of the latest version.
 func batchLong() string {
-	lim, err := protocol.LimitsFor(protocol.Latest)
+	lim, err := protocol.LimitsFor(protocol.Newest())
 	if err != nil {
 		panic(err) // Latest is a version this build implements
 	}
@@ -75,7 +75,7 @@ refusal, printing what was sent and what was not. --dry-run asks the node about 
 batch only: its dry run keeps nothing, so it would judge later batches without the
 earlier ones. The output names every action's document (a create's, the id it creates).
 docs/TX.md, "Batches from a file", has the details.`,
-		protocol.Latest, lim.MaxDocumentActions, lim.MaxTxBytes)
+		protocol.Newest(), lim.MaxDocumentActions, lim.MaxTxBytes)
 }
 
 // runDocumentsBatchFile is `ttld tx document batch FILE`: every action of the file

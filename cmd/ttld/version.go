@@ -28,12 +28,13 @@ type versionOutput struct {
 	GoVersion string `json:"go_version"`
 	// Protocols are the protocol versions this build can run, oldest first.
 	Protocols []uint32 `json:"protocol_versions"`
-	// Latest is the protocol version a new genesis starts on.
+	// Latest is the newest protocol version this build implements: a new genesis
+	// starts on it, and the node signals it unless held back.
 	Latest uint32 `json:"protocol_latest"`
 }
 
 func newVersionOutput() versionOutput {
-	out := versionOutput{Version: version, Commit: buildCommit(), GoVersion: runtime.Version(), Latest: uint32(protocol.Latest)}
+	out := versionOutput{Version: version, Commit: buildCommit(), GoVersion: runtime.Version(), Latest: uint32(protocol.Newest())}
 	for _, v := range protocol.Supported() {
 		out.Protocols = append(out.Protocols, uint32(v))
 	}

@@ -249,6 +249,7 @@ func (c *docChain) examples() []example {
 		{name: "pools-present", path: "/pools", data: nil},
 		{name: "pending-refunds", path: "/pending-refunds", data: nil},
 		{name: "total-credits", path: "/total-credits", data: nil},
+		{name: "upgrades-none", path: "/upgrades", data: nil},
 	}
 }
 

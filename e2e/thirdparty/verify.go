@@ -72,6 +72,11 @@ func TargetOf(path string, data []byte) (Target, error) {
 			return Target{}, errors.New("/lifetime-pools: want no data")
 		}
 		return Target{Start: []byte{48, 'l'}, End: []byte{48, 'm'}}, nil
+	case "/upgrades":
+		if len(data) != 0 {
+			return Target{}, errors.New("/upgrades: want no data")
+		}
+		return Target{Start: []byte{104, 'P'}, End: []byte{104, 'Q'}}, nil
 	case "/expirations":
 		// until u64, optionally an entry's expires_at u64 and document id to read after
 		if len(data) != 8 && len(data) != 8+8+32 {

@@ -32,6 +32,8 @@ func TestTargetOfAgrees(t *testing.T) {
 		{"/pending-refunds", []byte{0, 0, 0, 1, 0, 0, 0, 2}},
 		{"/lifetime-pools", nil},
 		{"/lifetime-pools", []byte{0}},
+		{"/upgrades", nil},
+		{"/upgrades", []byte{0}},
 		{"/expirations", u64(1_767_225_600_000)},
 		{"/expirations", u64(1<<64 - 1)},
 		{"/expirations", cat(u64(1_767_225_600_000), u64(1_767_225_500_000), id)},

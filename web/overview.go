@@ -116,7 +116,7 @@ func (s *Server) overview(r *http.Request) (any, error) {
 		return nil, err
 	}
 	rest, err := s.rawReads(ctx, first.Height,
-		read{proofs.PathPools, nil}, read{proofs.PathLifetimePools, nil}, read{proofs.PathPendingRefunds, nil},
+		read{proofs.PathPools, nil}, read{proofs.PathUpgrades, nil}, read{proofs.PathLifetimePools, nil}, read{proofs.PathPendingRefunds, nil},
 		read{proofs.PathTotalCredits, nil}, read{proofs.PathKey, drive.SupplyKey()}, read{proofs.PathKey, drive.LastBlockKey()})
 	if err != nil {
 		return nil, err
@@ -129,6 +129,6 @@ func (s *Server) overview(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.proofBox, err = s.proofBox(ctx, append(append([]check.Answer{first}, rest...), due), "ttld query pools --prove", "ttld query total-credits --prove", "ttld query expirations --prove")
+	p.proofBox, err = s.proofBox(ctx, append(append([]check.Answer{first}, rest...), due), "ttld query pools --prove", "ttld query protocol --prove", "ttld query total-credits --prove", "ttld query expirations --prove")
 	return p, err
 }

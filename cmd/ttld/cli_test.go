@@ -300,7 +300,8 @@ func TestDevnetRunsAndStops(t *testing.T) {
 	}
 	st := decodeJSON[statusOutput](t, stOut)
 	if st.ChainID != "devnet-test" || st.Height < 2 || len(st.AppHash) != 64 || st.CatchingUp ||
-		st.VotingPower != node.ValidatorPower || len(st.Peers) != 0 || len(st.NodeID) != 40 {
+		st.VotingPower != node.ValidatorPower || len(st.Peers) != 0 || len(st.NodeID) != 40 ||
+		st.Protocol.Version != uint32(protocol.Newest()) || st.Protocol.Current == nil || st.Protocol.Next != 0 {
 		t.Errorf("status -o json = %+v", st)
 	}
 

@@ -98,6 +98,7 @@ func newQueryCmd() *cobra.Command {
 	cmd.AddCommand(newQueryWindowCmds()...)
 	cmd.AddCommand(newQueryExpirationsCmd())
 	cmd.AddCommand(newQueryRemovalsCmd())
+	cmd.AddCommand(newQueryProtocolCmd())
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/ttld-dev/ttld/e2e"
 	"github.com/ttld-dev/ttld/keyring"
 	"github.com/ttld-dev/ttld/node"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // The pool queries against a real node, verified: the node stays in epoch 0 (an hour
@@ -96,5 +97,23 @@ func TestPoolQueryCommands(t *testing.T) {
 	out, err = c.run("query", "total-credits", "--prove")
 	if err != nil || !strings.Contains(out, "conserved: yes\n") || !strings.Contains(out, "VERIFIED presence at height ") {
 		t.Fatalf("query total-credits --prove: %q %v", out, err)
+	}
+
+	// The protocol: the chain runs the newest version, so no block signals and nothing
+	// is decided; proven.
+	var proto struct {
+		Answer   protocolJSON `json:"answer"`
+		Verified string       `json:"verified"`
+	}
+	if err := c.json(&proto, "query", "protocol", "--prove", "--height", h); err != nil {
+		t.Fatal(err)
+	}
+	if p := proto.Answer; proto.Verified != "presence" || p.Version != uint32(protocol.Newest()) || p.Next != 0 || p.ThresholdPercent != 75 ||
+		p.Current == nil || p.Current.Epoch != 0 || p.Current.Blocks != uint64(tx.Height) || len(p.Current.Signals) != 0 || p.Last != nil || p.Height != tx.Height {
+		t.Fatalf("protocol: %+v", proto)
+	}
+	out, err = c.run("query", "protocol", "--prove")
+	if err != nil || !strings.Contains(out, "next version: none decided\n") || !strings.Contains(out, "threshold: 75% ") || !strings.Contains(out, "VERIFIED presence at height ") {
+		t.Fatalf("query protocol --prove: %q %v", out, err)
 	}
 }

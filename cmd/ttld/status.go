@@ -8,6 +8,8 @@ import (
 
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 	"github.com/spf13/cobra"
+
+	"github.com/ttld-dev/ttld/client"
 )
 
 // statusOutput is what status prints (-o json: this object), from the node's RPC
@@ -23,6 +25,9 @@ type statusOutput struct {
 	CatchingUp  bool         `json:"catching_up"`
 	VotingPower int64        `json:"voting_power"` // 0: a full node, not a validator
 	Peers       []peerOutput `json:"peers"`
+	// Protocol is the protocol version and the upgrade in place under way at the
+	// node's last saved height (ttld query protocol; unproven here).
+	Protocol protocolJSON `json:"protocol"`
 }
 
 type peerOutput struct {
@@ -68,6 +73,13 @@ func nodeStatus(ctx context.Context, url string) (statusOutput, error) {
 	for _, p := range ni.Peers {
 		out.Peers = append(out.Peers, peerOutput{ID: string(p.NodeInfo.ID()), Moniker: p.NodeInfo.Moniker, RemoteIP: p.RemoteIP, Outbound: p.IsOutbound})
 	}
+	if out.Height > 0 {
+		p, err := client.New(rpc, client.Options{MaxAge: -1}).Protocol(ctx, 0, false)
+		if err != nil {
+			return statusOutput{}, fmt.Errorf("protocol of %s: %w", url, err)
+		}
+		out.Protocol = protocolOutput(p)
+	}
 	return out, nil
 }
 
@@ -82,6 +94,15 @@ func (o statusOutput) text(w io.Writer) {
 	fmt.Fprintf(w, "app hash:     %s\n", o.AppHash)
 	fmt.Fprintf(w, "catching up:  %t\n", o.CatchingUp)
 	fmt.Fprintf(w, "role:         %s\n", role)
+	if p := o.Protocol; p.Version != 0 {
+		fmt.Fprintf(w, "protocol:     %d (this binary implements up to %d)\n", p.Version, p.NewestSupported)
+		switch {
+		case p.Next != 0:
+			fmt.Fprintf(w, "next version: %d, at the next epoch change\n", p.Next)
+		case p.Current != nil:
+			fmt.Fprintf(w, "signals:      %d of the epoch's %d blocks so far signalled %d or later (threshold %d%%)\n", p.Current.Toward, p.Current.Blocks, p.Version+1, p.ThresholdPercent)
+		}
+	}
 	fmt.Fprintf(w, "peers:        %d\n", len(o.Peers))
 	for _, p := range o.Peers {
 		dir := "inbound"
@@ -95,10 +116,12 @@ func (o statusOutput) text(w io.Writer) {
 func newStatusCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status [--node URL] [--timeout D] [--fail-catching-up]",
-		Short: "Print the node's height, app hash, sync state and peers; exit 1 if it does not answer",
+		Short: "Print the node's height, app hash, sync state, protocol version and peers; exit 1 if it does not answer",
 		Long: `status asks the node at --node (CometBFT's RPC status and net_info) for its latest
 height, block time and app hash, whether it is catching up, its voting power and its
-peers. It exits non-zero when the node does not answer within --timeout, and, with
+peers, and (through abci_query, unproven) the protocol version in force with the
+upgrade in place under way: the next version once decided, else the current epoch's
+signals for the next one (ttld query protocol --prove checks them). It exits non-zero when the node does not answer within --timeout, and, with
 --fail-catching-up, when the node is still catching up. It needs no home, so it serves
 as the devnet's container health check.`,
 		Args: cobra.NoArgs,

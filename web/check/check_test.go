@@ -3,6 +3,7 @@ package check_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -256,7 +257,7 @@ func TestReadOverview(t *testing.T) {
 	last := read(proofs.PathKey, drive.LastBlockKey())
 	b, _ := drive.DecodeLastBlock(last.Value)
 	answers := []check.Answer{
-		read(proofs.PathKey, drive.ProtocolVersionKey()), read(proofs.PathPools, nil), read(proofs.PathLifetimePools, nil),
+		read(proofs.PathKey, drive.ProtocolVersionKey()), read(proofs.PathPools, nil), read(proofs.PathUpgrades, nil), read(proofs.PathLifetimePools, nil),
 		read(proofs.PathPendingRefunds, nil), read(proofs.PathTotalCredits, nil), read(proofs.PathKey, drive.SupplyKey()), last,
 		read(proofs.PathExpirations, proofs.ExpirationsData(b.TimeMs, nil)),
 	}
@@ -270,6 +271,7 @@ func TestReadOverview(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"protocol-version": "14", "backlog": "0", "conserved": "conserved", "lifetime-pools": "0", "pending-refunds": "0",
+		"next-version": "none decided", "upgrade-signals": fmt.Sprintf("0 of the %d blocks of epoch 0 so far signalled 15 or later; 75%% of an epoch's blocks decide", h),
 		"supply": check.Credits(totals.Supply), "block-time": check.When(time.UnixMilli(int64(b.TimeMs)), time.Time{}),
 	} {
 		if f[name] != want {

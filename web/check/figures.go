@@ -72,7 +72,7 @@ type answers struct {
 	version, supply, lastBlock, genesis                  *Answer
 	pools, lifetime, refunds, total, expirations         *Answer
 	address, compacted, blocks, identity, contract, docs *Answer
-	document, count, payout                              *Answer
+	document, count, payout, upgrades                    *Answer
 	epochs                                               []Answer
 }
 
@@ -107,6 +107,8 @@ func (s *answers) sort(list []Answer) error {
 			slot = &s.refunds
 		case proofs.PathTotalCredits:
 			slot = &s.total
+		case proofs.PathUpgrades:
+			slot = &s.upgrades
 		case proofs.PathExpirations:
 			slot = &s.expirations
 		case proofs.PathAddress:
@@ -168,7 +170,7 @@ func read(chainID string, list []Answer) (Figures, answers, error) {
 	}
 	f := Figures{FigureChain: Visible(chainID), FigureHeight: strconv.FormatInt(list[0].Height, 10)}
 	for _, reader := range []func(Figures, answers) error{
-		readSingleKeys, readPools, readCredits, readBacklog, readEpochs,
+		readSingleKeys, readPools, readUpgrades, readCredits, readBacklog, readEpochs,
 		readAddress, readIdentity, readContract, readDocument, readDocuments, readCount, readPayout,
 	} {
 		part := Figures{}
@@ -371,6 +373,66 @@ func atLeast(sum string, cut bool) string {
 		return "at least " + sum
 	}
 	return sum
+}
+
+// readUpgrades: the upgrade in place under way (docs/STATE.md, "Protocol upgrades"):
+// the version decided for the next epoch change, and the current epoch's blocks so far
+// that signalled the next version or a later one, against the threshold of the version
+// in force; read with the version, the current epoch and the last block.
+func readUpgrades(f Figures, s answers) error {
+	a := s.upgrades
+	if a == nil {
+		return nil
+	}
+	if s.version == nil || s.pools == nil || s.lastBlock == nil {
+		return ErrAnswers{"the upgrade records without the protocol version, the current epoch and the last block"}
+	}
+	if err := noData(a); err != nil {
+		return err
+	}
+	e, err := entries(a, false)
+	if err != nil {
+		return err
+	}
+	v, err := drive.DecodeProtocolVersion(s.version.Value)
+	if err != nil {
+		return ErrAnswers{"the protocol version: " + err.Error()}
+	}
+	pools, err := entries(s.pools, false)
+	if err != nil {
+		return err
+	}
+	cur, started, err := drive.GetCurrentEpoch(proofs.EntriesKV(pools))
+	if err != nil {
+		return ErrAnswers{"the current epoch: " + err.Error()}
+	}
+	last, err := lastBlock(s)
+	if err != nil {
+		return err
+	}
+	kv := proofs.EntriesKV(e)
+	next, decided, err := drive.GetNextVersion(kv)
+	if err != nil {
+		return ErrAnswers{"the next version: " + err.Error()}
+	}
+	f["next-version"] = "none decided"
+	if decided {
+		f["next-version"] = fmt.Sprintf("%d, from the next epoch change", next)
+	}
+	signals, _, err := drive.GetEpochSignals(kv, cur.Index)
+	if err != nil {
+		return ErrAnswers{"the version signals: " + err.Error()}
+	}
+	var blocks uint64
+	if started && last.Height >= cur.FirstHeight {
+		blocks = last.Height - cur.FirstHeight + 1
+	}
+	text := fmt.Sprintf("%s of the %s blocks of epoch %d so far signalled %d or later", strconv.FormatUint(signals.AtLeast(v+1), 10), strconv.FormatUint(blocks, 10), cur.Index, v+1)
+	if lim, err := protocol.LimitsFor(v); err == nil {
+		text += fmt.Sprintf("; %d%% of an epoch's blocks decide", lim.UpgradeThresholdPercent)
+	}
+	f["upgrade-signals"] = text
+	return nil
 }
 
 // readCredits: the credits in state and those supplied at genesis, and whether they

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"encoding/hex"
 	"math"
 	"math/rand"
@@ -223,15 +224,31 @@ func (f *blockFuzz) tx() []byte {
 	return protocol.Sign(ChainID, tr, signer)
 }
 
+// signal is a proposer's version signal in any form: of the versions around those this
+// binary implements or any u32, or malformed (a signal's first byte, another length).
+func (f *blockFuzz) signal() []byte {
+	switch f.c.n(8) {
+	case 0:
+		return append([]byte{protocol.VersionSignalFormat}, make([]byte, f.c.n(9))...)
+	case 1:
+		return protocol.EncodeVersionSignal(protocol.Version(binary.BigEndian.Uint32(binary.BigEndian.AppendUint64(nil, f.c.u64())[4:])))
+	}
+	return protocol.EncodeVersionSignal(protocol.V13 + protocol.Version(f.c.n(4)))
+}
+
 // runBlockFuzz builds a genesis holding the whole u64 supply and runs blocks of
 // transitions of every kind with boundary values, block times that cross epochs (and
 // several at once, and hour-long documents' expiries at the millisecond) and proposers
 // with and without a payout identity, on protocol version 13, 14, or 13 upgrading to
-// 14. No change of an expired document succeeds, and after every block the documents
-// cleanup left nothing due unless it used its budget (CheckCleanup). ExecuteBlock must
-// never return a Fault on a healthy store, and credits must be conserved after every
-// block, by the running total and by a full count; at the end, the documents tree
-// passes invariants.CheckDocuments.
+// 14; half the blocks start with a version signal, and signals in any form stand
+// anywhere among the transitions. No change of an expired document succeeds, and after
+// every block the documents cleanup left nothing due unless it used its budget
+// (CheckCleanup). ExecuteBlock must never return a Fault on a healthy store, and
+// credits must be conserved after every block, by the running total and by a full
+// count; at the end, the documents tree passes invariants.CheckDocuments. The one stop
+// allowed is the designed one: the blocks' signals decided on a version this binary
+// does not implement, and an epoch change switches to it (app.ErrUpgradeNeeded), which
+// ends the run.
 // It returns how many results of each code the blocks gave.
 func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 	codes := map[protocol.Code]int{}
@@ -306,14 +323,33 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 		f.documents.nowMs = at
 		var txs [][]byte
 		var expiredChanges []bool
+		if f.c.n(2) == 0 {
+			txs, expiredChanges = append(txs, f.signal()), append(expiredChanges, false)
+		}
 		for i, n := 0, 1+f.c.n(12); i < n && !f.c.done(); i++ {
 			f.documents.expiredChange, f.documents.expiredUnique = false, false
+			if f.c.n(16) == 0 {
+				txs, expiredChanges = append(txs, f.signal()), append(expiredChanges, false)
+				continue
+			}
 			txs = append(txs, f.tx())
 			expiredChanges = append(expiredChanges, f.documents.expiredChange || f.documents.expiredUnique)
 		}
+		next, decided, err := drive.GetNextVersion(f.kv)
+		if err != nil {
+			t.Fatal(err)
+		}
 		res, err := app.ExecuteBlock(f.kv, app.Block{Height: uint64(h), TimeMs: sent, Proposer: proposers[f.c.n(len(proposers))], Txs: txs})
+		var need app.ErrUpgradeNeeded
+		if errors.As(err, &need) && decided && next == need.Version && !protocol.Known(next) {
+			codes[codeUpgradeNeeded]++
+			break
+		}
 		if err != nil {
 			t.Fatalf("block %d: ExecuteBlock returned a Fault: %v", h, err)
+		}
+		if res.Switched {
+			codes[codeSwitched]++
 		}
 		if len(res.TxResults) != len(txs) {
 			t.Fatalf("block %d: %d results for %d transactions", h, len(res.TxResults), len(txs))
@@ -343,6 +379,14 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 	}
 	return codes
 }
+
+// Among runBlockFuzz's results, beside the transactions' codes: codeSwitched counts the
+// blocks that switched the protocol version, codeUpgradeNeeded the runs that ended at a
+// switch to a version this binary does not implement.
+const (
+	codeUpgradeNeeded protocol.Code = math.MaxUint32 - iota
+	codeSwitched
+)
 
 // FuzzBlocks: no sequence of transitions halts the chain or creates or destroys credits.
 // `make fuzz` runs it; `go test` runs its seeds.
@@ -378,15 +422,16 @@ func TestBlocksProperty(t *testing.T) {
 		}
 	}
 	// The inputs reach successes and the refusals that guard balances.
-	for _, c := range []protocol.Code{protocol.CodeOK, protocol.CodeAddressInsufficientBalance, protocol.CodeIdentityInsufficientBalance, protocol.CodeInvalidTransition, protocol.CodeInvalidSignature} {
+	for _, c := range []protocol.Code{protocol.CodeOK, protocol.CodeAddressInsufficientBalance, protocol.CodeIdentityInsufficientBalance, protocol.CodeInvalidTransition, protocol.CodeInvalidSignature, protocol.CodeInvalidVersionSignal} {
 		if codes[c] == 0 {
 			t.Errorf("no %s in %d runs: %v", c, runs, codes)
 		}
 	}
-	// Documents batches reach the documents' own refusals (the full run only: the
+	// Documents batches reach the documents' own refusals, and signals switch versions
+	// and stop the binary at a version it does not implement (the full run only: the
 	// short one is too few inputs to be sure of them).
 	if !testing.Short() {
-		for _, c := range []protocol.Code{protocol.CodeInvalidDocument, protocol.CodeDocumentTypeNotFound, protocol.CodeDuplicateUniqueIndex} {
+		for _, c := range []protocol.Code{protocol.CodeInvalidDocument, protocol.CodeDocumentTypeNotFound, protocol.CodeDuplicateUniqueIndex, codeSwitched, codeUpgradeNeeded} {
 			if codes[c] == 0 {
 				t.Errorf("no %s in %d runs: %v", c, runs, codes)
 			}

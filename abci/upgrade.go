@@ -30,6 +30,13 @@ type halt struct {
 // request that found the reason returns. Call it before the node starts.
 func (a *Application) OnHalt(notify func()) { a.halted.notify = notify }
 
+// HoldHalted sets how FinalizeBlock answers a block it halts the node at: when syncing
+// reports true, it never returns, instead of failing. CometBFT's block sync panics on a
+// FinalizeBlock error, which would end the process with a stack trace before the node
+// stops; its consensus and its handshake stop on the error, as designed. The caller then
+// stops the node without waiting for the held request (node.Node.Halted).
+func (a *Application) HoldHalted(syncing func() bool) { a.holdHalted.Store(&syncing) }
+
 // SignalVersion sets the version this node's proposals signal: protocol.Newest() unless
 // the operator holds back to an earlier one (app.toml's signal_version, ttld start
 // --signal-version). Call it before the node starts.

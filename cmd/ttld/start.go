@@ -94,13 +94,19 @@ func runNode(cmd *cobra.Command, started func(*node.Node) error) error {
 	select {
 	case <-ctx.Done():
 	case <-n.Halted():
+		log.Info().Msg("stopping: the chain moved past this binary")
+		stopped, err := n.StopHalted()
+		if !stopped {
+			log.Warn().Msg("CometBFT's block sync holds the block the node halted at; exiting without waiting for it (nothing is lost: that block is saved, not executed)")
+		}
+		return errors.Join(n.HaltErr(), err)
 	}
 	log.Info().Msg("stopping")
 	if err := n.Stop(); err != nil {
-		return errors.Join(n.HaltErr(), err)
+		return err
 	}
 	log.Info().Msg("stopped")
-	return n.HaltErr()
+	return nil
 }
 
 // setGCPercent sets the garbage collector's target to app.toml's gc_percent, unless

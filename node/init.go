@@ -51,6 +51,9 @@ type InitOptions struct {
 	// EpochLengthS is the chain's epoch length in seconds; 0 means
 	// genesis.DefaultEpochLengthS.
 	EpochLengthS uint64
+	// ProtocolVersion is the version the chain starts on; 0 means protocol.Newest().
+	// An earlier one moves on in place (docs/STATE.md, "Protocol upgrades").
+	ProtocolVersion protocol.Version
 	// LocalMinTTLSeconds lowers the minimum document ttl in genesis
 	// (genesis.LocalLimits), on a local chain id only; 0: no lowering.
 	LocalMinTTLSeconds uint64
@@ -167,8 +170,12 @@ func Init(opts InitOptions) (InitResult, error) {
 		return InitResult{}, err
 	}
 	payout := protocol.PayoutIdentityID(keys.ValidatorPub.Address())
+	version, err := startingVersion(opts.ProtocolVersion)
+	if err != nil {
+		return InitResult{}, err
+	}
 	state := genesis.AppState{
-		ProtocolVersion:  protocol.Newest(),
+		ProtocolVersion:  version,
 		EpochTimeLengthS: epochLength(opts.EpochLengthS),
 		Addresses:        []genesis.Address{{Address: dev.Address().String(), Balance: balance}},
 		Identities:       []genesis.Identity{{ID: payout.String(), Keys: []string{hex.EncodeToString(payoutKey.Pub)}}},
@@ -205,6 +212,25 @@ func Init(opts InitOptions) (InitResult, error) {
 		DevBalance:       balance,
 		LocalMinTTL:      opts.LocalMinTTLSeconds,
 	}, nil
+}
+
+// ErrProtocolVersion: a chain cannot start on a version this binary does not implement.
+type ErrProtocolVersion struct{ Version protocol.Version }
+
+func (e ErrProtocolVersion) Error() string {
+	return fmt.Sprintf("protocol version %d is none this binary implements (%v)", e.Version, protocol.Supported())
+}
+
+// startingVersion is the version a chain starts on for an option: 0 means the newest
+// this binary implements.
+func startingVersion(v protocol.Version) (protocol.Version, error) {
+	if v == 0 {
+		return protocol.Newest(), nil
+	}
+	if !protocol.Known(v) {
+		return 0, ErrProtocolVersion{v}
+	}
+	return v, nil
 }
 
 // epochLength is the genesis epoch length for an option: 0 means the default.

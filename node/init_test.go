@@ -338,3 +338,44 @@ func TestInitAndTestnetRefuseEpochLengths(t *testing.T) {
 		t.Fatalf("genesis app state %+v for validator %s", st, val)
 	}
 }
+
+// TestInitAndTestnetProtocolVersion: a chain starts on the version asked (one this
+// binary implements) or the newest, and testnet writes every node's signal version.
+func TestInitAndTestnetProtocolVersion(t *testing.T) {
+	if _, err := Init(InitOptions{Home: filepath.Join(t.TempDir(), "home"), ProtocolVersion: protocol.Newest() + 1}); !errors.As(err, new(ErrProtocolVersion)) {
+		t.Fatalf("init on %d: %v, want ErrProtocolVersion", protocol.Newest()+1, err)
+	}
+	if _, err := Testnet(TestnetOptions{Output: filepath.Join(t.TempDir(), "net"), Validators: 1, SignalVersion: uint32(protocol.Newest()) + 1}); !errors.As(err, new(ErrSignalVersion)) {
+		t.Fatalf("testnet signalling %d: %v, want ErrSignalVersion", protocol.Newest()+1, err)
+	}
+	res, err := Testnet(TestnetOptions{Output: filepath.Join(t.TempDir(), "net"), Validators: 2, FullNodes: 1, ProtocolVersion: protocol.V13, SignalVersion: uint32(protocol.V13)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range res.Nodes {
+		gen, err := cmttypes.GenesisDocFromFile(filepath.Join(n.Home, "config", "genesis.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := genesis.Decode(gen.AppState)
+		if err != nil || st.ProtocolVersion != protocol.V13 {
+			t.Fatalf("%s: genesis on %d, %v", n.Name, st.ProtocolVersion, err)
+		}
+		cfg, err := LoadAppConfig(n.Home)
+		if err != nil || Signal(cfg.SignalVersion) != protocol.V13 {
+			t.Fatalf("%s: signal_version %d, %v", n.Name, cfg.SignalVersion, err)
+		}
+	}
+	home := filepath.Join(t.TempDir(), "home")
+	made, err := Init(InitOptions{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := cmttypes.GenesisDocFromFile(made.GenesisFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := genesis.Decode(gen.AppState); err != nil || st.ProtocolVersion != protocol.Newest() {
+		t.Fatalf("init's default genesis on %d, %v", st.ProtocolVersion, err)
+	}
+}

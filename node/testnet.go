@@ -91,6 +91,12 @@ type TestnetOptions struct {
 	// EpochLengthS is the chain's epoch length in seconds; 0 means
 	// genesis.DefaultEpochLengthS.
 	EpochLengthS uint64
+	// ProtocolVersion is the version the chain starts on; 0 means protocol.Newest().
+	// An earlier one moves on in place (docs/STATE.md, "Protocol upgrades").
+	ProtocolVersion protocol.Version
+	// SignalVersion is every node's app.toml signal_version (0: the newest its
+	// binary implements).
+	SignalVersion uint32
 	// Force replaces the homes of an Output folder that is not empty. Only its
 	// node<N>, full<N> and client folders are deleted; anything else is left alone.
 	Force bool
@@ -174,6 +180,13 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 	if err := checkEpochLength(opts.EpochLengthS); err != nil {
 		return TestnetResult{}, err
 	}
+	version, err := startingVersion(opts.ProtocolVersion)
+	if err != nil {
+		return TestnetResult{}, err
+	}
+	if err := CheckSignalVersion(opts.SignalVersion); err != nil {
+		return TestnetResult{}, err
+	}
 	base := opts.SubnetBase
 	if base == "" {
 		base = DefaultSubnetBase
@@ -204,7 +217,7 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 	res.DevAddress = dev.Address()
 	var vals []cmttypes.GenesisValidator
 	state := genesis.AppState{
-		ProtocolVersion:  protocol.Newest(),
+		ProtocolVersion:  version,
 		EpochTimeLengthS: epochLength(opts.EpochLengthS),
 		Addresses:        []genesis.Address{{Address: dev.Address().String(), Balance: balance}},
 		Identities:       []genesis.Identity{},
@@ -221,6 +234,7 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 		cfg := testnetConfig(filepath.Join(out, n.Name), n.Name, n.IP)
 		app := DefaultAppConfig()
 		app.Web.Laddr = "0.0.0.0:" + strconv.Itoa(TestnetWebPort) // the container's every interface, published on the host's loopback
+		app.SignalVersion = opts.SignalVersion
 		keys, err := writeHome(cfg, app)
 		if err != nil {
 			return TestnetResult{}, fmt.Errorf("%s: %w", n.Name, err)

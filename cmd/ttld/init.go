@@ -99,9 +99,11 @@ home's data/ directory (blocks, state, application DB) and keeps the keys.`,
 			balance, _ := cmd.Flags().GetUint64("dev-balance")
 			overwrite, _ := cmd.Flags().GetBool("overwrite")
 			epoch, _ := cmd.Flags().GetUint64("epoch-length")
+			version, _ := cmd.Flags().GetUint32("protocol-version")
 			res, err := node.Init(node.InitOptions{
 				Home: globalFlags(cmd).Home, ChainID: chainID, Moniker: moniker,
 				DevBalance: balance, EpochLengthS: epoch, Overwrite: overwrite, LocalMinTTLSeconds: localMinTTL(cmd, chainID),
+				ProtocolVersion: protocol.Version(version),
 			})
 			if errors.As(err, new(node.ErrAlreadyInitialized)) {
 				return fmt.Errorf("%w; ttld init --overwrite starts a new chain there, deleting its data", err)
@@ -116,7 +118,13 @@ home's data/ directory (blocks, state, application DB) and keeps the keys.`,
 	initFlags(cmd)
 	cmd.Flags().String("moniker", "", "the node's name (default: the host name)")
 	cmd.Flags().Bool("overwrite", false, "start a new chain in an initialized home, deleting its chain data")
+	protocolVersionFlag(cmd)
 	return cmd
+}
+
+// protocolVersionFlag is --protocol-version of the commands that write a genesis.
+func protocolVersionFlag(cmd *cobra.Command) {
+	cmd.Flags().Uint32("protocol-version", 0, fmt.Sprintf("protocol version the chain starts on, one of %v (0: the newest, %d); an earlier one moves on in place (docs/STATE.md, Protocol upgrades)", protocol.Supported(), protocol.Newest()))
 }
 
 // initFlags are the genesis flags init and devnet share.

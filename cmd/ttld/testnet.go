@@ -13,6 +13,7 @@ import (
 
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/node"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // hostPortsEnv is the compose files' variable for the leading digits of the host
@@ -153,6 +154,8 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 			balance, _ := f.GetUint64("dev-balance")
 			force, _ := f.GetBool("force")
 			epochLength, _ := f.GetUint64("epoch-length")
+			version, _ := f.GetUint32("protocol-version")
+			signal, _ := f.GetUint32(flagSignalVersion)
 			if output == "" {
 				return errUsage{"output", output, "a directory"}
 			}
@@ -169,6 +172,7 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 			res, err := node.Testnet(node.TestnetOptions{
 				Output: output, Validators: validators, FullNodes: fullNodes, ChainID: chainID,
 				SubnetBase: base, HostPortPrefix: ports, DevBalance: balance, Force: force, EpochLengthS: epochLength,
+				ProtocolVersion: protocol.Version(version), SignalVersion: signal,
 			})
 			if errors.As(err, new(node.ErrOutputExists)) {
 				return fmt.Errorf("%w; --force replaces the homes in it", err)
@@ -190,6 +194,8 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 	f.Int("host-ports", node.DefaultTestnetHostPortPrefix, "leading digits of the host ports the compose files publish (default $"+hostPortsEnv+" when set)")
 	f.Uint64("dev-balance", node.DefaultDevBalance, "credits of the client home's dev key in genesis")
 	f.Uint64("epoch-length", genesis.DefaultEpochLengthS, "epoch length in seconds (60 to 31,536,000; mainnet 788,400)")
+	protocolVersionFlag(cmd)
+	f.Uint32(flagSignalVersion, 0, "every node's app.toml signal_version: the protocol version its proposals signal (0: the newest its binary implements; docs/STATE.md, Protocol upgrades)")
 	f.Bool("force", false, "replace the homes of a DIR that is not empty")
 	return cmd
 }

@@ -181,11 +181,8 @@ func Init(opts InitOptions) (InitResult, error) {
 		Identities:       []genesis.Identity{{ID: payout.String(), Keys: []string{hex.EncodeToString(payoutKey.Pub)}}},
 		Validators:       []genesis.Validator{{Address: keys.ValidatorPub.Address().String(), PayoutIdentity: payout.String()}},
 	}
-	if opts.LocalMinTTLSeconds > 0 {
-		if !protocol.LocalChainID(chainID) {
-			return InitResult{}, fmt.Errorf("a lowered minimum ttl is for local chains only (a chain id ending in -local, -devnet, -test or -e2e), not %q", chainID)
-		}
-		state.LocalLimits = &genesis.LocalLimits{MinDocumentTTLSeconds: opts.LocalMinTTLSeconds}
+	if state.LocalLimits, err = localLimits(chainID, opts.LocalMinTTLSeconds); err != nil {
+		return InitResult{}, err
 	}
 	if _, err := genesis.Decode(state.Encode()); err != nil {
 		return InitResult{}, err
@@ -212,6 +209,18 @@ func Init(opts InitOptions) (InitResult, error) {
 		DevBalance:       balance,
 		LocalMinTTL:      opts.LocalMinTTLSeconds,
 	}, nil
+}
+
+// localLimits are the genesis local limits of a lowered minimum ttl (0: none, nil),
+// which only a local chain id may have.
+func localLimits(chainID string, minTTLSeconds uint64) (*genesis.LocalLimits, error) {
+	if minTTLSeconds == 0 {
+		return nil, nil
+	}
+	if !protocol.LocalChainID(chainID) {
+		return nil, fmt.Errorf("a lowered minimum ttl is for local chains only (a chain id ending in -local, -devnet, -test or -e2e), not %q", chainID)
+	}
+	return &genesis.LocalLimits{MinDocumentTTLSeconds: minTTLSeconds}, nil
 }
 
 // ErrProtocolVersion: a chain cannot start on a version this binary does not implement.

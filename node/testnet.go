@@ -97,6 +97,9 @@ type TestnetOptions struct {
 	// SignalVersion is every node's app.toml signal_version (0: the newest its
 	// binary implements).
 	SignalVersion uint32
+	// LocalMinTTLSeconds lowers the minimum document ttl in genesis
+	// (genesis.LocalLimits), on a local chain id only; 0: no lowering.
+	LocalMinTTLSeconds uint64
 	// Force replaces the homes of an Output folder that is not empty. Only its
 	// node<N>, full<N> and client folders are deleted; anything else is left alone.
 	Force bool
@@ -187,6 +190,10 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 	if err := CheckSignalVersion(opts.SignalVersion); err != nil {
 		return TestnetResult{}, err
 	}
+	local, err := localLimits(chainID, opts.LocalMinTTLSeconds)
+	if err != nil {
+		return TestnetResult{}, err
+	}
 	base := opts.SubnetBase
 	if base == "" {
 		base = DefaultSubnetBase
@@ -221,6 +228,7 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 		EpochTimeLengthS: epochLength(opts.EpochLengthS),
 		Addresses:        []genesis.Address{{Address: dev.Address().String(), Balance: balance}},
 		Identities:       []genesis.Identity{},
+		LocalLimits:      local,
 	}
 	for i := range opts.Validators + opts.FullNodes {
 		n := TestnetNode{Name: fmt.Sprintf("node%d", i), IP: ips[i], Validator: i < opts.Validators}

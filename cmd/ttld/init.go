@@ -132,5 +132,11 @@ func initFlags(cmd *cobra.Command) {
 	cmd.Flags().String("chain-id", node.DefaultChainID, "chain id")
 	cmd.Flags().Uint64("dev-balance", node.DefaultDevBalance, "credits of the dev key's address in genesis")
 	cmd.Flags().Uint64("epoch-length", genesis.DefaultEpochLengthS, "epoch length in seconds (60 to 31,536,000; mainnet 788,400)")
+	localMinTTLFlag(cmd)
+}
+
+// localMinTTLFlag is --local-min-ttl of the commands that write a genesis (localMinTTL
+// reads it).
+func localMinTTLFlag(cmd *cobra.Command) {
 	cmd.Flags().Uint64("local-min-ttl", DefaultLocalMinTTLSeconds, "on a local chain (id ending in -local, -devnet, -test or -e2e), lower the minimum document ttl to this many seconds, so documents can be watched expiring (0: keep the protocol's 3,600)")
 }

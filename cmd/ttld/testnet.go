@@ -172,7 +172,7 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 			res, err := node.Testnet(node.TestnetOptions{
 				Output: output, Validators: validators, FullNodes: fullNodes, ChainID: chainID,
 				SubnetBase: base, HostPortPrefix: ports, DevBalance: balance, Force: force, EpochLengthS: epochLength,
-				ProtocolVersion: protocol.Version(version), SignalVersion: signal,
+				ProtocolVersion: protocol.Version(version), SignalVersion: signal, LocalMinTTLSeconds: localMinTTL(cmd, chainID),
 			})
 			if errors.As(err, new(node.ErrOutputExists)) {
 				return fmt.Errorf("%w; --force replaces the homes in it", err)
@@ -194,6 +194,7 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 	f.Int("host-ports", node.DefaultTestnetHostPortPrefix, "leading digits of the host ports the compose files publish (default $"+hostPortsEnv+" when set)")
 	f.Uint64("dev-balance", node.DefaultDevBalance, "credits of the client home's dev key in genesis")
 	f.Uint64("epoch-length", genesis.DefaultEpochLengthS, "epoch length in seconds (60 to 31,536,000; mainnet 788,400)")
+	localMinTTLFlag(cmd)
 	protocolVersionFlag(cmd)
 	f.Uint32(flagSignalVersion, 0, "every node's app.toml signal_version: the protocol version its proposals signal (0: the newest its binary implements; docs/STATE.md, Protocol upgrades)")
 	f.Bool("force", false, "replace the homes of a DIR that is not empty")

@@ -101,6 +101,9 @@ func New(store *drive.Store, log zerolog.Logger, metrics *Metrics) (*Application
 	}
 	a := &Application{store: store, log: log, metrics: metrics, signatures: signatures, checked: checked,
 		signal: protocol.Newest(), halted: halt{done: make(chan struct{})}}
+	if err := a.checkSavedVersion(); err != nil {
+		return nil, err
+	}
 	if err := a.resetCheckState(); err != nil {
 		return nil, err
 	}

@@ -86,6 +86,27 @@ func appVersionUpdate(res app.BlockResult) *cmtproto.ConsensusParams {
 	return &cmtproto.ConsensusParams{Version: &cmtproto.VersionParams{App: uint64(res.Version)}}
 }
 
+// checkSavedVersion refuses a store whose last saved state runs a protocol version this
+// binary does not implement (a node started again on an older binary after its chain
+// moved on): the next block would run it. It logs the refusal as a halt does.
+func (a *Application) checkSavedVersion() error {
+	v, _ := a.store.LastCommit()
+	if v == 0 {
+		return nil
+	}
+	saved, err := a.store.Saved(v)
+	if err != nil {
+		return err
+	}
+	pv, err := drive.GetProtocolVersion(saved)
+	if err != nil || protocol.Known(pv) {
+		return err
+	}
+	err = app.ErrUpgradeNeeded{Version: pv, Height: uint64(v) + 1, Newest: protocol.Newest()}
+	a.haltOn(err)
+	return err
+}
+
 // warnUpgrade warns, from a saved state, when the chain has decided to move at the next
 // epoch change to a version this binary does not implement.
 func (a *Application) warnUpgrade(kv drive.KV) {

@@ -15,10 +15,11 @@ import (
 // after that switches to it, before anything else of its first block. The epoch between
 // gives the operators of binaries that stop short of the version time to replace them.
 
-// ErrUpgradeNeeded: the chain moves, at the block of Height, to protocol version
-// Version, which this binary does not implement (it stops at Newest). It is no fault of
-// the chain: the node stops before the block, its stores as they were, and a binary
-// that implements Version continues from there.
+// ErrUpgradeNeeded: the block of Height runs protocol version Version, which this
+// binary does not implement (it stops at Newest): the chain moves to Version at that
+// block, or a node's saved state runs it already. It is no fault of the chain: the node
+// stops before the block, its stores as they were, and a binary that implements
+// Version continues from there.
 type ErrUpgradeNeeded struct {
 	Version protocol.Version
 	Height  uint64
@@ -26,7 +27,7 @@ type ErrUpgradeNeeded struct {
 }
 
 func (e ErrUpgradeNeeded) Error() string {
-	return fmt.Sprintf("upgrade needed: the chain moves to protocol version %d at height %d, and this binary implements versions up to %d: start a binary that implements %d", e.Version, e.Height, e.Newest, e.Version)
+	return fmt.Sprintf("upgrade needed: the block at height %d runs protocol version %d, and this binary implements versions up to %d: start a binary that implements %d", e.Height, e.Version, e.Newest, e.Version)
 }
 
 // upgrade is what upgradeStep did.

@@ -262,12 +262,8 @@ func InitChain(kv drive.KV, p Params, raw []byte) error {
 		if !protocol.LocalChainID(p.ChainID) {
 			return invalid("local_limits on chain %q: limits are lowered on local chains only (a chain id ending in -local, -devnet, -test or -e2e)", p.ChainID)
 		}
-		l, err := protocol.LimitsFor(protocol.V14)
-		if err != nil {
-			return err
-		}
-		if o.MinDocumentTTLSeconds < 1 || o.MinDocumentTTLSeconds > l.MinDocumentTTLSeconds {
-			return invalid("local_limits.min_document_ttl_seconds %d is outside 1..%d: it may only lower the minimum", o.MinDocumentTTLSeconds, l.MinDocumentTTLSeconds)
+		if o.MinDocumentTTLSeconds < 1 || o.MinDocumentTTLSeconds > protocol.MinDocumentTTLSeconds {
+			return invalid("local_limits.min_document_ttl_seconds %d is outside 1..%d: it may only lower the minimum", o.MinDocumentTTLSeconds, protocol.MinDocumentTTLSeconds)
 		}
 		if err := drive.SetLocalLimits(kv, protocol.LocalLimits{MinDocumentTTLSeconds: o.MinDocumentTTLSeconds}); err != nil {
 			return err

@@ -123,6 +123,11 @@ type Limits struct {
 	UpgradeThresholdPercent uint64
 }
 
+// MinDocumentTTLSeconds is version 14's min_document_ttl_seconds: the most a local
+// chain's genesis may lower the minimum ttl to (LocalLimits), whichever versions the
+// binary that reads the genesis implements.
+const MinDocumentTTLSeconds uint64 = 3_600
+
 // LocalLimits lower limits on a local chain (LocalChainID) so that its users can watch
 // what the limits make slow: the minimum ttl, so documents expire in minutes. Genesis
 // may set them; they never raise a limit.
@@ -158,7 +163,7 @@ var limits = map[Version]Limits{
 	V13: v13Limits,
 	V14: func() Limits {
 		l := v13Limits
-		l.MinDocumentTTLSeconds = 3_600
+		l.MinDocumentTTLSeconds = MinDocumentTTLSeconds
 		l.MaxDocumentTTLSeconds = 31_536_000
 		l.MaxDocumentExpirationsPerBlock = 128
 		l.MaxDocumentExpirationWeightPerBlock = 1_024

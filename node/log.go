@@ -115,7 +115,7 @@ func emit(e *zerolog.Event, msg string, keyvals []any) {
 }
 
 func (c cometLogger) With(keyvals ...any) cmtlog.Logger {
-	return cometLogger{l: c.l.With().Fields(fields(keyvals)).Logger(), stopping: c.stopping}
+	return cometLogger{l: c.l.With().Fields(fields(keyvals)).Logger(), stopping: c.stopping, halted: c.halted}
 }
 
 // fields turns CometBFT's key-value list into zerolog fields. Values are rendered as

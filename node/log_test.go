@@ -63,6 +63,20 @@ func TestNodeCometLoggerQuietsClosedListenersOnStop(t *testing.T) {
 	}
 }
 
+// Once the application halted the node (the chain moved past this binary, which it logs
+// in one line), CometBFT's errors about the halted block are debug lines, through every
+// logger derived with With.
+func TestNodeCometLoggerQuietsAfterAHalt(t *testing.T) {
+	var halted atomic.Bool
+	var before, after strings.Builder
+	nodeCometLogger(NewLogger(&before, true, zerolog.DebugLevel), nil, &halted).With("module", "consensus").Error("error in proxyAppConn.FinalizeBlock", "err", "x")
+	halted.Store(true)
+	nodeCometLogger(NewLogger(&after, true, zerolog.DebugLevel), nil, &halted).With("module", "consensus").With("height", 7).Error("error in proxyAppConn.FinalizeBlock", "err", "x")
+	if got := [2]string{levels(t, before.String())["error in proxyAppConn.FinalizeBlock"], levels(t, after.String())["error in proxyAppConn.FinalizeBlock"]}; got != [2]string{"error", "debug"} {
+		t.Errorf("logged at %v (before, after the halt), want [error debug]", got)
+	}
+}
+
 // Timestamps carry the date and milliseconds, in JSON and on the console.
 func TestLogTimestamps(t *testing.T) {
 	var js, console strings.Builder

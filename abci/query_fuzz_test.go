@@ -22,7 +22,7 @@ var queryPaths = []string{
 	proofs.PathAddressChangesCompacted, proofs.PathEpoch, proofs.PathPools, proofs.PathPendingRefunds,
 	proofs.PathTotalCredits, proofs.PathContract, proofs.PathDocument, proofs.PathExpirations,
 	proofs.PathLifetimePools, proofs.PathRemovals, proofs.PathDocuments, proofs.PathCount,
-	proofs.PathSum, proofs.PathRanked, proofs.PathPendingNonce, proofs.PathDryRun, "/no-such-path",
+	proofs.PathSum, proofs.PathRanked, proofs.PathPendingNonce, proofs.PathDryRun, proofs.PathUpgrades, "/no-such-path",
 }
 
 // queryCodes is every code a query answer may carry (docs/ERRORS.md, "Query codes"),
@@ -179,6 +179,7 @@ func FuzzQueryPaths(f *testing.F) {
 		proofs.PathDocument:                {proofs.DocumentData(market, "listing", h.document("lamp")), proofs.DocumentRevisionData(market, "listing", h.document("lamp"), 1)},
 		proofs.PathExpirations:             {proofs.ExpirationsData(1<<63, nil)},
 		proofs.PathLifetimePools:           {nil},
+		proofs.PathUpgrades:                {nil},
 		proofs.PathRemovals:                {proofs.RemovalsData(site, "", nil), proofs.RemovalsData(site, "story", nil)},
 		proofs.PathDocuments: {
 			proofs.DocumentsData(market, "listing", []byte(`{"where":[["category","==","home"]],"orderBy":[["category","asc"]],"limit":10}`)),

@@ -73,9 +73,9 @@ type Application struct {
 	// closed once the chain moved past this binary.
 	signal protocol.Version
 	halted halt
-	// holdHalted, when set, says whether FinalizeBlock holds a halted block
-	// (HoldHalted); set from another goroutine once CometBFT is made.
-	holdHalted atomic.Pointer[func() bool]
+	// holdHalted: FinalizeBlock holds a block it halts the node at (HoldHalted); set
+	// once CometBFT's node is made.
+	holdHalted atomic.Bool
 
 	// check is the check state (checkstate.go), safe for concurrent use: nil before
 	// InitChain. InitChain and Commit replace it; CheckTx and the check-state queries
@@ -259,8 +259,8 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 		a.store.Rollback()
 		if !a.haltOn(err) {
 			a.log.Error().Err(err).Int64("height", req.Height).Msg("block execution failed; halting")
-		} else if hold := a.holdHalted.Load(); hold != nil && (*hold)() {
-			select {} // NB: block sync's call; the node stops without it (HoldHalted)
+		} else if a.holdHalted.Load() {
+			select {} // NB: the node stops without this call (HoldHalted)
 		}
 		return nil, err
 	}

@@ -133,10 +133,12 @@ func (a *Application) proposalBlock(height int64, at time.Time, proposer []byte,
 func (a *Application) PrepareProposal(_ context.Context, req *abcitypes.RequestPrepareProposal) (*abcitypes.ResponsePrepareProposal, error) {
 	blk := a.proposalBlock(req.Height, req.Time, req.ProposerAddress, req.Txs)
 	x, err := a.executeAhead(blk, req.Time, &app.Room{MaxBytes: req.MaxTxBytes, Size: txSize})
+	if a.haltOn(err) {
+		// NB: CometBFT panics on an error here; the node stops (HoldHalted).
+		return &abcitypes.ResponsePrepareProposal{}, nil
+	}
 	if err != nil {
-		if !a.haltOn(err) {
-			a.log.Error().Err(err).Int64("height", req.Height).Msg("executing a proposal failed; halting")
-		}
+		a.log.Error().Err(err).Int64("height", req.Height).Msg("executing a proposal failed; halting")
 		return nil, err
 	}
 	a.kept = x
@@ -167,10 +169,13 @@ func (a *Application) ProcessProposal(_ context.Context, req *abcitypes.RequestP
 	}
 	blk := a.proposalBlock(req.Height, req.Time, req.ProposerAddress, req.Txs)
 	x, err := a.executeAhead(blk, req.Time, nil)
+	if a.haltOn(err) {
+		// NB: CometBFT panics on an error here, outside any recovery when it replays
+		// its log at start; the node stops (HoldHalted).
+		return &abcitypes.ResponseProcessProposal{Status: abcitypes.ResponseProcessProposal_REJECT}, nil
+	}
 	if err != nil {
-		if !a.haltOn(err) {
-			a.log.Error().Err(err).Int64("height", req.Height).Msg("executing a proposal failed; halting")
-		}
+		a.log.Error().Err(err).Int64("height", req.Height).Msg("executing a proposal failed; halting")
 		return nil, err
 	}
 	for i, tr := range x.res.TxResults {

@@ -475,16 +475,26 @@ func (h *harness) blockOutput(res *abcitypes.ResponseFinalizeBlock, optimistic s
 }
 
 // haltingBlock runs the next block where this binary must halt: ProcessProposal (when
-// blocks are processed first) and FinalizeBlock must fail with the halt, the node must
-// be halted, and nothing of the block staged or saved.
+// blocks are processed first) must reject it and PrepareProposal propose an empty one,
+// FinalizeBlock must fail (as it does in the handshake: held in a running node), the
+// node must be halted, and nothing of the block staged or saved.
 func (h *harness) haltingBlock(at time.Time, txs [][]byte) string {
 	base, root := h.store.LastCommit()
 	req := &abcitypes.RequestFinalizeBlock{Height: h.height + 1, Time: at, Txs: txs, ProposerAddress: h.proposer}
 	if h.processBlocks {
-		if _, err := h.app.ProcessProposal(context.Background(), &abcitypes.RequestProcessProposal{
+		// NB: rejected, not failed: CometBFT panics on an error, outside any recovery
+		// when it replays its log at start.
+		res, err := h.app.ProcessProposal(context.Background(), &abcitypes.RequestProcessProposal{
 			Txs: txs, Height: req.Height, Time: at, ProposerAddress: h.proposer,
-		}); err == nil {
-			h.t.Fatal("ProcessProposal accepted a block this binary must halt at")
+		})
+		if err != nil || res.Status != abcitypes.ResponseProcessProposal_REJECT {
+			h.t.Fatalf("ProcessProposal of a block this binary must halt at: %v %v", res, err)
+		}
+		prep, err := h.app.PrepareProposal(context.Background(), &abcitypes.RequestPrepareProposal{
+			Txs: txs, MaxTxBytes: 1 << 20, Height: req.Height, Time: at, ProposerAddress: h.proposer,
+		})
+		if err != nil || len(prep.Txs) != 0 {
+			h.t.Fatalf("PrepareProposal of a block this binary must halt at: %v %v", prep, err)
 		}
 	}
 	if _, err := h.app.FinalizeBlock(context.Background(), req); err == nil {

@@ -30,12 +30,16 @@ type halt struct {
 // request that found the reason returns. Call it before the node starts.
 func (a *Application) OnHalt(notify func()) { a.halted.notify = notify }
 
-// HoldHalted sets how FinalizeBlock answers a block it halts the node at: when syncing
-// reports true, it never returns, instead of failing. CometBFT's block sync panics on a
-// FinalizeBlock error, which would end the process with a stack trace before the node
-// stops; its consensus and its handshake stop on the error, as designed. The caller then
-// stops the node without waiting for the held request (node.Node.Halted).
-func (a *Application) HoldHalted(syncing func() bool) { a.holdHalted.Store(&syncing) }
+// HoldHalted makes FinalizeBlock hold a block it halts the node at, never returning,
+// instead of failing: every CometBFT path but the handshake panics on the error, and
+// block sync and the consensus replay that follows it panic outside any recovery, which
+// would end the process with a stack trace before the node stops. The handshake, which
+// runs before CometBFT's node exists, stops on the error, so call it once the node is
+// made. The node then stops without waiting for the held request (node.StopHalted):
+// CometBFT saved the block before executing it, and the binary that implements its
+// version executes it at start. ProcessProposal rejects such a block and
+// PrepareProposal proposes an empty one; neither fails.
+func (a *Application) HoldHalted() { a.holdHalted.Store(true) }
 
 // SignalVersion sets the version this node's proposals signal: protocol.Newest() unless
 // the operator holds back to an earlier one (app.toml's signal_version, ttld start

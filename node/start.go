@@ -272,7 +272,7 @@ func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog c
 	if err != nil {
 		return nil, app, fmt.Errorf("create cometbft node: %w", err)
 	}
-	app.HoldHalted(func() bool { return comet.ConsensusReactor().WaitSync() })
+	app.HoldHalted()
 	if err := comet.Start(); err != nil {
 		return nil, app, fmt.Errorf("start cometbft: %w", err)
 	}
@@ -311,14 +311,15 @@ func (n *Node) Halted() <-chan struct{} { return n.app.Halted() }
 func (n *Node) HaltErr() error { return n.app.HaltErr() }
 
 // HaltedStopWait bounds StopHalted's wait for CometBFT.
-const HaltedStopWait = 15 * time.Second
+const HaltedStopWait = 10 * time.Second
 
 // StopHalted stops a node that has halted (Halted) as Stop does, but gives up waiting
-// after HaltedStopWait: when the node was catching up, CometBFT's block sync holds the
-// block it halted at and never ends (abci.Application.HoldHalted). Nothing is lost
-// then: the application saved its last block and stages nothing, and CometBFT saved
-// the held block before executing it, so the binary that implements its version
-// executes it at start. It reports whether the node stopped in time, and Stop's error.
+// after HaltedStopWait: when CometBFT executes the block the node halted at, the
+// application holds that call (abci.Application.HoldHalted), and CometBFT's stop waits
+// for it. Nothing is lost then: the application saved its last block and stages
+// nothing, and CometBFT saved the held block before executing it, so the binary that
+// implements its version executes it at start. It reports whether the node stopped in
+// time, and Stop's error.
 func (n *Node) StopHalted() (bool, error) {
 	done := make(chan error, 1)
 	go func() { done <- n.Stop() }()

@@ -97,7 +97,7 @@ func runNode(cmd *cobra.Command, started func(*node.Node) error) error {
 		log.Info().Msg("stopping: the chain moved past this binary")
 		stopped, err := n.StopHalted()
 		if !stopped {
-			log.Warn().Msg("CometBFT's block sync holds the block the node halted at; exiting without waiting for it (nothing is lost: that block is saved, not executed)")
+			log.Info().Msg("CometBFT waits for the block the node halted at; exiting without it (nothing is lost: that block is saved, not executed)")
 		}
 		return errors.Join(n.HaltErr(), err)
 	}

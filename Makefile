@@ -8,7 +8,11 @@ SIM_SEED ?= 1
 # What ttld version prints and the image's labels carry.
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
-LDFLAGS = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+# PROTOCOL_NEWEST, when set, builds binaries that implement no protocol version after it
+# (protocol.newestLimit): what a binary released before the later versions is, which
+# stops where the chain moves past it. The upgrade test runs one (image-old).
+PROTOCOL_NEWEST ?=
+LDFLAGS = -X main.version=$(VERSION) -X main.commit=$(COMMIT) $(if $(PROTOCOL_NEWEST),-X github.com/ttld-dev/ttld/protocol.newestLimit=$(PROTOCOL_NEWEST))
 
 .PHONY: all build devnet test bench fuzz sim clean web-wasm
 
@@ -91,6 +95,10 @@ DEVNET_PORTS ?= $(or $(TTLD_DEVNET_PORTS),26)
 DEVNET_NET ?= $(or $(TTLD_DEVNET_NET),172.28.0)
 # FULL_NODES=1 adds docker-compose.fullnodes.yml's full node (full0).
 FULL_NODES ?= 0
+# TESTNET_FLAGS are more flags of the ttld testnet that writes a new chain's homes, such
+# as --protocol-version 13 --signal-version 13 --epoch-length 60 (README, "Upgrading a
+# devnet in place").
+TESTNET_FLAGS ?=
 # The nodes run as you, so that what they write in the homes is yours; when you are
 # root, as 1000:1000 (never root), and devnet-up hands the node homes to that user.
 DEVNET_UID ?= $(shell [ "$$(id -u)" = 0 ] && echo 1000 || id -u)
@@ -99,7 +107,7 @@ DEVNET_FILES = -f docker-compose.yml $(if $(filter-out 0,$(FULL_NODES)),-f docke
 DEVNET_ENV = TTLD_DEVNET_DIR=$(abspath $(DEVNET_DIR)) TTLD_DEVNET_PORTS=$(DEVNET_PORTS) TTLD_DEVNET_NET=$(DEVNET_NET) TTLD_UID=$(DEVNET_UID) TTLD_GID=$(DEVNET_GID)
 DEVNET_COMPOSE = $(DEVNET_ENV) $(COMPOSE) -p $(DEVNET_PROJECT) $(DEVNET_FILES)
 
-.PHONY: image image-binary devnet-up devnet-down devnet-reset e2e-devnet e2e-web web-screenshots chromium
+.PHONY: image image-binary image-old devnet-up devnet-down devnet-reset e2e-devnet e2e-upgrade e2e-web web-screenshots chromium
 
 # The image's binary: Linux on the Docker engine's architecture (whatever the host is),
 # static, stripped; apart from bin/ttld, which runs on the host.
@@ -118,7 +126,7 @@ image: image-binary
 ## devnet-up: four validators in docker-compose (homes in $(DEVNET_DIR), written if missing; FULL_NODES=1 adds a full node); RPC on 127.0.0.1:26657, 26757, 26857, 26957
 devnet-up: build image
 	@case "$(FULL_NODES)" in 0|1) ;; *) echo "FULL_NODES=$(FULL_NODES): docker-compose.fullnodes.yml holds one full node; use 0 or 1" >&2; exit 1;; esac
-	@test -d $(DEVNET_DIR)/node0 || ./$(BIN) testnet --validators 4 --full-nodes $(FULL_NODES) --output $(DEVNET_DIR) --subnet-base $(DEVNET_NET).10 --host-ports $(DEVNET_PORTS)
+	@test -d $(DEVNET_DIR)/node0 || ./$(BIN) testnet --validators 4 --full-nodes $(FULL_NODES) --output $(DEVNET_DIR) --subnet-base $(DEVNET_NET).10 --host-ports $(DEVNET_PORTS) $(TESTNET_FLAGS)
 	@test "$(FULL_NODES)" = 0 || test -d $(DEVNET_DIR)/full0 || { echo "$(DEVNET_DIR) holds a chain written without a full node: make devnet-reset, then make devnet-up FULL_NODES=1" >&2; exit 1; }
 	@test "$$(id -u)" != 0 || for d in $(DEVNET_DIR)/node* $(DEVNET_DIR)/full*; do test ! -d "$$d" || chown -R $(DEVNET_UID):$(DEVNET_GID) "$$d"; done
 	$(DEVNET_COMPOSE) up -d
@@ -137,7 +145,19 @@ devnet-reset: devnet-down
 
 ## e2e-devnet: the fault test: four validators in docker-compose, load, kill/pause/disconnect, agreement, proofs, replay
 e2e-devnet: build image
-	$(GO) test -tags devnet -count=1 -timeout 20m -v ./e2e/devnet/
+	$(GO) test -tags devnet -count=1 -timeout 20m -v -run TestDevnetFaults ./e2e/devnet/
+
+# The upgrade test's old binary: protocol versions up to OLD_PROTOCOL only.
+OLD_PROTOCOL ?= 13
+OLD_IMAGE ?= ttld:local-$(OLD_PROTOCOL)
+
+## image-old: the image $(OLD_IMAGE), of a ttld binary built to implement protocol versions up to $(OLD_PROTOCOL) only (PROTOCOL_NEWEST), as one released before the later versions
+image-old:
+	$(MAKE) image PROTOCOL_NEWEST=$(OLD_PROTOCOL) IMAGE=$(OLD_IMAGE) IMAGE_BIN=bin/linux/ttld-$(OLD_PROTOCOL)
+
+## e2e-upgrade: the upgrade in place: a four-validator devnet on 13 moves to 14 as its validators restart signalling it, under load; a full node left on $(OLD_IMAGE) stops at the switch and catches up on the new image; agreement, ttl documents expiring on 14, replay across the switch
+e2e-upgrade: build image image-old
+	$(GO) test -tags devnet -count=1 -timeout 25m -v -run TestDevnetUpgrade ./e2e/devnet/
 
 ## e2e-web: the web view in headless Chromium against an in-process node (installs Debian's chromium when it is missing)
 e2e-web: chromium web-wasm

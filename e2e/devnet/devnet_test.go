@@ -95,7 +95,10 @@ type network struct {
 	gid     int
 	client  string // the client home: the funded dev key
 	dev     keyring.Key
-	nodes   []*member
+	nodes   []*member // the validators
+	full    []*member // the full nodes
+	// files are the compose files, in the repository root.
+	files   []string
 	trusted *cmttypes.ValidatorSet
 	// supply is the credits created in genesis (the dev key's; the payout identities
 	// start at 0), and genesisMs the genesis time, from which block times count epochs.
@@ -110,7 +113,7 @@ func TestDevnetFaults(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
 	defer cancel()
 	n := newNetwork(t)
-	n.generate(ctx)
+	n.generate(ctx, 0)
 	n.up(ctx)
 
 	start := n.waitAll(ctx, 3, startTimeout)
@@ -181,7 +184,7 @@ func newNetwork(t *testing.T) *network {
 	if p, err := exec.LookPath("docker-compose"); err == nil {
 		compose = []string{p}
 	}
-	n := &network{t: t, root: root, dir: t.TempDir(), compose: compose, containers: map[string]string{}}
+	n := &network{t: t, root: root, dir: t.TempDir(), compose: compose, containers: map[string]string{}, files: []string{"docker-compose.yml"}}
 	// The nodes run as this user, as make devnet-up runs them; as 1000:1000 when the
 	// test runs as root, as the nodes never run as root (generate hands them their homes).
 	n.uid, n.gid = os.Getuid(), os.Getgid()
@@ -205,13 +208,14 @@ func newNetwork(t *testing.T) *network {
 	return n
 }
 
-// generate writes the homes with ttld testnet, as make devnet-up does, and checks that
-// the funded key is in the client home only.
-func (n *network) generate(ctx context.Context) {
+// generate writes the homes with ttld testnet, as make devnet-up does, with fullNodes
+// full nodes and the extra flags, and checks that the funded key is in the client home
+// only.
+func (n *network) generate(ctx context.Context, fullNodes int, extra ...string) {
 	t := n.t
-	out, err := n.run(ctx, exec.Command(filepath.Join(n.root, "bin", "ttld"), "testnet",
-		"--validators", strconv.Itoa(validators), "--output", n.dir, "--chain-id", chainID,
-		"--subnet-base", subnet+".10", "--epoch-length", strconv.Itoa(epochLengthS), "--force", "-o", "json"))
+	args := append([]string{"testnet", "--validators", strconv.Itoa(validators), "--full-nodes", strconv.Itoa(fullNodes), "--output", n.dir, "--chain-id", chainID,
+		"--subnet-base", subnet + ".10", "--epoch-length", strconv.Itoa(epochLengthS), "--force", "-o", "json"}, extra...)
+	out, err := n.run(ctx, exec.Command(filepath.Join(n.root, "bin", "ttld"), args...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +228,7 @@ func (n *network) generate(ctx context.Context) {
 			PayoutIdentity   string `json:"payout_identity"`
 		} `json:"nodes"`
 	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Nodes) != validators || res.ClientHome == "" {
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Nodes) != validators+fullNodes || res.ClientHome == "" {
 		t.Fatalf("ttld testnet -o json: %v\n%s", err, out)
 	}
 	n.client, n.supply = res.ClientHome, res.DevBalance
@@ -241,6 +245,21 @@ func (n *network) generate(ctx context.Context) {
 	}
 	for i, r := range res.Nodes {
 		m := &member{name: r.Name, home: r.Home, ip: r.IP, rpc: fmt.Sprintf("http://127.0.0.1:%s%d", portPrefix, 657+100*i)}
+		if i >= validators {
+			// full node j's RPC is published at P*1000 + 557 - 100j (ttld testnet)
+			m.rpc = fmt.Sprintf("http://127.0.0.1:%s%d", portPrefix, 557-100*(i-validators))
+			if os.Getuid() == 0 {
+				chownAll(t, r.Home, n.uid, n.gid)
+			}
+			if m.client, err = client.Dial(m.rpc, client.Options{ChainID: chainID, Trusted: n.trusted}); err != nil {
+				t.Fatal(err)
+			}
+			if m.raw, err = rpchttp.New(m.rpc, "/websocket"); err != nil {
+				t.Fatal(err)
+			}
+			n.full = append(n.full, m)
+			continue
+		}
 		if m.validator, err = hex.DecodeString(r.ValidatorAddress); err != nil || len(m.validator) != 20 {
 			t.Fatalf("%s: validator address %q: %v", r.Name, r.ValidatorAddress, err)
 		}
@@ -390,8 +409,11 @@ func (n *network) logs() {
 }
 
 func (n *network) composeCmd(args ...string) *exec.Cmd {
-	full := append(append(append([]string{}, n.compose[1:]...), "-p", project, "-f", filepath.Join(n.root, "docker-compose.yml")), args...)
-	return exec.Command(n.compose[0], full...)
+	full := append(append([]string{}, n.compose[1:]...), "-p", project)
+	for _, f := range n.files {
+		full = append(full, "-f", filepath.Join(n.root, f))
+	}
+	return exec.Command(n.compose[0], append(full, args...)...)
 }
 
 // run runs cmd in the repository root with the network's environment, bounded by ctx,
@@ -731,7 +753,7 @@ func (n *network) agree(ctx context.Context, h int64) {
 			}
 		}
 	}
-	t.Logf("agreement: 4 nodes, same block hash and app hash at every height 1..%d", h)
+	t.Logf("agreement: %d nodes, same block hash and app hash at every height 1..%d", len(n.nodes), h)
 }
 
 // proofs reads every recipient and every load key at height from every node, each with

@@ -37,16 +37,6 @@ type ProtocolState struct {
 	LastEpoch uint32
 }
 
-// Toward is the number of the current epoch's blocks so far that signalled the next
-// version (Version+1) or a later one: what the next epoch change decides on, with the
-// epoch's blocks then.
-func (s ProtocolState) Toward() uint64 { return s.Current.AtLeast(s.Version + 1) }
-
-// Reaching reports whether the current epoch's signals so far reach the threshold.
-func (s ProtocolState) Reaching() bool {
-	return s.Limits.UpgradeThresholdPercent > 0 && s.Current.Blocks > 0 && s.Limits.UpgradeReached(s.Toward(), s.Current.Blocks)
-}
-
 var errNotUpgradeKey = errors.New("not a protocol upgrade record")
 
 // Protocol reads the protocol version and the upgrade records at height (0: the

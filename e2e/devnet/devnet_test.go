@@ -245,32 +245,15 @@ func (n *network) generate(ctx context.Context, fullNodes int, extra ...string) 
 	}
 	for i, r := range res.Nodes {
 		m := &member{name: r.Name, home: r.Home, ip: r.IP, rpc: fmt.Sprintf("http://127.0.0.1:%s%d", portPrefix, 657+100*i)}
-		if i >= validators {
+		validator := i < validators
+		if validator {
+			n.checkValidator(m, r.ValidatorAddress, r.PayoutIdentity)
+			if m.load, err = keyring.Open(n.client).Add(fmt.Sprintf("load%d", i)); err != nil {
+				t.Fatal(err)
+			}
+		} else {
 			// full node j's RPC is published at P*1000 + 557 - 100j (ttld testnet)
 			m.rpc = fmt.Sprintf("http://127.0.0.1:%s%d", portPrefix, 557-100*(i-validators))
-			if os.Getuid() == 0 {
-				chownAll(t, r.Home, n.uid, n.gid)
-			}
-			if m.client, err = client.Dial(m.rpc, client.Options{ChainID: chainID, Trusted: n.trusted}); err != nil {
-				t.Fatal(err)
-			}
-			if m.raw, err = rpchttp.New(m.rpc, "/websocket"); err != nil {
-				t.Fatal(err)
-			}
-			n.full = append(n.full, m)
-			continue
-		}
-		if m.validator, err = hex.DecodeString(r.ValidatorAddress); err != nil || len(m.validator) != 20 {
-			t.Fatalf("%s: validator address %q: %v", r.Name, r.ValidatorAddress, err)
-		}
-		if m.payout, err = protocol.ParseIdentityID(r.PayoutIdentity); err != nil || m.payout != protocol.PayoutIdentityID(m.validator) {
-			t.Fatalf("%s: payout identity %q, want protocol.PayoutIdentityID of %X (%v)", r.Name, r.PayoutIdentity, m.validator, err)
-		}
-		if keys, err := keyring.Open(r.Home).List(); err != nil || len(keys) != 0 {
-			t.Fatalf("%s's home holds keys %v (%v): a container would hold them", r.Name, keys, err)
-		}
-		if m.load, err = keyring.Open(n.client).Add(fmt.Sprintf("load%d", i)); err != nil {
-			t.Fatal(err)
 		}
 		if os.Getuid() == 0 {
 			chownAll(t, r.Home, n.uid, n.gid)
@@ -281,7 +264,27 @@ func (n *network) generate(ctx context.Context, fullNodes int, extra ...string) 
 		if m.raw, err = rpchttp.New(m.rpc, "/websocket"); err != nil {
 			t.Fatal(err)
 		}
-		n.nodes = append(n.nodes, m)
+		if validator {
+			n.nodes = append(n.nodes, m)
+		} else {
+			n.full = append(n.full, m)
+		}
+	}
+}
+
+// checkValidator reads a validator's consensus address and payout identity as ttld
+// testnet printed them into m, and checks that its home holds no key.
+func (n *network) checkValidator(m *member, address, payout string) {
+	t := n.t
+	var err error
+	if m.validator, err = hex.DecodeString(address); err != nil || len(m.validator) != 20 {
+		t.Fatalf("%s: validator address %q: %v", m.name, address, err)
+	}
+	if m.payout, err = protocol.ParseIdentityID(payout); err != nil || m.payout != protocol.PayoutIdentityID(m.validator) {
+		t.Fatalf("%s: payout identity %q, want protocol.PayoutIdentityID of %X (%v)", m.name, payout, m.validator, err)
+	}
+	if keys, err := keyring.Open(m.home).List(); err != nil || len(keys) != 0 {
+		t.Fatalf("%s's home holds keys %v (%v): a container would hold them", m.name, keys, err)
 	}
 }
 

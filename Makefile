@@ -64,7 +64,7 @@ bench-ttl:
 	$(GO) test -run '^$$' -bench '^BenchmarkExpireDocuments$$' -benchtime 4x -count=1 -timeout 30m ./abci/
 	$(GO) test -run '^$$' -bench '^BenchmarkTTLFlood$$' -benchtime 1x -count=2 -timeout 30m ./abci/
 
-## fuzz: the transaction, document and range-answer decoders, document data, the contract and query parsers, every query path's request data, and whole blocks of transitions, 30 s each (FUZZTIME)
+## fuzz: the transaction, document and range-answer decoders, document data, the contract and query parsers, every query path's request data, whole blocks of transitions and snapshot chunks, 30 s each (FUZZTIME)
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./protocol/
@@ -75,6 +75,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEntries$$' -fuzztime $(FUZZTIME) ./proofs/
 	$(GO) test -run '^$$' -fuzz '^FuzzQueryPaths$$' -fuzztime $(FUZZTIME) ./abci/
 	$(GO) test -run '^$$' -fuzz '^FuzzBlocks$$' -fuzztime $(FUZZTIME) ./sim/
+	$(GO) test -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME) ./snapshot/
 
 ## sim: a longer determinism simulation (SIM_BLOCKS blocks, seed SIM_SEED)
 sim:

@@ -25,7 +25,10 @@ var layout = map[string][]string{
 	"app":         {"protocol", "feeschedule", "drive"},
 	"genesis":     {"protocol", "drive"},
 	"proofs":      {"protocol", "query", "drive"},
-	"abci":        {"protocol", "query", "feeschedule", "drive", "app", "genesis", "proofs"},
+	// how a state travels to a node that has none: a saved version of the tree in
+	// chunks, checked and imported
+	"snapshot": {"drive"},
+	"abci":     {"protocol", "query", "feeschedule", "drive", "app", "genesis", "proofs"},
 	// node writes the development key of a new home, so it takes keyring, a leaf over
 	// protocol, besides abci and what is below it; and it serves the web view.
 	"node":    {"protocol", "query", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "keyring", "web"},

@@ -1,0 +1,256 @@
+package snapshot
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"testing"
+
+	dbm "github.com/cosmos/cosmos-db"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/sim"
+)
+
+// chain runs a simulated chain (documents with and without ttl, time-range windows,
+// moderators' removals, pools) for blocks blocks and returns its store.
+func chain(t *testing.T, blocks int) *sim.Chain {
+	t.Helper()
+	c, err := sim.Open(dbm.NewMemDB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := sim.NewGenerator(7, 20)
+	if _, err := c.InitChain(g.Genesis(), g.Validators()...); err != nil {
+		t.Fatal(err)
+	}
+	for range blocks {
+		at, txs, err := c.NextBlock(g, 40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Block(at, txs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+// export cuts the chain's last saved version into chunks of about chunkBytes.
+func export(t *testing.T, c *sim.Chain, chunkBytes int) (Manifest, [][]byte) {
+	t.Helper()
+	var chunks [][]byte
+	m, err := Export(c.Store, c.Height, chunkBytes, func(i uint32, chunk []byte) error {
+		if int(i) != len(chunks) {
+			t.Fatalf("chunk %d after %d", i, len(chunks))
+		}
+		chunks = append(chunks, chunk)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, chunks
+}
+
+func emptyStore(t *testing.T) *drive.Store {
+	t.Helper()
+	s, err := drive.NewStore(dbm.NewMemDB(), drive.Options{CacheSize: 10_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// entries reads every key and value of a saved version.
+func entries(t *testing.T, s *drive.Store, v int64) [][2][]byte {
+	t.Helper()
+	kv, err := s.Saved(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][2][]byte
+	err = kv.Iterate(nil, nil, func(k, v []byte) (bool, error) {
+		out = append(out, [2][]byte{bytes.Clone(k), bytes.Clone(v)})
+		return false, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A state with every kind of record, exported in many chunks and imported into an
+// empty store, has the same root and the same keys and values; its manifest survives
+// its encoding.
+func TestRoundTrip(t *testing.T) {
+	c := chain(t, 150)
+	want := entries(t, c.Store, c.Height)
+	kinds := map[string]int{}
+	for _, e := range want {
+		k := e[0]
+		switch p, ok := drive.ParseDocumentKey(k); {
+		case ok && p.Window != nil:
+			kinds["time-range window entries"]++
+		case ok && p.Entry == drive.DocumentEntryDocument:
+			kinds["documents"]++
+		}
+		if _, _, ok := drive.ParseExpirationKey(k); ok {
+			kinds["ttl entries"]++
+		}
+		if _, _, ok := drive.ParseLifetimePoolKey(k); ok {
+			kinds["lifetime pools"]++
+		}
+		if _, _, _, ok := drive.ParseRemovalKey(k); ok {
+			kinds["removal records"]++
+		}
+		if _, _, _, ok := drive.ParseEpochKey(k); ok {
+			kinds["epoch pools"]++
+		}
+	}
+	for _, kind := range []string{"documents", "ttl entries", "time-range window entries", "lifetime pools", "removal records", "epoch pools"} {
+		if kinds[kind] == 0 {
+			t.Fatalf("the simulated state holds no %s: %v", kind, kinds)
+		}
+	}
+	m, chunks := export(t, c, 64<<10)
+	if len(chunks) < 3 {
+		t.Fatalf("%d chunks of %d entries: want several", len(chunks), len(want))
+	}
+	back, err := DecodeManifest(m.Encode())
+	if err != nil || back.Height != m.Height || !bytes.Equal(back.Root, m.Root) || len(back.Chunks) != len(m.Chunks) || !bytes.Equal(back.Hash(), m.Hash()) {
+		t.Fatalf("manifest %+v decoded as %+v, %v", m, back, err)
+	}
+	_, root := c.Store.LastCommit()
+	if !bytes.Equal(m.Root, root) {
+		t.Fatalf("manifest root %X, the store's %X", m.Root, root)
+	}
+
+	s := emptyStore(t)
+	r, err := NewRestorer(s, back, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, chunk := range chunks {
+		if err := r.Apply(uint32(i), chunk); err != nil {
+			t.Fatalf("chunk %d: %v", i, err)
+		}
+	}
+	if v, got := s.LastCommit(); v != c.Height || !bytes.Equal(got, root) {
+		t.Fatalf("restored %d %X, want %d %X", v, got, c.Height, root)
+	}
+	got := entries(t, s, c.Height)
+	if len(got) != len(want) {
+		t.Fatalf("restored %d entries, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i][0], want[i][0]) || !bytes.Equal(got[i][1], want[i][1]) {
+			t.Fatalf("entry %d: %X=%X, want %X=%X", i, got[i][0], got[i][1], want[i][0], want[i][1])
+		}
+	}
+	t.Logf("%d entries (%v) in %d chunks, restored with root %X", len(want), kinds, len(chunks), root)
+}
+
+// A chunk that is not the manifest's is refused and changes nothing: corrupted, cut
+// short, another one (reordered), or out of turn.
+func TestChunksRefused(t *testing.T) {
+	c := chain(t, 40)
+	m, chunks := export(t, c, 16<<10)
+	if len(chunks) < 3 {
+		t.Fatalf("%d chunks: want several", len(chunks))
+	}
+	s := emptyStore(t)
+	r, err := NewRestorer(s, m, m.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	flipped := bytes.Clone(chunks[0])
+	flipped[len(flipped)/2] ^= 1
+	for name, try := range map[string]struct {
+		index uint32
+		chunk []byte
+	}{
+		"corrupted": {0, flipped},
+		"truncated": {0, chunks[0][:len(chunks[0])-1]},
+		"reordered": {0, chunks[1]},
+	} {
+		var h ErrChunkHash
+		if err := r.Apply(try.index, try.chunk); !errors.As(err, &h) || Refused(err) || r.Next() != 0 {
+			t.Errorf("%s: %v, next %d", name, err, r.Next())
+		}
+	}
+	if err := r.Apply(1, chunks[1]); !Refused(err) || r.Next() != 0 {
+		t.Errorf("chunk 1 first: %v", err)
+	}
+	for i, chunk := range chunks {
+		if err := r.Apply(uint32(i), chunk); err != nil {
+			t.Fatalf("chunk %d after the refusals: %v", i, err)
+		}
+	}
+}
+
+// A manifest whose chunks hash right but make no tree, or a tree of another root, is
+// refused whole: the root the light client trusts is the judge, not the manifest.
+func TestSnapshotsRefused(t *testing.T) {
+	c := chain(t, 30)
+	m, chunks := export(t, c, 1<<30)
+	if len(chunks) != 1 {
+		t.Fatalf("%d chunks, want one", len(chunks))
+	}
+	// Another height's root: refused before anything is imported.
+	other := bytes.Clone(m.Root)
+	other[0] ^= 1
+	if _, err := NewRestorer(emptyStore(t), m, other); !Refused(err) {
+		t.Fatalf("a manifest of another root: %v", err)
+	}
+	// A manifest that claims the trusted root for other items: refused at the end.
+	items := chunks[0][:len(chunks[0])/2]
+	forged := Manifest{Format: Format1, Height: m.Height, Root: m.Root, Chunks: [][sha256.Size]byte{sha256.Sum256(items)}}
+	r, err := NewRestorer(emptyStore(t), forged, m.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Apply(0, items); !Refused(err) {
+		t.Fatalf("half the items under the trusted root: %v", err)
+	}
+	// Items that make no tree at all: a lone inner node.
+	lone := appendItem(nil, drive.TreeNode{Key: []byte("k"), Version: 1, Height: 3})
+	forged.Chunks = [][sha256.Size]byte{sha256.Sum256(lone)}
+	r, err = NewRestorer(emptyStore(t), forged, m.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Apply(0, lone); !Refused(err) {
+		t.Fatalf("a lone inner node: %v", err)
+	}
+	for name, b := range map[string][]byte{
+		"cut short":       {0, 0, 0, 1},
+		"another format":  Manifest{Format: 2, Height: 1, Root: m.Root, Chunks: m.Chunks}.Encode(),
+		"no chunk":        Manifest{Format: Format1, Height: 1, Root: m.Root}.Encode(),
+		"height 0":        Manifest{Format: Format1, Root: m.Root, Chunks: m.Chunks}.Encode(),
+		"a trailing byte": append(m.Encode(), 0),
+	} {
+		if _, err := DecodeManifest(b); !errors.As(err, new(ErrManifest)) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// FuzzApply: no chunk bytes make a restore panic.
+func FuzzApply(f *testing.F) {
+	f.Add(appendItem(nil, drive.TreeNode{Key: []byte("a"), Value: []byte("b"), Version: 1}))
+	f.Add(appendItem(appendItem(nil, drive.TreeNode{Key: []byte("a"), Value: []byte("b"), Version: 1}), drive.TreeNode{Key: []byte("a"), Version: 2, Height: 1}))
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, chunk []byte) {
+		m := Manifest{Format: Format1, Height: 2, Root: make([]byte, sha256.Size), Chunks: [][sha256.Size]byte{sha256.Sum256(chunk)}}
+		r, err := NewRestorer(emptyStore(t), m, m.Root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if err := r.Apply(0, chunk); err == nil {
+			t.Fatalf("%X restored to the zero root", chunk)
+		}
+	})
+}

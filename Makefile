@@ -43,8 +43,8 @@ web/static/wasm_exec.js:
 devnet: build
 	./$(BIN) devnet --home $(DEVNET_HOME)
 
-## test: vet, then every test (unit, datadriven scenarios, determinism, end to end)
-test:
+## test: the web view's WebAssembly check (which only some packages' files may reach), vet, then every test (unit, datadriven scenarios, determinism, end to end)
+test: web-wasm
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 14m ./...
 

@@ -48,6 +48,8 @@ type Options struct {
 // each: while CheckTx reads on every core, a writer that waited for the readers at
 // every write spent most of a block waiting.
 type Store struct {
+	db         dbm.DB
+	opts       Options
 	tree       *iavl.MutableTree
 	keepRecent int64
 	treeMu     *sync.RWMutex
@@ -57,9 +59,12 @@ type Store struct {
 	batch  bool
 	sliced int
 
-	mu          sync.RWMutex // guards lastVersion and lastHash
+	mu          sync.RWMutex // guards lastVersion, lastHash and held
 	lastVersion int64
 	lastHash    []byte
+	// held are the versions exports are reading, one entry an export (export.go):
+	// pruning stops short of the lowest.
+	held []int64
 }
 
 // ErrVersionNotKept: a query asked for a version that was pruned or never saved.
@@ -69,7 +74,8 @@ func (e ErrVersionNotKept) Error() string {
 	return fmt.Sprintf("version %d is not kept (latest %d)", e.Version, e.Latest)
 }
 
-// NewStore loads the latest saved version of the tree in db.
+// NewStore loads the latest saved version of the tree in db. A database a restore
+// left unfinished (Store.Import) is emptied first: nothing of it is a state.
 func NewStore(db dbm.DB, opts Options) (*Store, error) {
 	if opts.CacheSize == 0 {
 		opts.CacheSize = DefaultCacheSize
@@ -77,6 +83,25 @@ func NewStore(db dbm.DB, opts Options) (*Store, error) {
 	if opts.WriteSlice <= 0 {
 		opts.WriteSlice = DefaultWriteSlice
 	}
+	restoring, err := db.Has(restoringKey)
+	if err != nil {
+		return nil, fmt.Errorf("drive: read the restore mark: %w", err)
+	}
+	if restoring {
+		if err := wipe(db); err != nil {
+			return nil, err
+		}
+	}
+	tree, version, err := loadTree(db, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: db, opts: opts, tree: tree, keepRecent: opts.KeepRecent, treeMu: &sync.RWMutex{}, writeSlice: opts.WriteSlice,
+		lastVersion: version, lastHash: tree.Hash()}, nil
+}
+
+// loadTree opens the tree in db at its latest saved version.
+func loadTree(db dbm.DB, opts Options) (*iavl.MutableTree, int64, error) {
 	// NB: IAVL v1.2.6's BatchWithFlusher unlocks its mutex to flush a batch that passes
 	// FlushThreshold and, when that flush fails, returns without locking it again: its
 	// deferred unlock then ends the process ("fatal error: sync: unlock of unlocked
@@ -90,9 +115,9 @@ func NewStore(db dbm.DB, opts Options) (*Store, error) {
 	tree := iavl.NewMutableTree(unsizedBatches{idb.NewWrapper(db)}, opts.CacheSize, true, iavl.NewNopLogger(), iopts...)
 	version, err := tree.Load()
 	if err != nil {
-		return nil, fmt.Errorf("drive: load tree: %w", err)
+		return nil, 0, fmt.Errorf("drive: load tree: %w", err)
 	}
-	return &Store{tree: tree, keepRecent: opts.KeepRecent, treeMu: &sync.RWMutex{}, writeSlice: opts.WriteSlice, lastVersion: version, lastHash: tree.Hash()}, nil
+	return tree, version, nil
 }
 
 // unsizedBatches makes every batch grow as it fills instead of being preallocated to
@@ -164,12 +189,27 @@ func (s *Store) Commit() (version int64, hash []byte, err error) {
 	s.mu.Lock()
 	s.lastVersion, s.lastHash = version, hash
 	s.mu.Unlock()
-	if s.keepRecent > 0 && version > s.keepRecent {
-		if err := s.tree.DeleteVersionsTo(version - s.keepRecent); err != nil {
-			return 0, nil, fmt.Errorf("drive: prune to %d: %w", version-s.keepRecent, err)
+	if to := s.pruneTo(version); to > 0 {
+		if err := s.tree.DeleteVersionsTo(to); err != nil {
+			return 0, nil, fmt.Errorf("drive: prune to %d: %w", to, err)
 		}
 	}
 	return version, hash, nil
+}
+
+// pruneTo is the version pruning after saving version deletes up to, 0 for none: the
+// kept window's lower edge, or below the lowest version an export reads.
+func (s *Store) pruneTo(version int64) int64 {
+	if s.keepRecent <= 0 || version <= s.keepRecent {
+		return 0
+	}
+	to := version - s.keepRecent
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, v := range s.held {
+		to = min(to, v-1)
+	}
+	return to
 }
 
 // Unchanged reports whether the working tree holds the last saved version with nothing

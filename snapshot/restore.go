@@ -9,12 +9,19 @@ import (
 	"github.com/ttld-dev/ttld/drive"
 )
 
-// ErrChunkHash: a chunk that is not the one the manifest names: CometBFT asks a peer
-// for it again.
+// ErrChunkHash: a chunk that is not the one the manifest names, which changes nothing:
+// CometBFT asks a peer for it again.
 type ErrChunkHash struct{ Index uint32 }
 
 func (e ErrChunkHash) Error() string {
 	return fmt.Sprintf("snapshot: chunk %d does not hash to the manifest's", e.Index)
+}
+
+// ErrChunkOrder: a chunk out of turn, which changes nothing.
+type ErrChunkOrder struct{ Index, Next uint32 }
+
+func (e ErrChunkOrder) Error() string {
+	return fmt.Sprintf("snapshot: chunk %d where %d comes next", e.Index, e.Next)
 }
 
 // ErrRoot: the imported tree's root is not the trusted app hash: the snapshot is
@@ -25,12 +32,17 @@ func (e ErrRoot) Error() string {
 	return fmt.Sprintf("snapshot: the imported tree's root %X is not the trusted app hash %X", e.Got, e.Want)
 }
 
-// Restorer imports a snapshot's chunks, in order, into an empty store.
+// Restorer imports a snapshot's chunks, in order, into an empty store. Whatever ends
+// it short of a tree with the trusted root (a refused chunk, the wrong root, Close)
+// leaves the store empty again.
 type Restorer struct {
+	store *drive.Store
 	m     Manifest
 	trust []byte
 	imp   *drive.Importer
 	next  uint32
+	// ended: the restore is done, refused or closed; the importer is gone.
+	ended bool
 }
 
 // NewRestorer starts importing the snapshot m into store, which must be empty,
@@ -44,26 +56,40 @@ func NewRestorer(store *drive.Store, m Manifest, trusted []byte) (*Restorer, err
 	if err != nil {
 		return nil, err
 	}
-	return &Restorer{m: m, trust: trusted, imp: imp}, nil
+	return &Restorer{store: store, m: m, trust: trusted, imp: imp}, nil
 }
+
+// Manifest is the snapshot being restored.
+func (r *Restorer) Manifest() Manifest { return r.m }
 
 // Next is the index of the chunk Apply takes next; len(manifest chunks): done.
 func (r *Restorer) Next() uint32 { return r.next }
 
-// Apply imports chunk index, which must be the next one. A chunk whose hash is not the
-// manifest's is an ErrChunkHash and changes nothing (fetch it again); a chunk that
-// hashes right but holds no items of a tree is an ErrChunk or a drive.ErrImport, after
-// which the restore is unusable. After the last chunk Apply saves the version and checks
-// its root: an ErrRoot refuses the snapshot.
+// Done reports whether the snapshot is restored: the store holds its tree.
+func (r *Restorer) Done() bool { return r.ended && int(r.next) == len(r.m.Chunks) }
+
+// Apply imports chunk index, which must be the next one (a chunk applied already is
+// taken again as nothing new; one further on is an ErrChunkOrder). A chunk whose hash is not the manifest's is an
+// ErrChunkHash and changes nothing: fetch it again. A chunk that hashes right but holds
+// no items of a tree is an ErrChunk or a drive.ErrImport, and after the last chunk a
+// root other than the trusted one is an ErrRoot: those refuse the snapshot (Refused),
+// and the store is emptied again. After the last chunk's nil the store holds the
+// snapshot's tree.
 func (r *Restorer) Apply(index uint32, chunk []byte) error {
-	if index != r.next || int(index) >= len(r.m.Chunks) {
-		return ErrChunk{index, 0, fmt.Sprintf("chunk %d where %d comes next", index, r.next)}
+	if int(index) >= len(r.m.Chunks) {
+		return ErrChunk{index, 0, fmt.Sprintf("chunk %d of a snapshot of %d", index, len(r.m.Chunks))}
 	}
 	if len(chunk) > MaxChunkBytes || sha256.Sum256(chunk) != r.m.Chunks[index] {
 		return ErrChunkHash{index}
 	}
+	if index < r.next {
+		return nil
+	}
+	if r.ended || index > r.next {
+		return ErrChunkOrder{Index: index, Next: r.next}
+	}
 	if err := decodeItems(index, chunk, r.imp.Add); err != nil {
-		return err
+		return r.refuse(err)
 	}
 	r.next++
 	if int(r.next) < len(r.m.Chunks) {
@@ -71,21 +97,40 @@ func (r *Restorer) Apply(index uint32, chunk []byte) error {
 	}
 	root, err := r.imp.Commit()
 	if err != nil {
-		return err
+		return r.refuse(err)
 	}
+	r.ended = true
 	if !bytes.Equal(root, r.trust) {
-		return ErrRoot{Got: root, Want: r.trust}
+		return r.refuse(ErrRoot{Got: root, Want: r.trust})
 	}
-	return nil
+	return r.imp.Accept()
 }
 
-// Close abandons an unfinished restore. What it imported stays in the store's
-// database until the caller clears it.
-func (r *Restorer) Close() {
-	if int(r.next) < len(r.m.Chunks) {
+// refuse ends the restore on err, emptying the store.
+func (r *Restorer) refuse(err error) error {
+	if !r.ended {
 		r.imp.Close()
+		r.ended = true
 	}
+	r.next = 0
+	if rerr := r.store.Reset(); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
 }
+
+// Close abandons a restore not done, emptying the store; after Done it does nothing.
+func (r *Restorer) Close() error {
+	if r.Done() || (r.ended && r.next == 0) {
+		return nil
+	}
+	return r.refuse(ErrAbandoned{})
+}
+
+// ErrAbandoned: a restore closed before its last chunk.
+type ErrAbandoned struct{}
+
+func (ErrAbandoned) Error() string { return "snapshot: restore abandoned" }
 
 // Refused reports whether err refuses the snapshot whole (its root, or chunks that
 // hash as the manifest says but make no tree), rather than one chunk to fetch again.

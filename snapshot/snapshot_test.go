@@ -180,13 +180,124 @@ func TestChunksRefused(t *testing.T) {
 			t.Errorf("%s: %v, next %d", name, err, r.Next())
 		}
 	}
-	if err := r.Apply(1, chunks[1]); !Refused(err) || r.Next() != 0 {
+	if err := r.Apply(1, chunks[1]); !errors.As(err, new(ErrChunkOrder)) || Refused(err) || r.Next() != 0 {
 		t.Errorf("chunk 1 first: %v", err)
 	}
 	for i, chunk := range chunks {
 		if err := r.Apply(uint32(i), chunk); err != nil {
 			t.Fatalf("chunk %d after the refusals: %v", i, err)
 		}
+		if err := r.Apply(0, chunks[0]); err != nil {
+			t.Fatalf("chunk 0 again after chunk %d: %v", i, err)
+		}
+	}
+	if !r.Done() {
+		t.Fatal("not done after the last chunk")
+	}
+	if v, root := s.LastCommit(); v != m.Height || !bytes.Equal(root, m.Root) {
+		t.Fatalf("restored %d %X", v, root)
+	}
+}
+
+// empty fails t unless db holds no key and a store opened over it holds no version.
+func empty(t *testing.T, db dbm.DB, s *drive.Store) {
+	t.Helper()
+	if v, _ := s.LastCommit(); v != 0 {
+		t.Fatalf("the store holds version %d", v)
+	}
+	it, err := db.Iterator(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	if it.Valid() {
+		t.Fatalf("the database holds %X", it.Key())
+	}
+	again, err := drive.NewStore(db, drive.Options{CacheSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := again.LastCommit(); v != 0 {
+		t.Fatalf("reopened, the store holds version %d", v)
+	}
+}
+
+// A restore refused or abandoned leaves nothing of what it imported, committed or not;
+// one cut short by a crash (the process gone, the database kept) is emptied when a
+// store is next opened over it. A store that holds a state takes no import.
+func TestRefusedRestoreLeavesNothing(t *testing.T) {
+	c := chain(t, 40)
+	m, chunks := export(t, c, 16<<10)
+	open := func() (dbm.DB, *drive.Store, *Restorer) {
+		db := dbm.NewMemDB()
+		s, err := drive.NewStore(db, drive.Options{CacheSize: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewRestorer(s, m, m.Root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db, s, r
+	}
+	// Abandoned after two chunks.
+	db, s, r := open()
+	for i := range 2 {
+		if err := r.Apply(uint32(i), chunks[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Close(); !errors.As(err, new(ErrAbandoned)) {
+		t.Fatalf("close: %v", err)
+	}
+	empty(t, db, s)
+	// Every chunk but with the last one's items twice: committed, then refused.
+	db, s, r = open()
+	last := len(chunks) - 1
+	for i := range last {
+		if err := r.Apply(uint32(i), chunks[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.m.Chunks[last] = sha256.Sum256(append(bytes.Clone(chunks[last]), chunks[last]...))
+	err := r.Apply(uint32(last), append(bytes.Clone(chunks[last]), chunks[last]...))
+	r.m.Chunks[last] = sha256.Sum256(chunks[last])
+	if !Refused(err) {
+		t.Fatalf("the last chunk's items twice: %v", err)
+	}
+	empty(t, db, s)
+	// Another chain's whole tree under the trusted root: committed, then refused.
+	om, ochunks := export(t, chain(t, 41), 16<<10)
+	db = dbm.NewMemDB()
+	if s, err = drive.NewStore(db, drive.Options{CacheSize: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	r, err = NewRestorer(s, Manifest{Format: Format1, Height: om.Height, Root: m.Root, Chunks: om.Chunks}, m.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, chunk := range ochunks {
+		err = r.Apply(uint32(i), chunk)
+	}
+	if !errors.As(err, new(ErrRoot)) {
+		t.Fatalf("another tree: %v", err)
+	}
+	empty(t, db, s)
+	// Cut short by a crash: nothing closed, the database opened again.
+	db, _, r = open()
+	for i := range 2 {
+		if err := r.Apply(uint32(i), chunks[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err = drive.NewStore(db, drive.Options{CacheSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty(t, db, s)
+	// A store with a state.
+	if _, err := NewRestorer(c.Store, m, m.Root); !errors.As(err, new(drive.ErrImport)) {
+		t.Fatalf("an import over a state: %v", err)
 	}
 }
 

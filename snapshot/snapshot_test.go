@@ -16,6 +16,13 @@ import (
 // moderators' removals, pools) for blocks blocks and returns its store.
 func chain(t *testing.T, blocks int) *sim.Chain {
 	t.Helper()
+	c, _ := generated(t, blocks)
+	return c
+}
+
+// generated is chain with the generator of its blocks, to go on with.
+func generated(t *testing.T, blocks int) (*sim.Chain, *sim.Generator) {
+	t.Helper()
 	c, err := sim.Open(dbm.NewMemDB())
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +40,7 @@ func chain(t *testing.T, blocks int) *sim.Chain {
 			t.Fatal(err)
 		}
 	}
-	return c
+	return c, g
 }
 
 // export cuts the chain's last saved version into chunks of about chunkBytes.

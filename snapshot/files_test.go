@@ -1,0 +1,146 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// restoreFrom restores the snapshot at height from files into an empty store and
+// returns its root.
+func restoreFrom(t *testing.T, files *Files, height int64, trusted []byte) []byte {
+	t.Helper()
+	m, err := files.Manifest(height)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := emptyStore(t)
+	r, err := NewRestorer(s, m, trusted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range m.Chunks {
+		chunk, err := files.Chunk(height, uint32(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Apply(uint32(i), chunk); err != nil {
+			t.Fatalf("chunk %d: %v", i, err)
+		}
+	}
+	_, root := s.LastCommit()
+	return root
+}
+
+// Snapshots on disk: written whole or not at all, listed newest first, read back into
+// the same tree, pruned to the newest few; what a stopped process left half written is
+// removed when the directory is opened again.
+func TestFiles(t *testing.T) {
+	c := chain(t, 30)
+	dir := t.TempDir()
+	files, err := OpenFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, root := c.Store.LastCommit()
+	m, size, err := files.Take(c.Store, c.Height, 8<<10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Chunks) < 3 || size == 0 || !bytes.Equal(m.Root, root) {
+		t.Fatalf("%d chunks, %d bytes, root %X", len(m.Chunks), size, m.Root)
+	}
+	if got := restoreFrom(t, files, c.Height, root); !bytes.Equal(got, root) {
+		t.Fatalf("restored root %X, want %X", got, root)
+	}
+	again, _, err := files.Take(c.Store, c.Height, 8<<10, nil)
+	if err != nil || !bytes.Equal(again.Hash(), m.Hash()) {
+		t.Fatalf("taken again: %v", err)
+	}
+	// Stopped after the first chunk: nothing kept.
+	calls := 0
+	if _, _, err := files.Take(c.Store, c.Height-1, 8<<10, func() bool { calls++; return calls > 1 }); !errors.As(err, new(ErrStopped)) {
+		t.Fatalf("stopped: %v", err)
+	}
+	for _, h := range []int64{c.Height - 2, c.Height - 3} {
+		if _, _, err := files.Take(c.Store, h, 8<<10, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs, err := files.Heights()
+	if err != nil || !slices.Equal(hs, []int64{c.Height, c.Height - 2, c.Height - 3}) {
+		t.Fatalf("heights %v, %v", hs, err)
+	}
+	if _, err := files.Manifest(c.Height - 1); !errors.As(err, new(ErrNotFound)) {
+		t.Fatalf("the stopped snapshot: %v", err)
+	}
+	gone, err := files.Prune(2)
+	if err != nil || !slices.Equal(gone, []int64{c.Height - 3}) {
+		t.Fatalf("pruned %v, %v", gone, err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "7-123"+partialSuffix), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if files, err = OpenFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Fatalf("%d entries in the directory after opening it again, want the 2 snapshots", len(entries))
+	}
+}
+
+// The scheduler takes a snapshot at every multiple of its interval while the chain goes
+// on, keeps the newest, and each restores to the root of its height.
+func TestScheduler(t *testing.T) {
+	c, g := generated(t, 0)
+	files, err := OpenFiles(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var taken []Taken
+	s := NewScheduler(c.Store, files, 5, 2, 8<<10, func(tk Taken) {
+		mu.Lock()
+		taken = append(taken, tk)
+		mu.Unlock()
+	})
+	roots := map[int64][]byte{}
+	for range 32 {
+		at, txs, err := c.NextBlock(g, 40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Block(at, txs); err != nil {
+			t.Fatal(err)
+		}
+		_, roots[c.Height] = c.Store.LastCommit()
+		s.Committed(c.Height)
+	}
+	s.Close()
+	var took []int64
+	for _, tk := range taken {
+		if tk.Height%5 != 0 || (!tk.Skipped && tk.Err != nil) {
+			t.Fatalf("%+v", tk)
+		}
+		if !tk.Skipped {
+			took = append(took, tk.Height)
+		}
+	}
+	slices.Sort(took)
+	slices.Reverse(took)
+	hs, err := files.Heights()
+	if err != nil || len(took) < 2 || !slices.Equal(hs, took[:2]) {
+		t.Fatalf("kept %v, took %v (%v)", hs, took, err)
+	}
+	for _, h := range hs {
+		if got := restoreFrom(t, files, h, roots[h]); !bytes.Equal(got, roots[h]) {
+			t.Fatalf("height %d restored to %X, want %X", h, got, roots[h])
+		}
+	}
+	t.Logf("took %v, kept %v", took, hs)
+}

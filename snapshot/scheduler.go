@@ -1,0 +1,78 @@
+package snapshot
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ttld-dev/ttld/drive"
+)
+
+// Scheduler takes a snapshot of every saved version whose height is a multiple of its
+// interval, on a goroutine of its own while blocks go on (drive.Store.Export), and keeps
+// the newest few.
+type Scheduler struct {
+	src        *drive.Store
+	files      *Files
+	interval   int64
+	keep       int
+	chunkBytes int
+	done       func(Taken)
+
+	running atomic.Bool
+	stopped atomic.Bool
+	wg      sync.WaitGroup
+}
+
+// Taken reports one snapshot the scheduler took, or failed or skipped.
+type Taken struct {
+	Height   int64
+	Manifest Manifest
+	// Bytes is the size of its chunks.
+	Bytes    int64
+	Duration time.Duration
+	// Pruned are the heights of the snapshots deleted after it.
+	Pruned []int64
+	Err    error
+	// Skipped: the snapshot before it was still being taken, so this one was not.
+	Skipped bool
+}
+
+// NewScheduler takes a snapshot of src every interval heights (> 0) into files,
+// keeping the keep newest (> 0), each in chunks of about chunkBytes (0:
+// DefaultChunkBytes), and calls done, on the snapshot's goroutine, with each outcome.
+func NewScheduler(src *drive.Store, files *Files, interval int64, keep, chunkBytes int, done func(Taken)) *Scheduler {
+	return &Scheduler{src: src, files: files, interval: interval, keep: keep, chunkBytes: chunkBytes, done: done}
+}
+
+// Committed tells the scheduler that height was saved. It returns at once: a snapshot
+// due at height runs in the background, unless the one before still runs.
+func (s *Scheduler) Committed(height int64) {
+	if s.interval <= 0 || height%s.interval != 0 || s.stopped.Load() {
+		return
+	}
+	if !s.running.CompareAndSwap(false, true) {
+		s.done(Taken{Height: height, Skipped: true})
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer s.running.Store(false)
+		start := time.Now()
+		t := Taken{Height: height}
+		t.Manifest, t.Bytes, t.Err = s.files.Take(s.src, height, s.chunkBytes, s.stopped.Load)
+		t.Duration = time.Since(start)
+		if t.Err == nil {
+			t.Pruned, t.Err = s.files.Prune(s.keep)
+		}
+		s.done(t)
+	}()
+}
+
+// Close stops a snapshot in progress between two chunks (it leaves nothing) and waits
+// for its goroutine: after Close nothing reads the store for it.
+func (s *Scheduler) Close() {
+	s.stopped.Store(true)
+	s.wg.Wait()
+}

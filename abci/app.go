@@ -27,6 +27,7 @@ import (
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/snapshot"
 )
 
 // CodespaceInternal is the codespace of CheckTx's answer when checking a transaction
@@ -76,6 +77,13 @@ type Application struct {
 	// holdHalted: FinalizeBlock holds a block it halts the node at (HoldHalted); set
 	// once CometBFT's node is made.
 	holdHalted atomic.Bool
+
+	// snapshots are the snapshots this node offers, scheduler takes them (nil: none);
+	// restoring is the state sync in progress (snapshots.go), on the snapshot
+	// connection only.
+	snapshots *snapshot.Files
+	scheduler *snapshot.Scheduler
+	restoring *restore
 
 	// check is the check state (checkstate.go), safe for concurrent use: nil before
 	// InitChain. InitChain and Commit replace it; CheckTx and the check-state queries
@@ -378,6 +386,9 @@ func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcity
 	if a.swept != 0 {
 		a.observeTimeRanges(v, a.swept)
 		a.swept = 0
+	}
+	if a.scheduler != nil {
+		a.scheduler.Committed(v)
 	}
 	a.log.Debug().Int64("height", v).Hex("app_hash", hash).Msg("committed")
 	return &abcitypes.ResponseCommit{}, nil

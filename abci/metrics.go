@@ -55,6 +55,15 @@ type Metrics struct {
 	NewestSupported     prometheus.Gauge
 	EpochBlocks         prometheus.Gauge
 	UpgradeSignals      *prometheus.GaugeVec
+	// Snapshots (snapshots.go): the last one taken, and every outcome.
+	Snapshots        *prometheus.CounterVec
+	SnapshotHeight   prometheus.Gauge
+	SnapshotSeconds  prometheus.Gauge
+	SnapshotBytes    prometheus.Gauge
+	RestoreChunks    prometheus.Gauge
+	RestoreApplied   prometheus.Gauge
+	RestoreBytes     prometheus.Gauge
+	RestoreSucceeded prometheus.Gauge
 }
 
 // The results of the Optimistic metric.
@@ -231,6 +240,14 @@ func (m *Metrics) declare() []metric {
 		{&m.NewestSupported, "newest_supported_protocol_version", "Newest protocol version this binary implements: a next_protocol_version above it stops the node at the next epoch change.", nil},
 		{&m.EpochBlocks, "epoch_blocks", "Blocks of the current epoch up to the last commit.", nil},
 		{&m.UpgradeSignals, "upgrade_signals", "Blocks of the current epoch whose proposer signalled each protocol version, up to the last commit.", []string{"version"}},
+		{&m.Snapshots, "snapshots_total", fmt.Sprintf("Snapshots of the state due by snapshot_interval, by result: %s, %s, %s (the one before was still being taken).", snapshotTaken, snapshotFailed, snapshotSkipped), []string{"result"}},
+		{&m.SnapshotHeight, "snapshot_height", "Height of the last snapshot taken.", nil},
+		{&m.SnapshotSeconds, "snapshot_duration_seconds", "Time the last snapshot taken took, in the background.", nil},
+		{&m.SnapshotBytes, "snapshot_bytes", "Size of the last snapshot taken: its chunks, in bytes.", nil},
+		{&m.RestoreChunks, "restore_chunks", "Chunks of the snapshot being restored by state sync (0: none is).", nil},
+		{&m.RestoreApplied, "restore_chunks_applied", "Chunks of the snapshot being restored that are imported.", nil},
+		{&m.RestoreBytes, "restore_bytes_applied", "Bytes of the snapshot being restored that are imported.", nil},
+		{&m.RestoreSucceeded, "restored_height", "Height of the snapshot this process restored its state from by state sync (0: none).", nil},
 	}
 }
 

@@ -44,6 +44,8 @@ func TestMetricsCarryChainID(t *testing.T) {
 		"ttld_app_epoch": true, "ttld_app_storage_pool_credits": true, "ttld_app_epoch_fees_credits": true,
 		"ttld_app_pending_refunds_credits": true, "ttld_app_total_credits": true,
 		"ttld_app_protocol_version": true, "ttld_app_next_protocol_version": true, "ttld_app_newest_supported_protocol_version": true, "ttld_app_epoch_blocks": true,
+		"ttld_app_snapshot_height": true, "ttld_app_snapshot_duration_seconds": true, "ttld_app_snapshot_bytes": true, "ttld_app_restore_chunks": true,
+		"ttld_app_restore_chunks_applied": true, "ttld_app_restore_bytes_applied": true, "ttld_app_restored_height": true,
 	}
 	for _, f := range families {
 		if !want[f.GetName()] {
@@ -194,6 +196,14 @@ func TestMetricsDeclared(t *testing.T) {
 		{"ttld_app_newest_supported_protocol_version", "GAUGE", "Newest protocol version this binary implements: a next_protocol_version above it stops the node at the next epoch change.", nil},
 		{"ttld_app_epoch_blocks", "GAUGE", "Blocks of the current epoch up to the last commit.", nil},
 		{"ttld_app_upgrade_signals", "GAUGE", "Blocks of the current epoch whose proposer signalled each protocol version, up to the last commit.", []string{"version"}},
+		{"ttld_app_snapshots_total", "COUNTER", "Snapshots of the state due by snapshot_interval, by result: taken, failed, skipped (the one before was still being taken).", []string{"result"}},
+		{"ttld_app_snapshot_height", "GAUGE", "Height of the last snapshot taken.", nil},
+		{"ttld_app_snapshot_duration_seconds", "GAUGE", "Time the last snapshot taken took, in the background.", nil},
+		{"ttld_app_snapshot_bytes", "GAUGE", "Size of the last snapshot taken: its chunks, in bytes.", nil},
+		{"ttld_app_restore_chunks", "GAUGE", "Chunks of the snapshot being restored by state sync (0: none is).", nil},
+		{"ttld_app_restore_chunks_applied", "GAUGE", "Chunks of the snapshot being restored that are imported.", nil},
+		{"ttld_app_restore_bytes_applied", "GAUGE", "Bytes of the snapshot being restored that are imported.", nil},
+		{"ttld_app_restored_height", "GAUGE", "Height of the snapshot this process restored its state from by state sync (0: none).", nil},
 	}
 	reg := prometheus.NewRegistry()
 	m, err := NewMetrics(reg, "chain-7")

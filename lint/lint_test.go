@@ -28,13 +28,13 @@ var layout = map[string][]string{
 	// how a state travels to a node that has none: a saved version of the tree in
 	// chunks, checked and imported
 	"snapshot": {"drive"},
-	"abci":     {"protocol", "query", "feeschedule", "drive", "app", "genesis", "proofs"},
+	"abci":     {"protocol", "query", "feeschedule", "drive", "app", "genesis", "proofs", "snapshot"},
 	// node writes the development key of a new home, so it takes keyring, a leaf over
 	// protocol, besides abci and what is below it; and it serves the web view.
-	"node":    {"protocol", "query", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "keyring", "web"},
+	"node":    {"protocol", "query", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "keyring", "web", "snapshot"},
 	"client":  {"protocol", "query", "proofs", "drive"},
 	"keyring": {"protocol"},
-	"replay":  {"protocol", "query", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "node"},
+	"replay":  {"protocol", "query", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "node", "snapshot"},
 	"sim":     {"protocol", "query", "feeschedule", "drive", "app", "genesis", "proofs", "abci", "sim/invariants"},
 	// the long checks of the state, for tests and the simulation: never in the node
 	"sim/invariants": {"protocol", "query", "drive"},

@@ -70,6 +70,9 @@ func (s *Scheduler) Committed(height int64) {
 	}()
 }
 
+// Wait waits for the snapshot in progress, if any, to end.
+func (s *Scheduler) Wait() { s.wg.Wait() }
+
 // Close stops a snapshot in progress between two chunks (it leaves nothing) and waits
 // for its goroutine: after Close nothing reads the store for it.
 func (s *Scheduler) Close() {

@@ -46,6 +46,11 @@ type AppConfig struct {
 	// implements; an earlier one holds the node back. ttld start --signal-version
 	// overrides it.
 	SignalVersion uint32 `mapstructure:"signal_version"`
+	// SnapshotInterval: a snapshot of the state is taken at every height that is a
+	// multiple of it, in the background, for nodes that join by state sync (0: none).
+	SnapshotInterval int64 `mapstructure:"snapshot_interval"`
+	// SnapshotKeepRecent is how many of the newest snapshots are kept (> 0).
+	SnapshotKeepRecent int `mapstructure:"snapshot_keep_recent"`
 	// LogFormat is LogFormatConsole or LogFormatJSON.
 	LogFormat string `mapstructure:"log_format"`
 	// LogLevel is a zerolog level name: trace, debug, info, warn or error. It applies
@@ -73,9 +78,13 @@ func (w WebConfig) Listen() string {
 func DefaultAppConfig() AppConfig {
 	return AppConfig{KeepRecent: drive.DefaultKeepRecent, IAVLCacheSize: drive.DefaultCacheSize,
 		ReadAhead: true, LevelDBBlockCacheMiB: DefaultLevelDBBlockCacheMiB, GCPercent: DefaultGCPercent,
-		LogFormat: LogFormatConsole, LogLevel: "info",
+		SnapshotKeepRecent: DefaultSnapshotKeepRecent, LogFormat: LogFormatConsole, LogLevel: "info",
 		Web: WebConfig{Laddr: web.DefaultListen}}
 }
+
+// DefaultSnapshotKeepRecent is how many snapshots a node keeps: the newest, and the
+// one before for the nodes still fetching it when the newest is taken.
+const DefaultSnapshotKeepRecent = 2
 
 // DefaultLevelDBBlockCacheMiB is the state database's goleveldb block cache. With
 // goleveldb's own default, 8 MiB, a node restarted over a million documents took its
@@ -106,6 +115,12 @@ func (c AppConfig) Validate() error {
 	}
 	if c.GCPercent <= 0 {
 		return fmt.Errorf("gc_percent must be > 0, not %d", c.GCPercent)
+	}
+	if c.SnapshotInterval < 0 {
+		return fmt.Errorf("snapshot_interval must be >= 0, not %d", c.SnapshotInterval)
+	}
+	if c.SnapshotKeepRecent <= 0 {
+		return fmt.Errorf("snapshot_keep_recent must be > 0, not %d", c.SnapshotKeepRecent)
 	}
 	if err := CheckSignalVersion(c.SignalVersion); err != nil {
 		return fmt.Errorf("signal_version: %w", err)
@@ -218,6 +233,14 @@ gc_percent = {{.GCPercent}}
 # chain moves to the next version one epoch change after an epoch in which enough of
 # its blocks signalled it. ttld start --signal-version overrides it.
 signal_version = {{.SignalVersion}}
+
+# Snapshots of the state for nodes that join by state sync (docs/STATE.md, "Snapshots";
+# README, "Joining a network by state sync"): one is taken at every height that is a
+# multiple of snapshot_interval, in the background while blocks go on, into
+# data/snapshots; the snapshot_keep_recent newest are kept and offered to peers. 0 takes
+# none (snapshots made by ttld snapshots export are offered all the same).
+snapshot_interval = {{.SnapshotInterval}}
+snapshot_keep_recent = {{.SnapshotKeepRecent}}
 
 # Log output: "console" (readable, for people) or "json" (one object per line, for log
 # collectors). The --log-format flag overrides it.

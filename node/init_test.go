@@ -179,7 +179,8 @@ func TestAppConfigRoundTripAndValidation(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(home, "config"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	want := AppConfig{KeepRecent: 7, IAVLCacheSize: 5000, LevelDBBlockCacheMiB: 16, GCPercent: 300, SignalVersion: uint32(protocol.V13), LogFormat: LogFormatJSON, LogLevel: "debug"}
+	want := AppConfig{KeepRecent: 7, IAVLCacheSize: 5000, LevelDBBlockCacheMiB: 16, GCPercent: 300, SignalVersion: uint32(protocol.V13),
+		SnapshotInterval: 250, SnapshotKeepRecent: 3, LogFormat: LogFormatJSON, LogLevel: "debug"}
 	if err := SaveAppConfig(home, want); err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestAppConfigRoundTripAndValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"keep_recent", "iavl_cache_size", "leveldb_block_cache_mib", "gc_percent", "signal_version", "log_format", "log_level"} {
+	for _, key := range []string{"keep_recent", "iavl_cache_size", "leveldb_block_cache_mib", "gc_percent", "signal_version", "snapshot_interval", "snapshot_keep_recent", "log_format", "log_level"} {
 		if !strings.Contains(string(raw), "\n# ") || !strings.Contains(string(raw), key+" = ") {
 			t.Errorf("app.toml lacks a documented %s", key)
 		}
@@ -197,13 +198,15 @@ func TestAppConfigRoundTripAndValidation(t *testing.T) {
 		t.Fatalf("LoadAppConfig = %+v, %v; want %+v", got, err, want)
 	}
 	for name, body := range map[string]string{
-		"unknown key": "keep_recnt = 3\n",
-		"bad format":  "log_format = \"xml\"\n",
-		"bad level":   "log_level = \"loud\"\n",
-		"negative":    "keep_recent = -1\n",
-		"no cache":    "iavl_cache_size = 0\n",
-		"no blocks":   "leveldb_block_cache_mib = 0\n",
-		"no gc":       "gc_percent = 0\n",
+		"unknown key":                "keep_recnt = 3\n",
+		"bad format":                 "log_format = \"xml\"\n",
+		"bad level":                  "log_level = \"loud\"\n",
+		"negative":                   "keep_recent = -1\n",
+		"no cache":                   "iavl_cache_size = 0\n",
+		"no blocks":                  "leveldb_block_cache_mib = 0\n",
+		"no gc":                      "gc_percent = 0\n",
+		"negative snapshot interval": "snapshot_interval = -5\n",
+		"no snapshot kept":           "snapshot_keep_recent = 0\n",
 		// A binary cannot signal a version it does not implement.
 		"signal past newest": fmt.Sprintf("signal_version = %d\n", protocol.Newest()+1),
 		"not toml":           "keep_recent = [\n",

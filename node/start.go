@@ -26,11 +26,15 @@ import (
 
 	"github.com/ttld-dev/ttld/abci"
 	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/snapshot"
 	"github.com/ttld-dev/ttld/web"
 )
 
 // ApplicationDBName is the name of the state tree's goleveldb database in data/.
 const ApplicationDBName = "application"
+
+// SnapshotDir is where a node keeps its snapshots: data/snapshots.
+func SnapshotDir(cfg *config.Config) string { return filepath.Join(cfg.DBDir(), snapshot.DirName) }
 
 // StartOptions configure Start.
 type StartOptions struct {
@@ -158,7 +162,7 @@ func Start(opts StartOptions) (*Node, error) {
 		db.Close()
 		return nil, err
 	}
-	if err := checkStores(cfg.DBDir(), cfg.GenesisFile(), gen, store); err != nil {
+	if err := checkStores(cfg.DBDir(), cfg.GenesisFile(), gen, store, cfg.StateSync.Enable); err != nil {
 		return nil, errors.Join(err, store.Close(), db.Close())
 	}
 	n := &Node{cfg: cfg, store: store, db: db, cometDB: &cometDBs{}, chainID: gen.ChainID}
@@ -259,6 +263,11 @@ func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog c
 	app.ReadAhead(appCfg.ReadAhead)
 	app.SignalVersion(Signal(appCfg.SignalVersion))
 	app.OnHalt(func() { halted.Store(true) })
+	files, err := snapshot.OpenFiles(SnapshotDir(cfg))
+	if err != nil {
+		return nil, app, err
+	}
+	app.ServeSnapshots(files, appCfg.SnapshotInterval, appCfg.SnapshotKeepRecent)
 	comet, err := cmtnode.NewNode(cfg, pv, nodeKey,
 		// Each connection (consensus, mempool, query, snapshot) has its own lock, so a
 		// slow query does not stall consensus; CheckTx takes none of them: the
@@ -368,6 +377,7 @@ func (n *Node) Stop() error {
 func (n *Node) closeStorage() error {
 	if n.app != nil {
 		n.app.ReadAhead(false) // no read of the store outlives it
+		n.app.CloseSnapshots()
 	}
 	errs := []error{n.cometDB.closeRest()}
 	if err := n.store.Close(); err != nil {

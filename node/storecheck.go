@@ -86,7 +86,14 @@ var genesisDocKey = []byte("genesisDoc")
 // refuses, naming the file, what CometBFT would panic on or silently accept: a
 // damaged database, a state database made from another genesis, an application state
 // ahead of the block store or with another root at the height both hold.
-func checkStores(dbDir, genesisFile string, gen *cmttypes.GenesisDoc, app *drive.Store) error {
+//
+// A node that joined by state sync holds, until block sync saves the block after the
+// snapshot, an application state at the snapshot's height, CometBFT's state at the same
+// height and an empty block store: that is accepted, as CometBFT's handshake accepts it.
+// With state sync on and no CometBFT state, an application state is accepted too: it is
+// what a restore left that CometBFT did not record, and the next restore replaces it
+// (abci.Application.OfferSnapshot).
+func checkStores(dbDir, genesisFile string, gen *cmttypes.GenesisDoc, app *drive.Store, stateSync bool) error {
 	statePath := filepath.Join(dbDir, "state.db")
 	blockPath := filepath.Join(dbDir, "blockstore.db")
 	var state sm.State
@@ -125,6 +132,8 @@ func checkStores(dbDir, genesisFile string, gen *cmttypes.GenesisDoc, app *drive
 	switch {
 	case !state.IsEmpty() && state.ChainID != gen.ChainID:
 		return ErrGenesisMismatch{StateDB: statePath, GenesisFile: genesisFile, Field: "chain id", Stored: state.ChainID, File: gen.ChainID}
+	case appHeight > storeHeight && storeHeight == 0 && appHeight == state.LastBlockHeight && bytes.Equal(appHash, state.AppHash):
+	case appHeight > storeHeight && stateSync && state.LastBlockHeight == 0:
 	case appHeight > storeHeight:
 		return ErrStoresDisagree{ApplicationDB: appPath, Reason: fmt.Sprintf("it holds height %d, the block store only %d (a data directory of another chain, or a block store deleted without it)", appHeight, storeHeight)}
 	case appHeight > 0 && appHeight == state.LastBlockHeight && !bytes.Equal(appHash, state.AppHash):

@@ -20,6 +20,13 @@ func (e ErrNotInitialized) Error() string {
 	return fmt.Sprintf("%s is not initialized: run ttld init first", e.Home)
 }
 
+// ErrStateSyncTrust: config.toml turns state sync on without the header to trust.
+type ErrStateSyncTrust struct{ Home string }
+
+func (e ErrStateSyncTrust) Error() string {
+	return fmt.Sprintf("%s: state sync is on ([statesync] enable) without trust_height and trust_hash: run ttld statesync-config --home %s --node URL, URL a node of the network you trust", ConfigFile(e.Home), e.Home)
+}
+
 // ErrCorruptStore: a database of the home cannot be read as what it must hold: one of
 // its files is damaged or truncated, or a record in it does not decode (CometBFT
 // panics on those; the panic is recovered into this error). Path names the database;

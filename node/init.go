@@ -84,7 +84,7 @@ type InitResult struct {
 func Initialized(home string) bool {
 	cfg := config.DefaultConfig()
 	cfg.SetRoot(home)
-	for _, f := range []string{configFile(home), cfg.GenesisFile()} {
+	for _, f := range []string{ConfigFile(home), cfg.GenesisFile()} {
 		if _, err := os.Stat(f); err == nil {
 			return true
 		}
@@ -92,7 +92,8 @@ func Initialized(home string) bool {
 	return false
 }
 
-func configFile(home string) string {
+// ConfigFile is the path of config.toml in a home directory.
+func ConfigFile(home string) string {
 	return filepath.Join(home, config.DefaultConfigDir, config.DefaultConfigFileName)
 }
 
@@ -197,7 +198,7 @@ func Init(opts InitOptions) (InitResult, error) {
 
 	return InitResult{
 		Home:             home,
-		ConfigFile:       configFile(home),
+		ConfigFile:       ConfigFile(home),
 		AppConfigFile:    AppConfigFile(home),
 		GenesisFile:      cfg.GenesisFile(),
 		KeyringDir:       keyring.Open(home).Dir(),
@@ -298,7 +299,7 @@ func writeHome(cfg *config.Config, app AppConfig) (homeKeys, error) {
 			return homeKeys{}, err
 		}
 	}
-	config.WriteConfigFile(configFile(cfg.RootDir), cfg)
+	config.WriteConfigFile(ConfigFile(cfg.RootDir), cfg)
 	if err := SaveAppConfig(cfg.RootDir, app); err != nil {
 		return homeKeys{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/cometbft/cometbft/config"
 	cmtlog "github.com/cometbft/cometbft/libs/log"
 	cmtnode "github.com/cometbft/cometbft/node"
+	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/cometbft/cometbft/p2p"
 	"github.com/cometbft/cometbft/privval"
 	cmtlocal "github.com/cometbft/cometbft/rpc/client/local"
@@ -80,6 +81,21 @@ type Node struct {
 // LoadConfig reads home's config.toml over CometBFT's defaults, as CometBFT's own
 // command does, and validates it.
 func LoadConfig(home string) (*config.Config, error) {
+	cfg, err := readConfig(home)
+	if err != nil {
+		return nil, err
+	}
+	if s := cfg.StateSync; s.Enable && (s.TrustHeight <= 0 || s.TrustHash == "") {
+		return nil, ErrStateSyncTrust{Home: cfg.RootDir}
+	}
+	if err := cfg.ValidateBasic(); err != nil {
+		return nil, fmt.Errorf("%s: %w", ConfigFile(cfg.RootDir), err)
+	}
+	return cfg, nil
+}
+
+// readConfig reads home's config.toml over CometBFT's defaults, without validating it.
+func readConfig(home string) (*config.Config, error) {
 	home, err := filepath.Abs(home)
 	if err != nil {
 		return nil, err
@@ -88,19 +104,37 @@ func LoadConfig(home string) (*config.Config, error) {
 		return nil, ErrNotInitialized{home}
 	}
 	v := viper.New()
-	v.SetConfigFile(configFile(home))
+	v.SetConfigFile(ConfigFile(home))
 	if err := v.ReadInConfig(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", configFile(home), err)
+		return nil, fmt.Errorf("read %s: %w", ConfigFile(home), err)
 	}
 	cfg := config.DefaultConfig()
 	if err := v.Unmarshal(cfg); err != nil {
-		return nil, fmt.Errorf("%s: %w", configFile(home), err)
+		return nil, fmt.Errorf("%s: %w", ConfigFile(home), err)
 	}
 	cfg.SetRoot(home)
-	if err := cfg.ValidateBasic(); err != nil {
-		return nil, fmt.Errorf("%s: %w", configFile(home), err)
-	}
 	return cfg, nil
+}
+
+// openApplication opens the home's application database and the state tree in it.
+func openApplication(cfg *config.Config, appCfg AppConfig, gen *cmttypes.GenesisDoc) (*drive.Store, dbm.DB, error) {
+	db, err := dbm.NewGoLevelDBWithOpts(ApplicationDBName, cfg.DBDir(), &opt.Options{
+		Filter:             filter.NewBloomFilter(10), // what cosmos-db's NewGoLevelDB sets
+		BlockCacheCapacity: appCfg.LevelDBBlockCacheMiB * opt.MiB,
+	})
+	if err != nil {
+		return nil, nil, CorruptOnOpen(filepath.Join(cfg.DBDir(), ApplicationDBName+".db"), fmt.Errorf("open application db: %w", err))
+	}
+	store, err := drive.NewStore(db, drive.Options{
+		InitialVersion: uint64(max(gen.InitialHeight, 1)),
+		KeepRecent:     appCfg.KeepRecent,
+		CacheSize:      appCfg.IAVLCacheSize,
+	})
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return store, db, nil
 }
 
 // promMu serialises the swap of Prometheus' default registry in Start.
@@ -146,20 +180,8 @@ func Start(opts StartOptions) (*Node, error) {
 		return nil, err
 	}
 
-	db, err := dbm.NewGoLevelDBWithOpts(ApplicationDBName, cfg.DBDir(), &opt.Options{
-		Filter:             filter.NewBloomFilter(10), // what cosmos-db's NewGoLevelDB sets
-		BlockCacheCapacity: appCfg.LevelDBBlockCacheMiB * opt.MiB,
-	})
+	store, db, err := openApplication(cfg, appCfg, gen)
 	if err != nil {
-		return nil, CorruptOnOpen(filepath.Join(cfg.DBDir(), ApplicationDBName+".db"), fmt.Errorf("open application db: %w", err))
-	}
-	store, err := drive.NewStore(db, drive.Options{
-		InitialVersion: uint64(max(gen.InitialHeight, 1)),
-		KeepRecent:     appCfg.KeepRecent,
-		CacheSize:      appCfg.IAVLCacheSize,
-	})
-	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	if err := checkStores(cfg.DBDir(), cfg.GenesisFile(), gen, store, cfg.StateSync.Enable); err != nil {

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -51,6 +52,10 @@ const (
 	DefaultTestnetHostPortPrefix = 26
 )
 
+// DefaultTestnetSnapshotInterval is a testnet's snapshot_interval: a snapshot every 100
+// blocks, so that a full node can join by state sync a minute or two after the start.
+const DefaultTestnetSnapshotInterval = 100
+
 // MaxTestnetValidators bounds --validators: the node addresses stay inside the /24 of
 // the subnet base and the host ports below 65536.
 const MaxTestnetValidators = 64
@@ -100,6 +105,13 @@ type TestnetOptions struct {
 	// LocalMinTTLSeconds lowers the minimum document ttl in genesis
 	// (genesis.LocalLimits), on a local chain id only; 0: no lowering.
 	LocalMinTTLSeconds uint64
+	// SnapshotInterval is every node's app.toml snapshot_interval; 0 means
+	// DefaultTestnetSnapshotInterval, a negative one takes no snapshots.
+	SnapshotInterval int64
+	// StateSync: the full nodes join by state sync from the validators (their
+	// config.toml's [statesync], RPC servers written; the trust height and hash are
+	// written from the running network by StateSyncConfig before they start).
+	StateSync bool
 	// Force replaces the homes of an Output folder that is not empty. Only its
 	// node<N>, full<N> and client folders are deleted; anything else is left alone.
 	Force bool
@@ -243,6 +255,7 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 		app := DefaultAppConfig()
 		app.Web.Laddr = "0.0.0.0:" + strconv.Itoa(TestnetWebPort) // the container's every interface, published on the host's loopback
 		app.SignalVersion = opts.SignalVersion
+		app.SnapshotInterval = max(0, cmp.Or(opts.SnapshotInterval, DefaultTestnetSnapshotInterval))
 		keys, err := writeHome(cfg, app)
 		if err != nil {
 			return TestnetResult{}, fmt.Errorf("%s: %w", n.Name, err)
@@ -271,9 +284,13 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 		if err := cfg.ValidateBasic(); err != nil {
 			return TestnetResult{}, fmt.Errorf("%s config: %w", n.Name, err)
 		}
+		if opts.StateSync && !n.Validator {
+			cfg.StateSync.Enable = true
+			cfg.StateSync.RPCServers = testnetRPCServers(validators)
+		}
 		// NB: the node ids are only known once every home has its node key, so the
 		// config is written a second time, now with the peers.
-		config.WriteConfigFile(configFile(cfg.RootDir), cfg)
+		config.WriteConfigFile(ConfigFile(cfg.RootDir), cfg)
 		if err := gen.SaveAs(cfg.GenesisFile()); err != nil {
 			return TestnetResult{}, fmt.Errorf("%s genesis: %w", n.Name, err)
 		}
@@ -330,6 +347,20 @@ func testnetPeers(validators []TestnetNode, self int) string {
 		}
 	}
 	return strings.Join(peers, ",")
+}
+
+// testnetRPCServers are the validators' RPC addresses in the private network, the
+// light client's primary and witnesses of a state sync (CometBFT wants two at least:
+// a lone validator is named twice).
+func testnetRPCServers(validators []TestnetNode) []string {
+	var servers []string
+	for _, n := range validators {
+		servers = append(servers, "http://"+net.JoinHostPort(n.IP, strconv.Itoa(TestnetRPCPort)))
+	}
+	if len(servers) == 1 {
+		servers = append(servers, servers[0])
+	}
+	return servers
 }
 
 // testnetIPs are n consecutive IPv4 addresses from base, all in base's /24 and none

@@ -42,7 +42,7 @@ including a block store that cannot be read (the error names the file and height
 			from, _ := cmd.Flags().GetInt64("from")
 			to, _ := cmd.Flags().GetInt64("to")
 			opts := replay.Options{Home: g.Home, From: from, To: to, Logger: zerolog.Nop()}
-			opts.Progress = progress(cmd.ErrOrStderr())
+			opts.Progress = progress(cmd.ErrOrStderr(), "replay", "blocks")
 			sum, err := replay.Run(cmd.Context(), opts)
 			if err != nil {
 				return err
@@ -61,15 +61,16 @@ including a block store that cannot be read (the error names the file and height
 	return cmd
 }
 
-// progress draws a bar on a terminal and logs a line every 5 s otherwise.
-func progress(w io.Writer) func(done, total int64) {
+// progress draws a bar on a terminal and logs a line every 5 s otherwise, of work
+// (such as "replay") counted in units (such as "blocks").
+func progress(w io.Writer, work, units string) func(done, total int64) {
 	if f, ok := w.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
 		var bar *progressbar.ProgressBar
 		return func(done, total int64) {
 			if bar == nil {
 				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
-					progressbar.OptionSetDescription("replaying"), progressbar.OptionShowCount(),
-					progressbar.OptionShowIts(), progressbar.OptionSetItsString("blocks"),
+					progressbar.OptionSetDescription(work), progressbar.OptionShowCount(),
+					progressbar.OptionShowIts(), progressbar.OptionSetItsString(units),
 					progressbar.OptionClearOnFinish())
 			}
 			_ = bar.Set64(done)
@@ -83,7 +84,7 @@ func progress(w io.Writer) func(done, total int64) {
 		}
 		last = time.Now()
 		rate := float64(done) / time.Since(start).Seconds()
-		fmt.Fprintf(w, "replay: %d/%d blocks, %.0f blocks/s\n", done, total, rate)
+		fmt.Fprintf(w, "%s: %d/%d %s, %.0f %s/s\n", work, done, total, units, rate, units)
 	}
 }
 

@@ -97,6 +97,8 @@ func newRootCmd() *cobra.Command {
   ttld replay                 re-execute the block store and compare every app hash
   ttld testnet                homes for a multi-validator network (make devnet-up)
   ttld status                 a node's height, app hash, sync state and peers
+  ttld statesync-config       prepare a new node to join a running network by state sync
+  ttld snapshots              list, export and restore state snapshots, offline
   ttld version                version, commit, Go and protocol versions`,
 		SilenceUsage: true,
 		// Execute prints the error, but one the node has logged already.
@@ -109,7 +111,7 @@ func newRootCmd() *cobra.Command {
 	f.StringP(flagOutput, "o", outputText, "output format: text or json (-o json for scripts)")
 	f.String(flagLogFormat, "", "node log format: console or json (default: app.toml's log_format)")
 	f.String(flagLogLevel, "", "node log level: trace, debug, info, warn or error (default: app.toml's log_level)")
-	root.AddCommand(newInitCmd(), newStartCmd(), newDevnetCmd(), newKeysCmd(), newTxCmd(), newQueryCmd(), newReplayCmd(), newTestnetCmd(), newVersionCmd(), newStatusCmd(), newCheckProofCmd())
+	root.AddCommand(newInitCmd(), newStartCmd(), newDevnetCmd(), newKeysCmd(), newTxCmd(), newQueryCmd(), newReplayCmd(), newTestnetCmd(), newVersionCmd(), newStatusCmd(), newCheckProofCmd(), newSnapshotsCmd(), newStateSyncConfigCmd())
 	refuseBareParents(root)
 	return root
 }

@@ -119,7 +119,7 @@ func (o testnetOutput) text(w io.Writer) {
 
 func newTestnetCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "testnet --validators N [--full-nodes M] --output DIR [--chain-id ID] [--subnet-base IP] [--host-ports P] [--force]",
+		Use:   "testnet --validators N [--full-nodes M [--state-sync]] --output DIR [--chain-id ID] [--subnet-base IP] [--host-ports P] [--force]",
 		Short: "Write the homes of a validator network for docker-compose",
 		Long: `testnet writes DIR/node0 .. DIR/node{N-1}, one home per validator, DIR/full0 ..
 DIR/full{M-1}, one home per full node, and DIR/client, the client home. All share one
@@ -140,6 +140,11 @@ its container (RPC 26657, P2P 26656, Prometheus 26660, web view 26680). With
 P*1000+680+100i; full node j's at P*1000+557-100j, P*1000+560-100j and P*1000+580-100j
 (P=26: 26657, 26757, ...; full0 26557).
 
+Every node takes a snapshot of the state every --snapshot-interval blocks. With
+--state-sync the full nodes join by state sync instead of executing every block since
+genesis: before one starts, ttld statesync-config --home DIR/full<j> --node URL writes
+the header it trusts, read from a running validator.
+
 testnet refuses a DIR that exists and is not empty; --force deletes the node<N>,
 full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 		Args: cobra.NoArgs,
@@ -156,6 +161,17 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 			epochLength, _ := f.GetUint64("epoch-length")
 			version, _ := f.GetUint32("protocol-version")
 			signal, _ := f.GetUint32(flagSignalVersion)
+			stateSync, _ := f.GetBool("state-sync")
+			interval, _ := f.GetInt64("snapshot-interval")
+			if interval < 0 {
+				return errUsage{"snapshot-interval", strconv.FormatInt(interval, 10), "a number of blocks, or 0 for none"}
+			}
+			if interval == 0 {
+				interval = -1 // none; node.TestnetOptions reads 0 as its default
+			}
+			if stateSync && fullNodes == 0 {
+				return errUsage{"state-sync", "without --full-nodes", "full nodes to join by state sync (--full-nodes M)"}
+			}
 			if output == "" {
 				return errUsage{"output", output, "a directory"}
 			}
@@ -173,6 +189,7 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 				Output: output, Validators: validators, FullNodes: fullNodes, ChainID: chainID,
 				SubnetBase: base, HostPortPrefix: ports, DevBalance: balance, Force: force, EpochLengthS: epochLength,
 				ProtocolVersion: protocol.Version(version), SignalVersion: signal, LocalMinTTLSeconds: localMinTTL(cmd, chainID),
+				SnapshotInterval: interval, StateSync: stateSync,
 			})
 			if errors.As(err, new(node.ErrOutputExists)) {
 				return fmt.Errorf("%w; --force replaces the homes in it", err)
@@ -197,6 +214,8 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 	localMinTTLFlag(cmd)
 	protocolVersionFlag(cmd)
 	f.Uint32(flagSignalVersion, 0, "every node's app.toml signal_version: the protocol version its proposals signal (0: the newest its binary implements; docs/STATE.md, Protocol upgrades)")
+	f.Int64("snapshot-interval", node.DefaultTestnetSnapshotInterval, "every node's app.toml snapshot_interval: a snapshot of the state every this many blocks, offered to nodes joining by state sync (0: none)")
+	f.Bool("state-sync", false, "the full nodes join by state sync from the validators: [statesync] on with the validators' RPC servers; ttld statesync-config --home DIR/full<j> --node URL writes the header to trust once the network runs (make devnet-up does)")
 	f.Bool("force", false, "replace the homes of a DIR that is not empty")
 	return cmd
 }

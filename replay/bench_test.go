@@ -164,13 +164,17 @@ func executeSame(b *testing.B, home string, lo, hi int64, verified bool) time.Du
 		b.Fatal(err)
 	}
 	defer src.close()
-	rep, err := newReplica(src.gen, zerolog.Nop())
+	if _, _, err := src.span(0, 0); err != nil {
+		b.Fatal(err)
+	}
+	rep, err := newReplica(src.gen)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer rep.close()
-	if _, err := rep.initChain(ctx, src.gen); err != nil {
-		b.Fatal(err)
+	var sum Summary
+	if err := rep.genesis(ctx, src, &sum, zerolog.Nop()); err != nil || sum.Mismatch != nil {
+		b.Fatal(err, sum.Mismatch)
 	}
 	var spent time.Duration
 	for h := src.gen.InitialHeight; h <= hi; h++ {

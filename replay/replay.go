@@ -58,6 +58,11 @@ type Summary struct {
 	// LastFromState: the last block checked had no next header and was checked
 	// against CometBFT's saved state.
 	LastFromState bool `json:"last_checked_against_saved_state,omitempty"`
+	// Restored is set when the node joined by state sync: its block store starts after
+	// the snapshot it restored, at this height. The replay then starts from the node's
+	// own state at that height, whose root must be the app hash of the first stored
+	// header (the one the light client verified), and replays every block after it.
+	Restored int64 `json:"restored_from_height,omitempty"`
 	// VerifiedAhead counts the signature checks verified on the blocks read ahead
 	// before their execution.
 	VerifiedAhead int64 `json:"signatures_verified_ahead"`
@@ -132,11 +137,15 @@ func (e ErrMissingBlock) Error() string {
 	return fmt.Sprintf("replay: %s has no block at height %d, below its last height", e.Path, e.Height)
 }
 
-// ErrPruned: the block store no longer holds the blocks from genesis on.
-type ErrPruned struct{ Base, Initial int64 }
+// ErrPruned: the block store starts after the initial height, and the node's state
+// at the height before its first block, where a replay would start, is not kept.
+type ErrPruned struct {
+	Base, Initial int64
+	Err           error
+}
 
 func (e ErrPruned) Error() string {
-	return fmt.Sprintf("replay: the block store starts at %d, not at the initial height %d: blocks were pruned", e.Base, e.Initial)
+	return fmt.Sprintf("replay: the block store starts at %d, not at the initial height %d, and the node's state at %d, where the replay would start, is not kept: %v", e.Base, e.Initial, e.Base-1, e.Err)
 }
 
 func openReadOnly(name, dir string) (cmtdb.DB, error) {
@@ -170,27 +179,28 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	sum := Summary{ChainID: src.gen.ChainID, From: from, To: to, Verdict: "match"}
-	rep, err := newReplica(src.gen, opts.Logger)
+	sum := Summary{ChainID: src.gen.ChainID, From: from, To: to, Verdict: "match", Restored: src.first - 1}
+	if src.first == src.gen.InitialHeight {
+		sum.Restored = 0
+	}
+	rep, err := newReplica(src.gen)
 	if err != nil {
 		return sum, err
 	}
 	defer rep.close()
-	root, err := rep.initChain(ctx, src.gen)
-	if err != nil {
-		return sum, err
+	if sum.Restored > 0 {
+		if err = rep.restore(src, sum.Restored); err == nil {
+			rep.app, err = abci.New(rep.store, opts.Logger, nil)
+		}
+	} else {
+		err = rep.genesis(ctx, src, &sum, opts.Logger)
 	}
-	m, err := src.genesisMismatch(root)
-	if err != nil {
+	if err != nil || sum.Mismatch != nil {
 		return sum, err
-	}
-	if m != nil {
-		sum.diverged(m)
-		return sum, nil
 	}
 	s := session{opts: opts, src: src, rep: rep}
 	start := time.Now()
-	ahead := readAhead(ctx, src, rep.app, src.gen.InitialHeight, to)
+	ahead := readAhead(ctx, src, rep.app, src.first, to)
 	defer ahead.close()
 	for sum.Mismatch == nil {
 		b, err := ahead.next()
@@ -230,6 +240,9 @@ type source struct {
 	blocks    *store.BlockStore
 	states    sm.Store
 	saved     sm.State
+	// first is the first block replayed: the initial height, or for a node that joined
+	// by state sync the first block after its snapshot (span).
+	first int64
 }
 
 // openSource opens home's block store and state store read-only; close releases them.
@@ -279,24 +292,24 @@ func (s *source) close() {
 }
 
 // span settles the heights whose hashes are compared, from..to, given the options'
-// from and to (0: the first and the last block): the block store must hold every
-// block from the initial height on, and the range must select one of them.
+// from and to (0: the first and the last block), and the first block replayed: the
+// block store holds every block from the initial height on, or, for a node that
+// joined by state sync, from the block after its snapshot on; the range must select
+// one of them.
 func (s *source) span(optFrom, optTo int64) (from, to int64, err error) {
 	last := s.blocks.Height()
 	if last == 0 {
 		return 0, 0, ErrNoBlocks{Home: s.home}
 	}
-	if s.blocks.Base() > s.gen.InitialHeight {
-		return 0, 0, ErrPruned{Base: s.blocks.Base(), Initial: s.gen.InitialHeight}
-	}
+	s.first = max(s.gen.InitialHeight, s.blocks.Base())
 	if optFrom < 0 || optTo < 0 || (optTo > 0 && optFrom > optTo) || optFrom > last {
-		return 0, 0, ErrEmptyRange{From: optFrom, To: optTo, First: s.gen.InitialHeight, Last: last}
+		return 0, 0, ErrEmptyRange{From: optFrom, To: optTo, First: s.first, Last: last}
 	}
 	to = last
 	if optTo > 0 && optTo < last {
 		to = optTo
 	}
-	return max(s.gen.InitialHeight, optFrom), to, nil
+	return max(s.first, optFrom), to, nil
 }
 
 // blocksAt loads block h and the meta of h+1; a record that does not decode (the block
@@ -349,8 +362,9 @@ type replica struct {
 }
 
 // newReplica opens an empty application store at gen's initial height in a new
-// temporary directory.
-func newReplica(gen *cmttypes.GenesisDoc, log zerolog.Logger) (r *replica, err error) {
+// temporary directory; its application is made with its first state (genesis, or
+// restore and then the application).
+func newReplica(gen *cmttypes.GenesisDoc) (r *replica, err error) {
 	r = &replica{}
 	defer func() {
 		if err != nil {
@@ -363,11 +377,65 @@ func newReplica(gen *cmttypes.GenesisDoc, log zerolog.Logger) (r *replica, err e
 	if r.db, err = dbm.NewGoLevelDB("application", r.tmp, nil); err != nil {
 		return r, err
 	}
-	if r.store, err = drive.NewStore(r.db, drive.Options{InitialVersion: uint64(gen.InitialHeight)}); err != nil {
-		return r, err
-	}
-	r.app, err = abci.New(r.store, log, nil)
+	r.store, err = drive.NewStore(r.db, drive.Options{InitialVersion: uint64(gen.InitialHeight)})
 	return r, err
+}
+
+// genesis makes the replica's application and writes the genesis state into it, as
+// CometBFT's InitChain does, and checks its root against the first header: a mismatch goes into sum.
+func (r *replica) genesis(ctx context.Context, src *source, sum *Summary, log zerolog.Logger) error {
+	var err error
+	if r.app, err = abci.New(r.store, log, nil); err != nil {
+		return err
+	}
+	root, err := initChain(ctx, r.app, src.gen)
+	if err != nil {
+		return err
+	}
+	m, err := src.genesisMismatch(root)
+	if m != nil {
+		sum.diverged(m)
+	}
+	return err
+}
+
+// restore copies into the replica the node's own state at height, where its block
+// store starts after a state sync, and checks its root against the app hash of the
+// first stored header, which the node's light client verified.
+func (r *replica) restore(src *source, height int64) error {
+	var first *cmttypes.BlockMeta
+	if err := node.RecoverCorrupt(src.blockPath, height+1, func() { first = src.blocks.LoadBlockMeta(height + 1) }); err != nil {
+		return err
+	}
+	if first == nil {
+		return ErrMissingBlock{Path: src.blockPath, Height: height + 1}
+	}
+	db, err := dbm.NewGoLevelDBWithOpts("application", src.dataDir, &opt.Options{ReadOnly: true, ErrorIfMissing: true})
+	if err != nil {
+		return ErrStoreUnavailable{Path: filepath.Join(src.dataDir, "application.db"), Err: err}
+	}
+	defer db.Close()
+	nodeStore, err := drive.NewStore(readOnlyDB{db}, drive.Options{CacheSize: 10_000})
+	if err != nil {
+		return ErrStoreUnavailable{Path: filepath.Join(src.dataDir, "application.db"), Err: err}
+	}
+	defer nodeStore.Close()
+	imp, err := r.store.Import(height)
+	if err != nil {
+		return err
+	}
+	if _, err := nodeStore.Export(height, imp.Add); err != nil {
+		imp.Close()
+		return ErrPruned{Base: height + 1, Initial: src.gen.InitialHeight, Err: err}
+	}
+	root, err := imp.Commit()
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(root, first.Header.AppHash) {
+		return fmt.Errorf("replay: the node's state at height %d has root %X, the header after it app hash %X", height, root, []byte(first.Header.AppHash))
+	}
+	return imp.Accept()
 }
 
 // close closes the store and its database and removes the directory.
@@ -383,14 +451,14 @@ func (r *replica) close() {
 	}
 }
 
-// initChain runs InitChain with the genesis validators as CometBFT's handshake hands
-// them, and returns the genesis state's root.
-func (r *replica) initChain(ctx context.Context, gen *cmttypes.GenesisDoc) ([]byte, error) {
+// initChain runs InitChain on app with the genesis validators as CometBFT's handshake
+// hands them, and returns the genesis state's root.
+func initChain(ctx context.Context, app *abci.Application, gen *cmttypes.GenesisDoc) ([]byte, error) {
 	vals := make([]*cmttypes.Validator, len(gen.Validators))
 	for i, v := range gen.Validators {
 		vals[i] = cmttypes.NewValidator(v.PubKey, v.Power)
 	}
-	res, err := r.app.InitChain(ctx, &abcitypes.RequestInitChain{
+	res, err := app.InitChain(ctx, &abcitypes.RequestInitChain{
 		Time: gen.GenesisTime, ChainId: gen.ChainID, InitialHeight: gen.InitialHeight, AppStateBytes: gen.AppState,
 		Validators: cmttypes.TM2PB.ValidatorUpdates(cmttypes.NewValidatorSet(vals)),
 	})
@@ -439,7 +507,7 @@ func (s *session) block(ctx context.Context, b *loaded, sum *Summary) error {
 	}
 	sum.Blocks++
 	if s.opts.Progress != nil {
-		s.opts.Progress(sum.Blocks, sum.To-s.src.gen.InitialHeight+1)
+		s.opts.Progress(sum.Blocks, sum.To-s.src.first+1)
 	}
 	return s.check(b.h, b.next, res, appHash, sum)
 }

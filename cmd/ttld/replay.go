@@ -22,7 +22,7 @@ func (e errDiverged) Error() string { return fmt.Sprintf("replay diverged at hei
 func newReplayCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay",
-		Short: "Re-execute the node's block store from genesis and compare every app hash",
+		Short: "Re-execute the node's block store from genesis (or its snapshot) and compare every app hash",
 		Long: `replay reads the CometBFT block store of --home (stop the node first, or replay a
 copy of its data), re-executes every block from genesis into a fresh state in a
 temporary directory, and compares the app hash after each block with the AppHash of the
@@ -31,6 +31,10 @@ has no next header, is compared with the app hash and results hash CometBFT save
 state database. On the first mismatch it
 stops and prints the height, both hashes, the block's state changes and where the
 node's own state differs. Nothing is written into --home.
+
+A node that joined by state sync holds no block before its snapshot: the replay then
+starts from the node's own state at the snapshot's height (which must still be kept,
+keep_recent in app.toml), checked against the first stored header, and says so.
 
 --from skips the comparisons below it (the state is still rebuilt from genesis); --to
 stops early; a range that selects no block (--from after --to, or past the last block)
@@ -90,6 +94,9 @@ func progress(w io.Writer, work, units string) func(done, total int64) {
 
 func printReplay(w io.Writer, s replay.Summary) {
 	fmt.Fprintf(w, "chain %s: replayed %d blocks (%d to %d) in %.2fs, %.0f blocks/s\n", s.ChainID, s.Blocks, s.From, s.To, s.Seconds, s.BlocksPerSecond)
+	if s.Restored > 0 {
+		fmt.Fprintf(w, "the node joined by state sync: replayed from its state at height %d, the snapshot it restored (its root is the app hash of header %d)\n", s.Restored, s.Restored+1)
+	}
 	if s.Mismatch == nil {
 		fmt.Fprintf(w, "MATCH: %d blocks checked against the next header", s.Checked)
 		if s.LastFromState {

@@ -1,0 +1,247 @@
+package e2e
+
+import (
+	"context"
+	"crypto/ed25519"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/cometbft/cometbft/config"
+	"github.com/cometbft/cometbft/p2p"
+	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
+	"github.com/rs/zerolog"
+
+	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/node"
+	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/replay"
+)
+
+// startOn starts home's node on free loopback ports, with edit applied to its
+// config.toml first; it returns the node and its P2P address. The node stops when the
+// test ends.
+func startOn(t *testing.T, home string, edit func(*config.Config)) (*node.Node, string) {
+	t.Helper()
+	cfg, err := node.LoadConfig(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.P2P.PexReactor = false
+	cfg.Consensus.TimeoutCommit = 200 * time.Millisecond
+	if edit != nil {
+		edit(cfg)
+	}
+	config.WriteConfigFile(node.ConfigFile(cfg.RootDir), cfg)
+	ports, err := freePorts(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := node.Start(node.StartOptions{
+		Home:             home,
+		Logger:           testLogger(t, filepath.Base(home)),
+		RPCListen:        fmt.Sprintf("tcp://127.0.0.1:%d", ports[0]),
+		P2PListen:        fmt.Sprintf("tcp://127.0.0.1:%d", ports[1]),
+		PrometheusListen: fmt.Sprintf("127.0.0.1:%d", ports[2]),
+		WebListen:        node.WebOff,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Stop() })
+	key, err := p2p.LoadNodeKey(cfg.NodeKeyFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, fmt.Sprintf("%s@127.0.0.1:%d", key.ID(), ports[1])
+}
+
+// testLogger writes a node's log (info and above) to a file of the test's, in
+// $TTLD_E2E_LOGS when set, and shows its end when the test fails.
+func testLogger(t *testing.T, name string) zerolog.Logger {
+	t.Helper()
+	dir := os.Getenv("TTLD_E2E_LOGS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	path := filepath.Join(dir, name+".log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		f.Close()
+		if t.Failed() {
+			if b, err := os.ReadFile(path); err == nil {
+				if len(b) > 20000 {
+					b = b[len(b)-20000:]
+				}
+				t.Logf("log of %s (the end):\n%s", name, b)
+			}
+		}
+	})
+	return zerolog.New(f).Level(zerolog.InfoLevel).With().Timestamp().Logger()
+}
+
+// A node that joins by state sync: a validator takes a snapshot every 25 blocks; a new
+// node, given only the genesis, the validator as its peer and a header it trusts,
+// restores the newest snapshot, follows the chain without executing a block before it,
+// proves the same answers as the validator at the same heights, deletes the ttl document
+// it received in the snapshot at its expiry exactly as the validator does, and its
+// block store replays from the snapshot's height on.
+func TestStateSyncJoins(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	vhome := t.TempDir()
+	if _, err := node.Init(node.InitOptions{Home: vhome, ChainID: ChainID, DevBalance: DevBalance, LocalMinTTLSeconds: 3}); err != nil {
+		t.Fatal(err)
+	}
+	app, err := node.LoadAppConfig(vhome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app.SnapshotInterval = 25
+	if err := node.SaveAppConfig(vhome, app); err != nil {
+		t.Fatal(err)
+	}
+	vn, vaddr := startOn(t, vhome, nil)
+	v, err := connect(vn, vhome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A note (no expiry within the test) and a flash document that expires 25 s after
+	// its block, after the new node has joined.
+	note := v.SeedNote(t, "kept")
+	cc := &protocol.DataContractCreate{Identity: note.Identity, Definition: []byte(`{"documentSchemas":{"flash":{"type":"object","ttl":25,` +
+		`"properties":{"text":{"type":"string","maxLength":20,"position":0}},"required":["$createdAt"],"additionalProperties":false}}}`)}
+	v.Commit(t, cc)
+	b := &protocol.DocumentsBatch{Identity: note.Identity, Contract: cc.ContractID(), Actions: []protocol.DocumentAction{{Kind: protocol.ActionCreate, Type: "flash", Data: []byte(`{"text":"soon gone"}`)}}}
+	flash := b.CreateID(b.Actions[0])
+	created := v.Commit(t, b)
+	for range 20 {
+		v.Commit(t, &protocol.AddressFundsTransfer{PubKey: v.Dev.Pub, Recipient: protocol.AddressOf(ed25519.PublicKey(make([]byte, 32))), Amount: 1})
+	}
+	// The newest snapshot must hold the flash document.
+	var snap int64
+	for snap <= created {
+		infos, _, err := node.Snapshots(vhome)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(infos) > 0 {
+			snap = infos[0].Manifest.Height
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no snapshot past height %d", created)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	fhome := t.TempDir()
+	if _, err := node.Init(node.InitOptions{Home: fhome, ChainID: ChainID}); err != nil {
+		t.Fatal(err)
+	}
+	gen, err := os.ReadFile(filepath.Join(vhome, "config", "genesis.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fhome, "config", "genesis.json"), gen, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rpc, err := rpchttp.New(v.RPC, "/websocket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := rpc.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := st.SyncInfo.LatestBlockHeight
+	hdr, err := rpc.Header(ctx, &th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := node.SetStateSync(fhome, node.StateSyncTrust{Height: th, Hash: hdr.Header.Hash(), RPCServers: []string{v.RPC, v.RPC}}); err != nil {
+		t.Fatal(err)
+	}
+	fn, _ := startOn(t, fhome, func(c *config.Config) {
+		c.P2P.PersistentPeers = vaddr
+		c.StateSync.DiscoveryTime = 5 * time.Second
+	})
+	f, err := client.Dial(fn.RPCAddress(), client.Options{ChainID: ChainID, Trusted: v.Trusted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frpc, err := rpchttp.New(fn.RPCAddress(), "/websocket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Caught up: past the flash document's expiry.
+	flashState, err := v.Client.Document(ctx, cc.ContractID(), "flash", flash, created, true)
+	if err != nil || !flashState.Present {
+		t.Fatalf("flash at %d: %+v %v", created, flashState, err)
+	}
+	var gone int64
+	for gone == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("the new node did not follow the chain past the flash document's expiry")
+		}
+		time.Sleep(200 * time.Millisecond)
+		fst, err := frpc.Status(ctx)
+		if err != nil || fst.SyncInfo.CatchingUp || fst.SyncInfo.LatestBlockHeight < 3 {
+			continue
+		}
+		d, err := f.Document(ctx, cc.ContractID(), "flash", flash, fst.SyncInfo.LatestBlockHeight-1, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Present {
+			gone = d.Height
+		}
+	}
+	fst, err := frpc.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fst.SyncInfo.EarliestBlockHeight != snap+1 {
+		t.Fatalf("the new node's first block is %d: it did not join from the snapshot at %d", fst.SyncInfo.EarliestBlockHeight, snap)
+	}
+	// Present on both up to the same height, absent on both from the same height.
+	for _, h := range []int64{gone - 1, gone} {
+		want, err := v.Client.Document(ctx, cc.ContractID(), "flash", flash, h, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.Document(ctx, cc.ContractID(), "flash", flash, h, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Present != want.Present || !got.Verified || !want.Verified || got.Present != (h < gone) {
+			t.Fatalf("flash at %d: the new node %+v, the validator %+v", h, got, want)
+		}
+	}
+	for _, h := range []int64{snap, gone} {
+		want, err := v.Client.Document(ctx, note.Contract, "note", note.Document, h, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.Document(ctx, note.Contract, "note", note.Document, h, true)
+		if err != nil || !got.Verified || !got.Present || !reflect.DeepEqual(got.Document, want.Document) {
+			t.Fatalf("note at %d: the new node %+v %v, the validator %+v", h, got, err, want)
+		}
+	}
+	t.Logf("snapshot at %d (document created at %d), the new node from %d, the flash document gone at %d on both", snap, created, fst.SyncInfo.EarliestBlockHeight, gone)
+	if err := fn.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := replay.Run(ctx, replay.Options{Home: fhome, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Verdict != "match" || sum.Restored != snap || sum.From != snap+1 || sum.Checked == 0 {
+		t.Fatalf("replay of the new node: %+v", sum)
+	}
+}

@@ -64,6 +64,12 @@ bench-ttl:
 	$(GO) test -run '^$$' -bench '^BenchmarkExpireDocuments$$' -benchtime 4x -count=1 -timeout 30m ./abci/
 	$(GO) test -run '^$$' -bench '^BenchmarkTTLFlood$$' -benchtime 1x -count=2 -timeout 30m ./abci/
 
+## bench-snapshot: state sync: a snapshot taken and restored at 100,000 and 1,000,000 documents, its time and size (10 – 20 minutes: the million is written first)
+.PHONY: bench-snapshot
+bench-snapshot:
+	@echo "cores: $$(nproc)"
+	$(GO) test -run '^$$' -bench '^BenchmarkSnapshot$$' -benchtime 1x -count=1 -timeout 60m ./abci/
+
 ## fuzz: the transaction, document and range-answer decoders, document data, the contract and query parsers, every query path's request data, whole blocks of transitions and snapshot chunks, 30 s each (FUZZTIME)
 FUZZTIME ?= 30s
 fuzz:
@@ -94,8 +100,10 @@ DEVNET_DIR ?= .devnet
 DEVNET_PROJECT ?= ttld
 DEVNET_PORTS ?= $(or $(TTLD_DEVNET_PORTS),26)
 DEVNET_NET ?= $(or $(TTLD_DEVNET_NET),172.28.0)
-# FULL_NODES=1 adds docker-compose.fullnodes.yml's full node (full0).
+# FULL_NODES=1 adds docker-compose.fullnodes.yml's full node (full0); with STATE_SYNC=1
+# it joins by state sync (README, "Joining a network by state sync").
 FULL_NODES ?= 0
+STATE_SYNC ?= 0
 # TESTNET_FLAGS are more flags of the ttld testnet that writes a new chain's homes, such
 # as --protocol-version 13 --signal-version 13 --epoch-length 60 (README, "Upgrading a
 # devnet in place").
@@ -108,7 +116,7 @@ DEVNET_FILES = -f docker-compose.yml $(if $(filter-out 0,$(FULL_NODES)),-f docke
 DEVNET_ENV = TTLD_DEVNET_DIR=$(abspath $(DEVNET_DIR)) TTLD_DEVNET_PORTS=$(DEVNET_PORTS) TTLD_DEVNET_NET=$(DEVNET_NET) TTLD_UID=$(DEVNET_UID) TTLD_GID=$(DEVNET_GID)
 DEVNET_COMPOSE = $(DEVNET_ENV) $(COMPOSE) -p $(DEVNET_PROJECT) $(DEVNET_FILES)
 
-.PHONY: image image-binary image-old devnet-up devnet-down devnet-reset e2e-devnet e2e-upgrade e2e-web web-screenshots chromium
+.PHONY: image image-binary image-old devnet-up devnet-down devnet-reset e2e-devnet e2e-upgrade e2e-statesync e2e-web web-screenshots chromium
 
 # The image's binary: Linux on the Docker engine's architecture (whatever the host is),
 # static, stripped; apart from bin/ttld, which runs on the host.
@@ -124,13 +132,21 @@ image-binary: web-wasm
 image: image-binary
 	docker build --build-arg TTLD_BINARY=$(IMAGE_BIN) --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE) .
 
-## devnet-up: four validators in docker-compose (homes in $(DEVNET_DIR), written if missing; FULL_NODES=1 adds a full node); RPC on 127.0.0.1:26657, 26757, 26857, 26957
+## devnet-up: four validators in docker-compose (homes in $(DEVNET_DIR), written if missing; FULL_NODES=1 adds a full node, STATE_SYNC=1 has it join by state sync); RPC on 127.0.0.1:26657, 26757, 26857, 26957
 devnet-up: build image
 	@case "$(FULL_NODES)" in 0|1) ;; *) echo "FULL_NODES=$(FULL_NODES): docker-compose.fullnodes.yml holds one full node; use 0 or 1" >&2; exit 1;; esac
-	@test -d $(DEVNET_DIR)/node0 || ./$(BIN) testnet --validators 4 --full-nodes $(FULL_NODES) --output $(DEVNET_DIR) --subnet-base $(DEVNET_NET).10 --host-ports $(DEVNET_PORTS) $(TESTNET_FLAGS)
+	@case "$(STATE_SYNC)$(FULL_NODES)" in 10) echo "STATE_SYNC=1 needs FULL_NODES=1: the full node is the one that joins by state sync" >&2; exit 1;; esac
+	@test -d $(DEVNET_DIR)/node0 || ./$(BIN) testnet --validators 4 --full-nodes $(FULL_NODES) $(if $(filter 1,$(STATE_SYNC)),--state-sync) --output $(DEVNET_DIR) --subnet-base $(DEVNET_NET).10 --host-ports $(DEVNET_PORTS) $(TESTNET_FLAGS)
 	@test "$(FULL_NODES)" = 0 || test -d $(DEVNET_DIR)/full0 || { echo "$(DEVNET_DIR) holds a chain written without a full node: make devnet-reset, then make devnet-up FULL_NODES=1" >&2; exit 1; }
 	@test "$$(id -u)" != 0 || for d in $(DEVNET_DIR)/node* $(DEVNET_DIR)/full*; do test ! -d "$$d" || chown -R $(DEVNET_UID):$(DEVNET_GID) "$$d"; done
-	$(DEVNET_COMPOSE) up -d
+	$(DEVNET_COMPOSE) up -d node0 node1 node2 node3
+	@# A full node that joins by state sync trusts a header read from a running validator
+	@# first (ttld statesync-config); it then waits for a snapshot, one every 100 blocks.
+	@if test "$(FULL_NODES)" = 1 && grep -q '^trust_hash = ""' $(DEVNET_DIR)/full0/config/config.toml && sed -n '/^\[statesync\]/,/^\[/p' $(DEVNET_DIR)/full0/config/config.toml | grep -q '^enable = true'; then \
+		./$(BIN) --home $(DEVNET_DIR)/full0 --node http://127.0.0.1:$(DEVNET_PORTS)657 statesync-config --wait 60s && \
+		{ test "$$(id -u)" != 0 || chown -R $(DEVNET_UID):$(DEVNET_GID) $(DEVNET_DIR)/full0; }; \
+	fi
+	@test "$(FULL_NODES)" = 0 || $(DEVNET_COMPOSE) up -d full0
 	@p=$(DEVNET_PORTS); echo "devnet up, homes in $(DEVNET_DIR): RPC http://127.0.0.1:$${p}657 $${p}757 $${p}857 $${p}957, metrics $${p}660 $${p}760 $${p}860 $${p}960"
 	@test "$(FULL_NODES)" = 0 || echo "full node full0: RPC http://127.0.0.1:$(DEVNET_PORTS)557, metrics $(DEVNET_PORTS)560"
 	@echo "health: $(COMPOSE) -p $(DEVNET_PROJECT) ps; keys: ./bin/ttld --home $(DEVNET_DIR)/client keys show dev"
@@ -159,6 +175,10 @@ image-old:
 ## e2e-upgrade: the upgrade in place: a four-validator devnet on 13 moves to 14 as its validators restart signalling it, under load; a full node left on $(OLD_IMAGE) stops at the switch and catches up on the new image; agreement, ttl documents expiring on 14, replay across the switch
 e2e-upgrade: build image image-old
 	$(GO) test -tags devnet -count=1 -timeout 25m -v -run TestDevnetUpgrade ./e2e/devnet/
+
+## e2e-statesync: state sync: a devnet with a history of thousands of blocks and documents; one full node joins by state sync, another by executing every block; agreement, proofs, ttl documents from the snapshot deleted alike, replay from the snapshot
+e2e-statesync: build image
+	$(GO) test -tags devnet -count=1 -timeout 35m -v -run TestDevnetStateSync ./e2e/devnet/
 
 ## e2e-web: the web view in headless Chromium against an in-process node (installs Debian's chromium when it is missing)
 e2e-web: chromium web-wasm

@@ -160,6 +160,11 @@ func Start(opts StartOptions) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.StateSync.Enable && cfg.StateSync.TempDir == "" {
+		// The chunks a state sync fetches wait in a folder of data/ rather than the
+		// system's temporary directory, which the devnet's image (FROM scratch) has not.
+		cfg.StateSync.TempDir = cfg.DBDir()
+	}
 	if opts.SignalVersion != nil {
 		if err := CheckSignalVersion(*opts.SignalVersion); err != nil {
 			return nil, err

@@ -1,0 +1,380 @@
+//go:build devnet
+
+package devnet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/node"
+	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/replay"
+)
+
+// The state sync test's figures.
+const (
+	syncDeadline = 30 * time.Minute
+	// syncBlocks is the history the joining nodes skip or execute: the chain is at
+	// least this high before they start.
+	syncBlocks = 2500
+	// syncBatches batches of syncBatchSize notes are written first (a batch carries 10
+	// actions at most).
+	syncBatches   = 300
+	syncBatchSize = 10
+	// syncTimeoutCommit is the validators' timeout_commit: blocks as fast as the
+	// machine makes them, so the history grows in minutes.
+	syncTimeoutCommit = "100ms"
+	// syncSnapshotInterval is every node's snapshot_interval.
+	syncSnapshotInterval = 200
+	// syncTTLS is the ttl of the documents the joining node receives in its snapshot
+	// and must delete at their expiry: long enough for it to join first.
+	syncTTLS = 240
+	// joinWithin bounds each join.
+	joinWithin = 8 * time.Minute
+)
+
+// A network with a history of thousands of blocks and documents; full0 joins it by
+// state sync (ttld testnet --state-sync, ttld statesync-config) and full1, started at
+// the same time, by executing every block from genesis. full0 restores a snapshot a
+// validator took, starts its block store after it, agrees with every validator on
+// every block and app hash from there on, proves the same documents, deletes the ttl
+// documents it received in the snapshot at the same height the validators do, and its
+// replay starts from the snapshot's height.
+func TestDevnetStateSync(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), syncDeadline)
+	defer cancel()
+	n := newNetwork(t)
+	n.files = append(n.files, "docker-compose.fullnodes.yml", filepath.Join("e2e", "devnet", "full1.yml"))
+	n.generate(ctx, 2, "--state-sync", "--snapshot-interval", strconv.Itoa(syncSnapshotInterval))
+	full0, full1 := n.full[0], n.full[1]
+	for _, m := range n.nodes {
+		editConfig(t, m.home, regexp.MustCompile(`(?m)^timeout_commit = .*$`), `timeout_commit = "`+syncTimeoutCommit+`"`)
+	}
+	// full1 joins without state sync.
+	editConfig(t, full1.home, regexp.MustCompile(`(?s)(\[statesync\]\s*\n(?:#[^\n]*\n|\s*\n)*enable = )true`), "${1}false")
+	if os.Getuid() == 0 {
+		for _, m := range append(n.nodes, full1) {
+			chownAll(t, m.home, n.uid, n.gid)
+		}
+	}
+	n.up(ctx, "node0", "node1", "node2", "node3")
+	n.waitAll(ctx, 3, startTimeout)
+
+	// The history: notes, then transfers until the chain is high enough.
+	w := n.newWriter(ctx)
+	notes := w.contract(ctx, `{"documentSchemas":{"note":{"type":"object","properties":{"text":{"type":"string","maxLength":40,"position":0}},"additionalProperties":false,`+
+		`"indices":[{"name":"byText","properties":[{"text":"asc"}]}]}}}`)
+	start := time.Now()
+	var written []protocol.DocumentID
+	for i := range syncBatches {
+		ids, _ := w.batch(ctx, notes, "note", syncBatchSize, func(k int) string { return fmt.Sprintf(`{"text":"note %d of batch %d"}`, k, i) })
+		written = append(written, ids...)
+	}
+	t.Logf("%d notes written in %s, the chain at %d", len(written), time.Since(start).Round(time.Second), n.height(ctx))
+	for n.height(ctx) < syncBlocks {
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(2 * time.Second):
+		}
+	}
+	// Documents with a ttl, then a snapshot that holds them.
+	flashes := w.contract(ctx, fmt.Sprintf(`{"documentSchemas":{"flash":{"type":"object","ttl":%d,"properties":{"text":{"type":"string","maxLength":40,"position":0}},"required":["$createdAt"],"additionalProperties":false}}}`, syncTTLS))
+	ttlDocs, created := w.batch(ctx, flashes, "flash", syncBatchSize, func(k int) string { return fmt.Sprintf(`{"text":"flash %d"}`, k) })
+	snap := n.snapshotAfter(ctx, created)
+	history := n.height(ctx)
+	t.Logf("history: %d blocks, %d documents; the ttl documents created at %d, node0's snapshot at %d", history, len(written)+len(ttlDocs), created, snap)
+
+	// full0 trusts a header read from node0, then both full nodes start.
+	bin := filepath.Join(n.root, "bin", "ttld")
+	out, err := n.run(ctx, exec.Command(bin, "statesync-config", "--home", full0.home, "--node", n.nodes[0].rpc, "-o", "json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("statesync-config: %s", strings.TrimSpace(out))
+	if os.Getuid() == 0 {
+		chownAll(t, full0.home, n.uid, n.gid)
+	}
+	joined := make(chan joinTime, 2)
+	begin := time.Now()
+	n.start(ctx, "full0", "full1")
+	for _, m := range []*member{full0, full1} {
+		go func() { joined <- n.join(ctx, m, history, begin) }()
+	}
+	for range 2 {
+		j := <-joined
+		if j.err != nil {
+			t.Fatal(j.err)
+		}
+		t.Logf("%s joined: at height %d (the validators' at its start: %d) in %s", j.name, j.height, history, j.took.Round(100*time.Millisecond))
+	}
+	st, err := full0.raw.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.SyncInfo.EarliestBlockHeight != snap+1 {
+		t.Fatalf("full0's first block is %d: it did not join from the snapshot at %d", st.SyncInfo.EarliestBlockHeight, snap)
+	}
+	if got := restoredHeight(t, ctx, full0); got != snap {
+		t.Fatalf("full0's ttld_app_restored_height is %d, want %d", got, snap)
+	}
+
+	// The ttl documents go at the same height on full0 as on the validators.
+	n.nodes = append(n.nodes, full0)
+	n.expireAlike(ctx, flashes, ttlDocs)
+	final := n.waitAll(ctx, n.height(ctx), catchUp)
+	if err := n.waitNodes(ctx, final, catchUp, full1); err != nil {
+		t.Fatal(err)
+	}
+	n.agreeFrom(ctx, snap+1, final)
+	n.nodes = append(n.nodes, full1)
+	n.agree(ctx, snap)
+	for i, id := range written {
+		if i%37 != 0 {
+			continue
+		}
+		want, err := n.nodes[0].client.Document(ctx, notes, "note", id, final-1, true)
+		if err != nil || !want.Present || !want.Verified {
+			t.Fatalf("node0: note %s: %+v %v", id, want, err)
+		}
+		got, err := full0.client.Document(ctx, notes, "note", id, final-1, true)
+		if err != nil || !got.Verified || !reflect.DeepEqual(got.Document, want.Document) {
+			t.Fatalf("full0: note %s: %+v %v, node0 %+v", id, got, err, want)
+		}
+	}
+	t.Logf("notes proven alike on full0 and node0 at %d", final-1)
+
+	// Replays: full0 from its snapshot, full1 from genesis.
+	if _, err := n.run(ctx, n.composeCmd("stop", "-t", "30")); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*member{full0, full1} {
+		out, err := n.run(ctx, exec.Command(bin, "replay", "--home", m.home, "-o", "json"))
+		if err != nil {
+			t.Fatalf("replay %s: %v\n%s", m.name, err, out)
+		}
+		var sum replay.Summary
+		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+			t.Fatal(err)
+		}
+		want := int64(0)
+		if m == full0 {
+			want = snap
+		}
+		if sum.Verdict != "match" || sum.Restored != want || sum.To < final || sum.Checked < sum.To-max(want, 1) {
+			t.Fatalf("replay %s: %+v", m.name, sum)
+		}
+		t.Logf("replay %s: from %d, %d blocks (%d..%d), verdict %s, %.1fs", m.name, sum.Restored, sum.Blocks, sum.From, sum.To, sum.Verdict, sum.Seconds)
+	}
+}
+
+// editConfig replaces what re matches in home's config.toml with repl, which must
+// change it.
+func editConfig(t *testing.T, home string, re *regexp.Regexp, repl string) {
+	t.Helper()
+	path := node.ConfigFile(home)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := re.ReplaceAll(b, []byte(repl))
+	if string(edited) == string(b) {
+		t.Fatalf("%s: nothing matches %s", path, re)
+	}
+	if err := os.WriteFile(path, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// batch creates count documents of typeName in one transaction, the k-th with
+// data(k), and returns their ids and the height it was seen committed by.
+func (w *writer) batch(ctx context.Context, contract protocol.ContractID, typeName string, count int, data func(k int) string) ([]protocol.DocumentID, int64) {
+	w.nonce++
+	b := &protocol.DocumentsBatch{Identity: w.identity, Nonce: w.nonce, Contract: contract}
+	var ids []protocol.DocumentID
+	for k := range count {
+		w.docs++
+		a := protocol.DocumentAction{Kind: protocol.ActionCreate, Type: typeName, Data: []byte(data(k)),
+			Entropy: sha256.Sum256([]byte(fmt.Sprintf("ttld-e2e-statesync/%d", w.docs)))}
+		b.Actions = append(b.Actions, a)
+		ids = append(ids, b.CreateID(a))
+	}
+	last := ids[len(ids)-1]
+	h := w.n.commit(ctx, protocol.Sign(chainID, b, w.n.dev.Priv), func(ctx context.Context, c *client.Client) (bool, error) {
+		st, err := c.Document(ctx, contract, typeName, last, 0, false)
+		return st.Present, err
+	})
+	return ids, h
+}
+
+// snapshotAfter waits for node0 to keep a snapshot of a height past h, and returns its
+// height.
+func (n *network) snapshotAfter(ctx context.Context, h int64) int64 {
+	for {
+		infos, _, err := node.Snapshots(n.nodes[0].home)
+		if err != nil {
+			n.t.Fatal(err)
+		}
+		if len(infos) > 0 && infos[0].Manifest.Height > h {
+			return infos[0].Manifest.Height
+		}
+		select {
+		case <-ctx.Done():
+			n.t.Fatalf("no snapshot past height %d: %v", h, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// joinTime is how a node joined: the height it reached the network's at, how long
+// after begin.
+type joinTime struct {
+	name   string
+	height int64
+	took   time.Duration
+	err    error
+}
+
+// join waits for m to answer at height target or later, no longer catching up.
+func (n *network) join(ctx context.Context, m *member, target int64, begin time.Time) joinTime {
+	ctx, cancel := context.WithTimeout(ctx, joinWithin)
+	defer cancel()
+	for {
+		cctx, ccancel := context.WithTimeout(ctx, callTimeout)
+		st, err := m.raw.Status(cctx)
+		ccancel()
+		if err == nil && !st.SyncInfo.CatchingUp && st.SyncInfo.LatestBlockHeight >= target {
+			return joinTime{name: m.name, height: st.SyncInfo.LatestBlockHeight, took: time.Since(begin)}
+		}
+		select {
+		case <-ctx.Done():
+			return joinTime{name: m.name, err: fmt.Errorf("%s did not reach height %d: %w", m.name, target, ctx.Err())}
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// restoredHeight reads ttld_app_restored_height from m's metrics, published one port
+// above its RPC's.
+func restoredHeight(t *testing.T, ctx context.Context, m *member) int64 {
+	t.Helper()
+	port, err := strconv.Atoi(m.rpc[strings.LastIndex(m.rpc, ":")+1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/metrics", port+3), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	match := regexp.MustCompile(`(?m)^ttld_app_restored_height\{[^}]*\} (\S+)$`).FindSubmatch(body)
+	if match == nil {
+		t.Fatalf("%s's metrics have no ttld_app_restored_height", m.name)
+	}
+	f, err := strconv.ParseFloat(string(match[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(f)
+}
+
+// expireAlike waits for the documents ids of the flash type to expire, and checks
+// that every node deletes them in the same block: proven present at the height before
+// it, absent from it on with nothing of them due, on each.
+func (n *network) expireAlike(ctx context.Context, contract protocol.ContractID, ids []protocol.DocumentID) {
+	t := n.t
+	ref := n.nodes[0].client
+	var expiresAt uint64
+	for _, id := range ids {
+		st, err := ref.Document(ctx, contract, "flash", id, 0, true)
+		if err != nil || !st.Present || st.ExpiresAtMs == 0 {
+			t.Fatalf("flash %s: %+v %v", id, st, err)
+		}
+		expiresAt = max(expiresAt, st.ExpiresAtMs)
+	}
+	wait := time.Until(time.UnixMilli(int64(expiresAt)))
+	t.Logf("the ttl documents expire in %s", wait.Round(time.Second))
+	select {
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	case <-time.After(wait + 3*time.Second):
+	}
+	// gone: the first height whose state holds none of them, on node0.
+	latest, err := ref.LatestHeight(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	absent := func(c *client.Client, h int64) (bool, error) {
+		for _, id := range ids {
+			st, err := c.Document(ctx, contract, "flash", id, h, true)
+			if err != nil || !st.Verified {
+				return false, fmt.Errorf("flash %s at %d: %+v %v", id, h, st, err)
+			}
+			if st.Present {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	lo, hi := int64(1), latest-1 // present at lo (created before), absent at hi
+	if ok, err := absent(ref, hi); err != nil || !ok {
+		t.Fatalf("the ttl documents are still present at %d on %s: %v", hi, n.nodes[0].name, err)
+	}
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		ok, err := absent(ref, mid)
+		if err != nil && !strings.Contains(err.Error(), "not kept") {
+			t.Fatal(err)
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	gone := hi
+	for _, m := range n.nodes {
+		before, err := absent(m.client, gone-1)
+		if err != nil {
+			t.Fatalf("%s: %v", m.name, err)
+		}
+		after, err := absent(m.client, gone)
+		if err != nil {
+			t.Fatalf("%s: %v", m.name, err)
+		}
+		bt, err := m.client.BlockTime(ctx, gone, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		due, err := m.client.Expirations(ctx, bt, gone, true)
+		if err != nil || !due.Verified {
+			t.Fatalf("%s: expirations at %d: %+v %v", m.name, gone, due, err)
+		}
+		if before || !after || len(due.Entries) != 0 {
+			t.Fatalf("%s: the ttl documents absent at %d: %v, at %d: %v, %d entries due", m.name, gone-1, before, gone, after, len(due.Entries))
+		}
+	}
+	t.Logf("the ttl documents were deleted by block %d on every node (%d), proven", gone, len(n.nodes))
+}

@@ -1,4 +1,4 @@
-package snapshot
+package snapshot_test
 
 import (
 	"bytes"
@@ -8,18 +8,20 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/ttld-dev/ttld/snapshot"
 )
 
 // restoreFrom restores the snapshot at height from files into an empty store and
 // returns its root.
-func restoreFrom(t *testing.T, files *Files, height int64, trusted []byte) []byte {
+func restoreFrom(t *testing.T, files *snapshot.Files, height int64, trusted []byte) []byte {
 	t.Helper()
 	m, err := files.Manifest(height)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := emptyStore(t)
-	r, err := NewRestorer(s, m, trusted)
+	r, err := snapshot.NewRestorer(s, m, trusted)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +44,7 @@ func restoreFrom(t *testing.T, files *Files, height int64, trusted []byte) []byt
 func TestFiles(t *testing.T) {
 	c := chain(t, 30)
 	dir := t.TempDir()
-	files, err := OpenFiles(dir)
+	files, err := snapshot.OpenFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func TestFiles(t *testing.T) {
 	}
 	// Stopped after the first chunk: nothing kept.
 	calls := 0
-	if _, _, err := files.Take(c.Store, c.Height-1, 8<<10, func() bool { calls++; return calls > 1 }); !errors.As(err, new(ErrStopped)) {
+	if _, _, err := files.Take(c.Store, c.Height-1, 8<<10, func() bool { calls++; return calls > 1 }); !errors.As(err, new(snapshot.ErrStopped)) {
 		t.Fatalf("stopped: %v", err)
 	}
 	for _, h := range []int64{c.Height - 2, c.Height - 3} {
@@ -75,17 +77,17 @@ func TestFiles(t *testing.T) {
 	if err != nil || !slices.Equal(hs, []int64{c.Height, c.Height - 2, c.Height - 3}) {
 		t.Fatalf("heights %v, %v", hs, err)
 	}
-	if _, err := files.Manifest(c.Height - 1); !errors.As(err, new(ErrNotFound)) {
+	if _, err := files.Manifest(c.Height - 1); !errors.As(err, new(snapshot.ErrNotFound)) {
 		t.Fatalf("the stopped snapshot: %v", err)
 	}
 	gone, err := files.Prune(2)
 	if err != nil || !slices.Equal(gone, []int64{c.Height - 3}) {
 		t.Fatalf("pruned %v, %v", gone, err)
 	}
-	if err := os.Mkdir(filepath.Join(dir, "7-123"+partialSuffix), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(dir, "7-123"+snapshot.PartialSuffix), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if files, err = OpenFiles(dir); err != nil {
+	if files, err = snapshot.OpenFiles(dir); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -98,13 +100,13 @@ func TestFiles(t *testing.T) {
 // on, keeps the newest, and each restores to the root of its height.
 func TestScheduler(t *testing.T) {
 	c, g := generated(t, 0)
-	files, err := OpenFiles(t.TempDir())
+	files, err := snapshot.OpenFiles(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var taken []Taken
-	s := NewScheduler(c.Store, files, 5, 2, 8<<10, func(tk Taken) {
+	var taken []snapshot.Taken
+	s := snapshot.NewScheduler(c.Store, files, 5, 2, 8<<10, func(tk snapshot.Taken) {
 		mu.Lock()
 		taken = append(taken, tk)
 		mu.Unlock()

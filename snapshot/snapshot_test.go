@@ -1,15 +1,17 @@
-package snapshot
+package snapshot_test
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"slices"
 	"testing"
 
 	dbm "github.com/cosmos/cosmos-db"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/sim"
+	"github.com/ttld-dev/ttld/snapshot"
 )
 
 // chain runs a simulated chain (documents with and without ttl, time-range windows,
@@ -44,10 +46,10 @@ func generated(t *testing.T, blocks int) (*sim.Chain, *sim.Generator) {
 }
 
 // export cuts the chain's last saved version into chunks of about chunkBytes.
-func export(t *testing.T, c *sim.Chain, chunkBytes int) (Manifest, [][]byte) {
+func export(t *testing.T, c *sim.Chain, chunkBytes int) (snapshot.Manifest, [][]byte) {
 	t.Helper()
 	var chunks [][]byte
-	m, err := Export(c.Store, c.Height, chunkBytes, func(i uint32, chunk []byte) error {
+	m, err := snapshot.Export(c.Store, c.Height, chunkBytes, func(i uint32, chunk []byte) error {
 		if int(i) != len(chunks) {
 			t.Fatalf("chunk %d after %d", i, len(chunks))
 		}
@@ -124,7 +126,7 @@ func TestRoundTrip(t *testing.T) {
 	if len(chunks) < 3 {
 		t.Fatalf("%d chunks of %d entries: want several", len(chunks), len(want))
 	}
-	back, err := DecodeManifest(m.Encode())
+	back, err := snapshot.DecodeManifest(m.Encode())
 	if err != nil || back.Height != m.Height || !bytes.Equal(back.Root, m.Root) || len(back.Chunks) != len(m.Chunks) || !bytes.Equal(back.Hash(), m.Hash()) {
 		t.Fatalf("manifest %+v decoded as %+v, %v", m, back, err)
 	}
@@ -134,7 +136,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 
 	s := emptyStore(t)
-	r, err := NewRestorer(s, back, root)
+	r, err := snapshot.NewRestorer(s, back, root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +169,7 @@ func TestChunksRefused(t *testing.T) {
 		t.Fatalf("%d chunks: want several", len(chunks))
 	}
 	s := emptyStore(t)
-	r, err := NewRestorer(s, m, m.Root)
+	r, err := snapshot.NewRestorer(s, m, m.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,12 +184,12 @@ func TestChunksRefused(t *testing.T) {
 		"truncated": {0, chunks[0][:len(chunks[0])-1]},
 		"reordered": {0, chunks[1]},
 	} {
-		var h ErrChunkHash
-		if err := r.Apply(try.index, try.chunk); !errors.As(err, &h) || Refused(err) || r.Next() != 0 {
+		var h snapshot.ErrChunkHash
+		if err := r.Apply(try.index, try.chunk); !errors.As(err, &h) || snapshot.Refused(err) || r.Next() != 0 {
 			t.Errorf("%s: %v, next %d", name, err, r.Next())
 		}
 	}
-	if err := r.Apply(1, chunks[1]); !errors.As(err, new(ErrChunkOrder)) || Refused(err) || r.Next() != 0 {
+	if err := r.Apply(1, chunks[1]); !errors.As(err, new(snapshot.ErrChunkOrder)) || snapshot.Refused(err) || r.Next() != 0 {
 		t.Errorf("chunk 1 first: %v", err)
 	}
 	for i, chunk := range chunks {
@@ -235,13 +237,13 @@ func empty(t *testing.T, db dbm.DB, s *drive.Store) {
 func TestRefusedRestoreLeavesNothing(t *testing.T) {
 	c := chain(t, 40)
 	m, chunks := export(t, c, 16<<10)
-	open := func() (dbm.DB, *drive.Store, *Restorer) {
+	open := func() (dbm.DB, *drive.Store, *snapshot.Restorer) {
 		db := dbm.NewMemDB()
 		s, err := drive.NewStore(db, drive.Options{CacheSize: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := NewRestorer(s, m, m.Root)
+		r, err := snapshot.NewRestorer(s, m, m.Root)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,22 +256,28 @@ func TestRefusedRestoreLeavesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := r.Close(); !errors.As(err, new(ErrAbandoned)) {
+	if err := r.Close(); !errors.As(err, new(snapshot.ErrAbandoned)) {
 		t.Fatalf("close: %v", err)
 	}
 	empty(t, db, s)
 	// Every chunk but with the last one's items twice: committed, then refused.
-	db, s, r = open()
 	last := len(chunks) - 1
+	doubled := append(bytes.Clone(chunks[last]), chunks[last]...)
+	forged := snapshot.Manifest{Format: m.Format, Height: m.Height, Root: m.Root, Chunks: append(slices.Clone(m.Chunks[:last]), sha256.Sum256(doubled))}
+	db = dbm.NewMemDB()
+	s, err := drive.NewStore(db, drive.Options{CacheSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = snapshot.NewRestorer(s, forged, m.Root); err != nil {
+		t.Fatal(err)
+	}
 	for i := range last {
 		if err := r.Apply(uint32(i), chunks[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r.m.Chunks[last] = sha256.Sum256(append(bytes.Clone(chunks[last]), chunks[last]...))
-	err := r.Apply(uint32(last), append(bytes.Clone(chunks[last]), chunks[last]...))
-	r.m.Chunks[last] = sha256.Sum256(chunks[last])
-	if !Refused(err) {
+	if err := r.Apply(uint32(last), doubled); !snapshot.Refused(err) {
 		t.Fatalf("the last chunk's items twice: %v", err)
 	}
 	empty(t, db, s)
@@ -279,14 +287,14 @@ func TestRefusedRestoreLeavesNothing(t *testing.T) {
 	if s, err = drive.NewStore(db, drive.Options{CacheSize: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	r, err = NewRestorer(s, Manifest{Format: Format1, Height: om.Height, Root: m.Root, Chunks: om.Chunks}, m.Root)
+	r, err = snapshot.NewRestorer(s, snapshot.Manifest{Format: snapshot.Format1, Height: om.Height, Root: m.Root, Chunks: om.Chunks}, m.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, chunk := range ochunks {
 		err = r.Apply(uint32(i), chunk)
 	}
-	if !errors.As(err, new(ErrRoot)) {
+	if !errors.As(err, new(snapshot.ErrRoot)) {
 		t.Fatalf("another tree: %v", err)
 	}
 	empty(t, db, s)
@@ -303,7 +311,7 @@ func TestRefusedRestoreLeavesNothing(t *testing.T) {
 	}
 	empty(t, db, s)
 	// A store with a state.
-	if _, err := NewRestorer(c.Store, m, m.Root); !errors.As(err, new(drive.ErrImport)) {
+	if _, err := snapshot.NewRestorer(c.Store, m, m.Root); !errors.As(err, new(drive.ErrImport)) {
 		t.Fatalf("an import over a state: %v", err)
 	}
 }
@@ -319,37 +327,37 @@ func TestSnapshotsRefused(t *testing.T) {
 	// Another height's root: refused before anything is imported.
 	other := bytes.Clone(m.Root)
 	other[0] ^= 1
-	if _, err := NewRestorer(emptyStore(t), m, other); !Refused(err) {
+	if _, err := snapshot.NewRestorer(emptyStore(t), m, other); !snapshot.Refused(err) {
 		t.Fatalf("a manifest of another root: %v", err)
 	}
 	// A manifest that claims the trusted root for other items: refused at the end.
 	items := chunks[0][:len(chunks[0])/2]
-	forged := Manifest{Format: Format1, Height: m.Height, Root: m.Root, Chunks: [][sha256.Size]byte{sha256.Sum256(items)}}
-	r, err := NewRestorer(emptyStore(t), forged, m.Root)
+	forged := snapshot.Manifest{Format: snapshot.Format1, Height: m.Height, Root: m.Root, Chunks: [][sha256.Size]byte{sha256.Sum256(items)}}
+	r, err := snapshot.NewRestorer(emptyStore(t), forged, m.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Apply(0, items); !Refused(err) {
+	if err := r.Apply(0, items); !snapshot.Refused(err) {
 		t.Fatalf("half the items under the trusted root: %v", err)
 	}
 	// Items that make no tree at all: a lone inner node.
-	lone := appendItem(nil, drive.TreeNode{Key: []byte("k"), Version: 1, Height: 3})
+	lone := snapshot.AppendItem(nil, drive.TreeNode{Key: []byte("k"), Version: 1, Height: 3})
 	forged.Chunks = [][sha256.Size]byte{sha256.Sum256(lone)}
-	r, err = NewRestorer(emptyStore(t), forged, m.Root)
+	r, err = snapshot.NewRestorer(emptyStore(t), forged, m.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Apply(0, lone); !Refused(err) {
+	if err := r.Apply(0, lone); !snapshot.Refused(err) {
 		t.Fatalf("a lone inner node: %v", err)
 	}
 	for name, b := range map[string][]byte{
 		"cut short":       {0, 0, 0, 1},
-		"another format":  Manifest{Format: 2, Height: 1, Root: m.Root, Chunks: m.Chunks}.Encode(),
-		"no chunk":        Manifest{Format: Format1, Height: 1, Root: m.Root}.Encode(),
-		"height 0":        Manifest{Format: Format1, Root: m.Root, Chunks: m.Chunks}.Encode(),
+		"another format":  snapshot.Manifest{Format: 2, Height: 1, Root: m.Root, Chunks: m.Chunks}.Encode(),
+		"no chunk":        snapshot.Manifest{Format: snapshot.Format1, Height: 1, Root: m.Root}.Encode(),
+		"height 0":        snapshot.Manifest{Format: snapshot.Format1, Root: m.Root, Chunks: m.Chunks}.Encode(),
 		"a trailing byte": append(m.Encode(), 0),
 	} {
-		if _, err := DecodeManifest(b); !errors.As(err, new(ErrManifest)) {
+		if _, err := snapshot.DecodeManifest(b); !errors.As(err, new(snapshot.ErrManifest)) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -357,12 +365,12 @@ func TestSnapshotsRefused(t *testing.T) {
 
 // FuzzApply: no chunk bytes make a restore panic.
 func FuzzApply(f *testing.F) {
-	f.Add(appendItem(nil, drive.TreeNode{Key: []byte("a"), Value: []byte("b"), Version: 1}))
-	f.Add(appendItem(appendItem(nil, drive.TreeNode{Key: []byte("a"), Value: []byte("b"), Version: 1}), drive.TreeNode{Key: []byte("a"), Version: 2, Height: 1}))
+	f.Add(snapshot.AppendItem(nil, drive.TreeNode{Key: []byte("a"), Value: []byte("b"), Version: 1}))
+	f.Add(snapshot.AppendItem(snapshot.AppendItem(nil, drive.TreeNode{Key: []byte("a"), Value: []byte("b"), Version: 1}), drive.TreeNode{Key: []byte("a"), Version: 2, Height: 1}))
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, chunk []byte) {
-		m := Manifest{Format: Format1, Height: 2, Root: make([]byte, sha256.Size), Chunks: [][sha256.Size]byte{sha256.Sum256(chunk)}}
-		r, err := NewRestorer(emptyStore(t), m, m.Root)
+		m := snapshot.Manifest{Format: snapshot.Format1, Height: 2, Root: make([]byte, sha256.Size), Chunks: [][sha256.Size]byte{sha256.Sum256(chunk)}}
+		r, err := snapshot.NewRestorer(emptyStore(t), m, m.Root)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,6 +31,7 @@ func startOn(t *testing.T, home string, edit func(*config.Config)) (*node.Node, 
 		t.Fatal(err)
 	}
 	cfg.P2P.PexReactor = false
+	cfg.P2P.AllowDuplicateIP = true // every peer is on 127.0.0.1
 	cfg.Consensus.TimeoutCommit = 200 * time.Millisecond
 	if edit != nil {
 		edit(cfg)
@@ -234,6 +235,50 @@ func TestStateSyncJoins(t *testing.T) {
 		}
 	}
 	t.Logf("snapshot at %d (document created at %d), the new node from %d, the flash document gone at %d on both", snap, created, fst.SyncInfo.EarliestBlockHeight, gone)
+
+	// Offline: a third home restores the validator's newest snapshot, copied into its
+	// data/snapshots, checked by its light client, then follows the chain.
+	rhome := t.TempDir()
+	if _, err := node.Init(node.InitOptions{Home: rhome, ChainID: ChainID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rhome, "config", "genesis.json"), gen, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	infos, _, err := node.Snapshots(vhome)
+	if err != nil || len(infos) == 0 {
+		t.Fatalf("the validator's snapshots: %v %v", infos, err)
+	}
+	copied := infos[0].Manifest.Height
+	name := fmt.Sprint(copied)
+	if err := os.CopyFS(filepath.Join(rhome, "data", "snapshots", name), os.DirFS(filepath.Join(vhome, "data", "snapshots", name))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := node.SetStateSync(rhome, node.StateSyncTrust{Height: th, Hash: hdr.Header.Hash(), RPCServers: []string{v.RPC, v.RPC}}); err != nil {
+		t.Fatal(err)
+	}
+	chunks := 0
+	info, err := node.RestoreSnapshot(ctx, rhome, 0, func(done, total int) { chunks = done })
+	if err != nil || info.Manifest.Height != copied || chunks != len(info.Manifest.Chunks) {
+		t.Fatalf("restore of the snapshot at %d: %+v, %d chunks reported, %v", copied, info, chunks, err)
+	}
+	rn, _ := startOn(t, rhome, func(c *config.Config) { c.P2P.PersistentPeers = vaddr })
+	r, err := client.Dial(rn.RPCAddress(), client.Options{ChainID: ChainID, Trusted: v.Trusted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vh, err := v.Client.LatestHeight(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.WaitForHeight(ctx, vh); err != nil {
+		t.Fatalf("the restored node did not follow to %d: %v", vh, err)
+	}
+	got, err := r.Document(ctx, note.Contract, "note", note.Document, vh-1, true)
+	if err != nil || !got.Present || !got.Verified {
+		t.Fatalf("note on the restored node at %d: %+v %v", vh-1, got, err)
+	}
+	t.Logf("offline: the snapshot at %d restored (%d chunks, %d bytes), the node followed to %d", copied, chunks, info.Bytes, vh)
 	if err := fn.Stop(); err != nil {
 		t.Fatal(err)
 	}

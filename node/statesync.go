@@ -18,6 +18,9 @@ type StateSyncTrust struct {
 	// RPCServers are the light client's primary and witnesses, two at least; none
 	// keeps the config's.
 	RPCServers []string
+	// Node is the URL the trusted header was read from: the RPC servers, named twice,
+	// when neither RPCServers nor the config name any.
+	Node string
 }
 
 // SetStateSync turns state sync on in home's config.toml with trust: the node, when it
@@ -32,8 +35,11 @@ func SetStateSync(home string, trust StateSyncTrust) (*config.Config, error) {
 	cfg.StateSync.Enable = true
 	cfg.StateSync.TrustHeight = trust.Height
 	cfg.StateSync.TrustHash = strings.ToUpper(hex.EncodeToString(trust.Hash))
-	if len(trust.RPCServers) > 0 {
+	switch {
+	case len(trust.RPCServers) > 0:
 		cfg.StateSync.RPCServers = trust.RPCServers
+	case len(cfg.StateSync.RPCServers) == 0 && trust.Node != "":
+		cfg.StateSync.RPCServers = []string{trust.Node, trust.Node}
 	}
 	if err := cfg.ValidateBasic(); err != nil {
 		return nil, fmt.Errorf("[statesync]: %w", err)

@@ -166,16 +166,10 @@ duration given, for --node to answer with a block.`,
 			if err != nil {
 				return err
 			}
-			trust.RPCServers = servers
+			trust.RPCServers, trust.Node = servers, g.Node
 			cfg, err := node.SetStateSync(g.Home, trust)
 			if err != nil {
 				return err
-			}
-			if len(cfg.StateSync.RPCServers) == 0 {
-				trust.RPCServers = []string{g.Node, g.Node}
-				if cfg, err = node.SetStateSync(g.Home, trust); err != nil {
-					return err
-				}
 			}
 			out := stateSyncOutput{Config: node.ConfigFile(cfg.RootDir), TrustHeight: trust.Height,
 				TrustHash: cfg.StateSync.TrustHash, RPCServers: cfg.StateSync.RPCServers}

@@ -27,10 +27,7 @@ func Snapshots(home string) ([]SnapshotInfo, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	files, err := snapshot.OpenFiles(SnapshotDir(cfg))
-	if err != nil {
-		return nil, "", err
-	}
+	files := snapshot.ReadFiles(SnapshotDir(cfg))
 	heights, err := files.Heights()
 	if err != nil {
 		return nil, "", err
@@ -72,15 +69,17 @@ func openOffline(home string) (*offline, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := snapshot.OpenFiles(SnapshotDir(cfg))
-	if err != nil {
-		return nil, err
-	}
+	// The database first: a running node holds its lock, and its snapshot directory
+	// is its own meanwhile.
 	store, db, err := openApplication(cfg, appCfg, gen)
 	if err != nil {
 		return nil, err
 	}
-	return &offline{cfg: cfg, files: files, store: store, db: db}, nil
+	o := &offline{cfg: cfg, store: store, db: db}
+	if o.files, err = snapshot.OpenFiles(SnapshotDir(cfg)); err != nil {
+		return nil, errors.Join(err, o.close())
+	}
+	return o, nil
 }
 
 func (o *offline) close() error { return errors.Join(o.store.Close(), o.db.Close()) }

@@ -35,8 +35,9 @@ const manifestFile = "manifest"
 // partialSuffix marks a folder a snapshot is being written in.
 const partialSuffix = ".partial"
 
-// OpenFiles opens (creating it if missing) the snapshot directory dir and removes the
-// folders of snapshots a stopped process left unfinished.
+// OpenFiles opens the snapshot directory dir for the process that takes and restores
+// snapshots in it, which it creates if missing, and removes the folders of snapshots a
+// stopped process left unfinished.
 func OpenFiles(dir string) (*Files, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
@@ -54,6 +55,10 @@ func OpenFiles(dir string) (*Files, error) {
 	}
 	return &Files{dir: dir}, nil
 }
+
+// ReadFiles opens the snapshot directory dir to read the snapshots in it, changing
+// nothing: a snapshot another process is writing there meanwhile is left alone.
+func ReadFiles(dir string) *Files { return &Files{dir: dir} }
 
 // Dir is the snapshot directory.
 func (f *Files) Dir() string { return f.dir }
@@ -128,9 +133,13 @@ func writeFile(path string, b []byte) error {
 	return nil
 }
 
-// Heights are the heights of the whole snapshots kept, newest first.
+// Heights are the heights of the whole snapshots kept, newest first (none when the
+// directory does not exist).
 func (f *Files) Heights() ([]int64, error) {
 	entries, err := os.ReadDir(f.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}

@@ -87,6 +87,13 @@ func TestFiles(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "7-123"+snapshot.PartialSuffix), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A reader (ttld snapshots list beside a running node) leaves it alone.
+	if hs, err := snapshot.ReadFiles(dir).Heights(); err != nil || len(hs) != 2 {
+		t.Fatalf("read: %v %v", hs, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Fatalf("%d entries after a read, want the 2 snapshots and the one being written", len(entries))
+	}
 	if files, err = snapshot.OpenFiles(dir); err != nil {
 		t.Fatal(err)
 	}

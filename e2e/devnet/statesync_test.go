@@ -38,6 +38,10 @@ const (
 	// syncTimeoutCommit is the validators' timeout_commit: blocks as fast as the
 	// machine makes them, so the history grows in minutes.
 	syncTimeoutCommit = "100ms"
+	// syncGossipSleep is every node's peer_gossip_sleep_duration: CometBFT's 100 ms
+	// default, slept between gossip rounds, is most of a block's time on a network
+	// whose blocks take milliseconds to execute.
+	syncGossipSleep = "10ms"
 	// syncSnapshotInterval is every node's snapshot_interval.
 	syncSnapshotInterval = 200
 	// syncTTLS is the ttl of the documents the joining node receives in its snapshot
@@ -61,8 +65,9 @@ func TestDevnetStateSync(t *testing.T) {
 	n.files = append(n.files, "docker-compose.fullnodes.yml", filepath.Join("e2e", "devnet", "full1.yml"))
 	n.generate(ctx, 2, "--state-sync", "--snapshot-interval", strconv.Itoa(syncSnapshotInterval))
 	full0, full1 := n.full[0], n.full[1]
-	for _, m := range n.nodes {
+	for _, m := range append(n.nodes, n.full...) {
 		editConfig(t, m.home, regexp.MustCompile(`(?m)^timeout_commit = .*$`), `timeout_commit = "`+syncTimeoutCommit+`"`)
+		editConfig(t, m.home, regexp.MustCompile(`(?m)^peer_gossip_sleep_duration = .*$`), `peer_gossip_sleep_duration = "`+syncGossipSleep+`"`)
 	}
 	// full1 joins without state sync.
 	editConfig(t, full1.home, regexp.MustCompile(`(?s)(\[statesync\]\s*\n(?:#[^\n]*\n|\s*\n)*enable = )true`), "${1}false")

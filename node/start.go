@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -160,10 +161,13 @@ func Start(opts StartOptions) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.StateSync.Enable && cfg.StateSync.TempDir == "" {
-		// The chunks a state sync fetches wait in a folder of data/ rather than the
-		// system's temporary directory, which the devnet's image (FROM scratch) has not.
-		cfg.StateSync.TempDir = cfg.DBDir()
+	if _, err := os.Stat(os.TempDir()); err != nil && cfg.StateSync.Enable {
+		// NB: CometBFT v0.38's state sync reactor never reads [statesync] temp_dir: the
+		// chunks it fetches wait in os.TempDir(), which the devnet's image (FROM
+		// scratch) has not. A node about to state-sync without one keeps them in data/.
+		if err := os.Setenv("TMPDIR", cfg.DBDir()); err != nil {
+			return nil, err
+		}
 	}
 	if opts.SignalVersion != nil {
 		if err := CheckSignalVersion(*opts.SignalVersion); err != nil {

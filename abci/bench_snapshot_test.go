@@ -1,0 +1,133 @@
+package abci
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	dbm "github.com/cosmos/cosmos-db"
+	"github.com/cosmos/iavl"
+
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/snapshot"
+)
+
+// BenchmarkSnapshot measures state sync's two ends (docs/STATE.md, "Snapshots") on
+// BenchmarkDocuments' state at 100,000 and 1,000,000 documents (benchPosts: benchChain's
+// 10,000 identities, the post contract, the documents with their index entries and
+// storage flags, on goleveldb on disk). Each iteration, on the last saved version:
+//
+//   - snapshot: Files.Take writes the snapshot into a new directory in chunks of
+//     snapshot.DefaultChunkBytes, as a node's scheduler does after Commit; reported
+//     as snapshot-s, with the snapshot's size (MiB), its chunks and the tree's leaves
+//     (keys);
+//   - restore: a Restorer imports the chunks, read one by one from those files, into an
+//     empty store over a new goleveldb database opened as a node opens it, up to the
+//     root check and the store's acceptance; reported as restore-s. The restored root
+//     must be the source's.
+//
+// Both are reported in MiB/s of the snapshot too. The chunks a restore reads were just
+// written, so they come from the page cache: a joining node receives them from its
+// peers instead. Writing the million takes most of the run (about 12 minutes on 2
+// cores; -v prints it). One iteration gives every figure:
+//
+//	go test -run '^$' -bench '^BenchmarkSnapshot$' -benchtime 1x -timeout 60m ./abci/
+func BenchmarkSnapshot(b *testing.B) {
+	for _, docs := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("documents=%d", docs), func(b *testing.B) {
+			start := time.Now()
+			h, _, _ := benchPosts(b, docs)
+			b.Logf("%d documents written in %s", docs, time.Since(start).Round(time.Second))
+			b.Run("take-restore", func(b *testing.B) { benchSnapshot(b, h.store) })
+		})
+	}
+}
+
+func benchSnapshot(b *testing.B, src *drive.Store) {
+	height, root := src.LastCommit()
+	var keys int64
+	if err := src.View(height, func(t *iavl.ImmutableTree) error {
+		keys = t.Size()
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	var took, restored time.Duration
+	var size int64
+	var chunks int
+	b.ResetTimer()
+	for range b.N {
+		dir := b.TempDir()
+		files, err := snapshot.OpenFiles(filepath.Join(dir, snapshot.DirName))
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		m, n, err := files.Take(src, height, 0, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		took += time.Since(start)
+		if !bytes.Equal(m.Root, root) {
+			b.Fatalf("snapshot root %X, the store's %X", m.Root, root)
+		}
+		size, chunks = n, len(m.Chunks)
+
+		b.StopTimer()
+		db, err := dbm.NewGoLevelDB("application", dir, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		dst, err := drive.NewStore(db, drive.Options{CacheSize: *benchCache})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start = time.Now()
+		restoreFiles(b, dst, files, m, root)
+		restored += time.Since(start)
+		b.StopTimer()
+		if v, got := dst.LastCommit(); v != height || !bytes.Equal(got, root) {
+			b.Fatalf("restored version %d root %X, the source's %d %X", v, got, height, root)
+		}
+		// The next iteration writes another snapshot and database: free the disk now.
+		if err := errors.Join(dst.Close(), db.Close(), os.RemoveAll(dir)); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	mib := float64(size) / (1 << 20)
+	perTake, perRestore := took.Seconds()/float64(b.N), restored.Seconds()/float64(b.N)
+	b.ReportMetric(perTake, "snapshot-s")
+	b.ReportMetric(perRestore, "restore-s")
+	b.ReportMetric(mib, "MiB")
+	b.ReportMetric(mib/perTake, "snapshot-MiB/s")
+	b.ReportMetric(mib/perRestore, "restore-MiB/s")
+	b.ReportMetric(float64(chunks), "chunks")
+	b.ReportMetric(float64(keys), "keys")
+}
+
+// restoreFiles imports snapshot m from files into the empty store dst, chunk by chunk
+// in order, trusting root as a joining node trusts its light client's app hash.
+func restoreFiles(b *testing.B, dst *drive.Store, files *snapshot.Files, m snapshot.Manifest, root []byte) {
+	r, err := snapshot.NewRestorer(dst, m, root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range m.Chunks {
+		chunk, err := files.Chunk(m.Height, uint32(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := r.Apply(uint32(i), chunk); err != nil {
+			b.Fatalf("chunk %d of %d: %v", i, len(m.Chunks), err)
+		}
+	}
+	if !r.Done() {
+		b.Fatalf("restore not done after the %d chunks", len(m.Chunks))
+	}
+}

@@ -130,6 +130,7 @@ func TestScheduler(t *testing.T) {
 		_, roots[c.Height] = c.Store.LastCommit()
 		s.Committed(c.Height)
 	}
+	s.Wait()
 	s.Close()
 	var took []int64
 	for _, tk := range taken {

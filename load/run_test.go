@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cometbft/cometbft/config"
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/node"
@@ -22,6 +23,14 @@ func startLoadNode(t *testing.T, seed []byte, n int, s Settings) *node.Node {
 	if err := Configure(home, s); err != nil {
 		t.Fatal(err)
 	}
+	// NB: with peer exchange on, CometBFT saves config/addrbook.json from a goroutine
+	// of its own after the node has stopped, racing the removal of the test's home.
+	cfg, err := node.LoadConfig(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.P2P.PexReactor = false
+	config.WriteConfigFile(node.ConfigFile(cfg.RootDir), cfg)
 	addrs := freeAddrs(t, 3)
 	nd, err := node.Start(node.StartOptions{Home: home, Logger: zerolog.Nop(), RPCListen: "tcp://" + addrs[0], P2PListen: "tcp://" + addrs[1], PrometheusListen: addrs[2], WebListen: node.WebOff})
 	if err != nil {

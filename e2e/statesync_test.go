@@ -257,6 +257,11 @@ func TestStateSyncJoins(t *testing.T) {
 	if _, err := node.SetStateSync(rhome, node.StateSyncTrust{Height: th, Hash: hdr.Header.Hash(), RPCServers: []string{v.RPC, v.RPC}}); err != nil {
 		t.Fatal(err)
 	}
+	// The light client bootstraps the state at the snapshot's height from the two
+	// headers after it.
+	if _, err := v.Client.WaitForHeight(ctx, copied+2); err != nil {
+		t.Fatal(err)
+	}
 	chunks := 0
 	info, err := node.RestoreSnapshot(ctx, rhome, 0, func(done, total int) { chunks = done })
 	if err != nil || info.Manifest.Height != copied || chunks != len(info.Manifest.Chunks) {

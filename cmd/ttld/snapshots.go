@@ -99,8 +99,10 @@ copied into another home.`,
 data/snapshots (a snapshot folder copied there from another node's) into the state of a
 node that has none, then bootstraps CometBFT's state at that height: the light client
 configured by [statesync] in config.toml (ttld statesync-config) must find the
-snapshot's root as the app hash of the next header, or nothing of the restore is kept.
-ttld start then follows the chain from the snapshot's height, as after a state sync.`,
+snapshot's root as the app hash of the next header, or nothing of the restore is kept;
+it reads the two headers after the snapshot's height, so the network must have made
+them. ttld start then follows the chain from the snapshot's height, as after a state
+sync.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			height, _ := cmd.Flags().GetInt64("height")

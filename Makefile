@@ -82,6 +82,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzQueryPaths$$' -fuzztime $(FUZZTIME) ./abci/
 	$(GO) test -run '^$$' -fuzz '^FuzzBlocks$$' -fuzztime $(FUZZTIME) ./sim/
 	$(GO) test -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME) ./snapshot/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeManifest$$' -fuzztime $(FUZZTIME) ./snapshot/
 
 ## sim: a longer determinism simulation (SIM_BLOCKS blocks, seed SIM_SEED)
 sim:

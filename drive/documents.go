@@ -102,6 +102,9 @@ func ReplaceDocument(kv KV, s *Storage, t DocumentType, before StoredDocument, a
 	if err := putHistory(kv, s, t, after, enc); err != nil {
 		return err
 	}
+	if err := moveExpiration(kv, t, before.Document, after); err != nil {
+		return err
+	}
 	for _, ix := range t.Indices {
 		if ix.TimeRange != nil {
 			continue // updateWindows
@@ -175,6 +178,22 @@ func RemoveDocument(kv KV, s *Storage, t DocumentType, before StoredDocument) er
 		return err
 	}
 	return updateCounts(kv, t, &before.Document, nil)
+}
+
+// moveExpiration moves the expirations tree entry of a document of a type with a ttl
+// whose expiry a write changes (a renewal, protocol version 15): the entry of its old
+// expiry goes, the one of its new expiry comes, of the same size, so the tree keeps one
+// entry per document and nothing of the old expiry time is left behind.
+func moveExpiration(kv KV, t DocumentType, before, after protocol.Document) error {
+	was, ok := t.ExpiresAtMs(before)
+	at, _ := t.ExpiresAtMs(after)
+	if !ok || was == at {
+		return nil
+	}
+	if err := kv.Delete(ExpirationKey(was, before.ID)); err != nil {
+		return err
+	}
+	return kv.Set(ExpirationKey(at, after.ID), EncodeExpiration(t.Contract, t.Name))
 }
 
 // putHistory stores revision d of a type that keeps history.

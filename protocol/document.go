@@ -54,6 +54,9 @@ type Document struct {
 	// CreatedAt, UpdatedAt and TransferredAt are block times in milliseconds.
 	// TransferredAt is 0 until the first transfer or purchase.
 	CreatedAt, UpdatedAt, TransferredAt uint64
+	// RenewedAt is the block time of the document's last renewal (protocol version 15);
+	// 0 until it is first renewed, when $renewedAt reads its $createdAt (RenewedAtMs).
+	RenewedAt uint64
 	// Price is what a buyer pays under TradeModeDirectPurchase; 0: not for sale.
 	Price uint64
 	// Values are the user properties by position. A document written before its type
@@ -96,16 +99,33 @@ func (d Document) SystemFieldValue(name string) (Value, bool) {
 	return Value{}, false
 }
 
-// documentEncodingFormat leads an encoded document.
-const documentEncodingFormat = 1
+// RenewedAtMs is the document's $renewedAt: the block time of its last renewal, its
+// $createdAt until it is renewed.
+func (d Document) RenewedAtMs() uint64 {
+	if d.RenewedAt == 0 {
+		return d.CreatedAt
+	}
+	return d.RenewedAt
+}
 
-// documentHeaderLen: format, id, owner, revision, three times, price, value count.
+// The formats of an encoded document, its leading byte: a renewed document
+// (RenewedAt set) is written in documentFormatRenewed, every other one in
+// documentEncodingFormat, so a document no renewal touched keeps the bytes protocol
+// version 14 wrote.
+const (
+	documentEncodingFormat = 1
+	documentFormatRenewed  = 2
+)
+
+// documentHeaderLen: format, id, owner, revision, three times, price, value count;
+// a renewed document's adds its $renewedAt.
 const documentHeaderLen = 1 + DocumentIDLen + IdentityIDLen + 5*8 + 2
 
 // Encode returns the document's one deterministic encoding under its type t
-// (docs/STATE.md): the format byte 1, the id, the owner, the revision, $createdAt,
-// $updatedAt, $transferredAt and the price (u64 big-endian each), the number of values
-// (u16), then each value: 0 for unset, or 1 and the value (an integer as 8 bytes
+// (docs/STATE.md): the format byte (1, or 2 once renewed), the id, the owner, the
+// revision, $createdAt, $updatedAt, $transferredAt and the price (u64 big-endian
+// each), a renewed document's $renewedAt (u64), the number of values (u16), then each
+// value: 0 for unset, or 1 and the value (an integer as 8 bytes
 // big-endian two's complement, a boolean as one byte 0 or 1, a string or byte array as
 // its length u32 and its bytes). Trailing unset values are not written.
 func (d Document) Encode(t DocumentType) []byte {
@@ -113,12 +133,19 @@ func (d Document) Encode(t DocumentType) []byte {
 	for n > 0 && !d.Values[n-1].Set {
 		n--
 	}
-	out := make([]byte, 0, documentHeaderLen+16*n)
-	out = append(out, documentEncodingFormat)
+	out := make([]byte, 0, documentHeaderLen+8+16*n)
+	format := byte(documentEncodingFormat)
+	if d.RenewedAt != 0 {
+		format = documentFormatRenewed
+	}
+	out = append(out, format)
 	out = append(out, d.ID[:]...)
 	out = append(out, d.Owner[:]...)
 	for _, u := range []uint64{d.Revision, d.CreatedAt, d.UpdatedAt, d.TransferredAt, d.Price} {
 		out = binary.BigEndian.AppendUint64(out, u)
+	}
+	if d.RenewedAt != 0 {
+		out = binary.BigEndian.AppendUint64(out, d.RenewedAt)
 	}
 	out = binary.BigEndian.AppendUint16(out, uint16(n))
 	for i, v := range d.Values[:n] {
@@ -153,7 +180,7 @@ func DecodeDocument(b []byte, t DocumentType) (Document, error) {
 	if len(b) < documentHeaderLen {
 		return fail(len(b), fmt.Sprintf("shorter than the %d-byte header", documentHeaderLen))
 	}
-	if b[0] != documentEncodingFormat {
+	if b[0] != documentEncodingFormat && b[0] != documentFormatRenewed {
 		return fail(0, fmt.Sprintf("unknown format %d", b[0]))
 	}
 	var d Document
@@ -162,6 +189,16 @@ func DecodeDocument(b []byte, t DocumentType) (Document, error) {
 	off += copy(d.Owner[:], b[off:])
 	for _, p := range []*uint64{&d.Revision, &d.CreatedAt, &d.UpdatedAt, &d.TransferredAt, &d.Price} {
 		*p = binary.BigEndian.Uint64(b[off:])
+		off += 8
+	}
+	if b[0] == documentFormatRenewed {
+		if len(b)-off < 8+2 {
+			return fail(len(b), fmt.Sprintf("shorter than the %d-byte header of a renewed document", documentHeaderLen+8))
+		}
+		d.RenewedAt = binary.BigEndian.Uint64(b[off:])
+		if d.RenewedAt == 0 || d.RenewedAt < d.CreatedAt {
+			return fail(off, fmt.Sprintf("renewed at %d, before its creation at %d", d.RenewedAt, d.CreatedAt))
+		}
 		off += 8
 	}
 	n := int(binary.BigEndian.Uint16(b[off:]))

@@ -61,10 +61,13 @@ func FuzzDecodeDocument(f *testing.F) {
 				continue
 			}
 			d := Document{ID: DocumentID{byte(i), 1}, Owner: IdentityID{2}, Revision: 3, CreatedAt: 4, UpdatedAt: 5, Price: 6, Values: values}
-			enc := d.Encode(typ)
-			f.Add(byte(i), enc)
-			f.Add(byte(i), enc[:len(enc)-1])
-			f.Add(byte(i+1), enc)
+			renewed := d
+			renewed.RenewedAt = 7
+			for _, enc := range [][]byte{d.Encode(typ), renewed.Encode(typ)} {
+				f.Add(byte(i), enc)
+				f.Add(byte(i), enc[:len(enc)-1])
+				f.Add(byte(i+1), enc)
+			}
 		}
 	}
 	f.Add(byte(0), []byte{})

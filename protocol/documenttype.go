@@ -188,12 +188,13 @@ var RequirableSystemFields = []string{"$createdAt", "$transferredAt", "$updatedA
 var IndexableSystemFields = []string{"$createdAt", "$id", "$ownerId", "$transferredAt", "$updatedAt"}
 
 // ExpiresAtMs is when document d of the type expires (document_expires_at): its
-// $createdAt plus the ttl, in milliseconds; ok is false for a type without a ttl.
+// $renewedAt plus the ttl, in milliseconds, which is its $createdAt plus the ttl until
+// a renewal (protocol version 15); ok is false for a type without a ttl.
 func (t DocumentType) ExpiresAtMs(d Document) (at uint64, ok bool) {
 	if t.TTLSeconds == 0 {
 		return 0, false
 	}
-	return d.CreatedAt + uint64(t.TTLSeconds)*1000, true
+	return d.RenewedAtMs() + uint64(t.TTLSeconds)*1000, true
 }
 
 // DocumentsCanDisappear reports whether documents of the type can be deleted at all

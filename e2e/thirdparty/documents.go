@@ -27,7 +27,7 @@ const (
 )
 
 // systemFields are the fields of a document that are not properties.
-var systemFields = map[string]Kind{"$id": KindIdentifier, "$ownerId": KindIdentifier, "$createdAt": KindTimestamp, "$updatedAt": KindTimestamp, "$transferredAt": KindTimestamp}
+var systemFields = map[string]Kind{"$id": KindIdentifier, "$ownerId": KindIdentifier, "$createdAt": KindTimestamp, "$updatedAt": KindTimestamp, "$transferredAt": KindTimestamp, "$renewedAt": KindTimestamp}
 
 // Property is one user-defined property of a document type.
 type Property struct {
@@ -236,9 +236,14 @@ func DecodeRow(t DocType, row []byte) (Document, error) {
 		return Document{}, errors.New("bad storage flags")
 	}
 	b := row[2+40*n:]
-	const header = 1 + 32 + 32 + 5*8 + 2
-	if len(b) < header || b[0] != 1 {
-		return Document{}, errors.New("not a document of format 1")
+	// Format 1, or 2 for a renewed document: its $renewedAt follows the price
+	// (docs/STATE.md, "The document encoding").
+	header := 1 + 32 + 32 + 5*8 + 2
+	if len(b) > 0 && b[0] == 2 {
+		header += 8
+	}
+	if len(b) < header || (b[0] != 1 && b[0] != 2) {
+		return Document{}, errors.New("not a document of format 1 or 2")
 	}
 	var d Document
 	copy(d.ID[:], b[1:33])
@@ -251,8 +256,15 @@ func DecodeRow(t DocType, row []byte) (Document, error) {
 		"$createdAt":     append([]byte{1}, b[73:81]...),
 		"$updatedAt":     append([]byte{1}, b[81:89]...),
 		"$transferredAt": append([]byte{1}, b[89:97]...),
+		"$renewedAt":     append([]byte{1}, b[73:81]...),
 	}
-	count := int(binary.BigEndian.Uint16(b[105:107]))
+	if b[0] == 2 {
+		if renewed := binary.BigEndian.Uint64(b[105:113]); renewed == 0 || renewed < binary.BigEndian.Uint64(b[73:81]) {
+			return Document{}, errors.New("renewed before its creation")
+		}
+		d.Fields["$renewedAt"] = append([]byte{1}, b[105:113]...)
+	}
+	count := int(binary.BigEndian.Uint16(b[header-2 : header]))
 	if count > len(t.Properties) {
 		return Document{}, errors.New("more values than properties")
 	}

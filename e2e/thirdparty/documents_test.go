@@ -88,3 +88,40 @@ func TestDecodeRowIdentifierList(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeRowRenewed decodes, from docs/STATE.md's description alone, a row of a
+// renewed document (format 2: $renewedAt after the price) and an unrenewed one
+// ($renewedAt reads $createdAt), and refuses a renewal before the creation.
+func TestDecodeRowRenewed(t *testing.T) {
+	const def = `{"documentSchemas":{"session":{"type":"object","ttl":3600,"required":["$createdAt"],"properties":{` +
+		`"user":{"type":"string","maxLength":63,"position":0}},"additionalProperties":false}}}`
+	types, err := protocol.ParseDocumentTypes([]byte(def), protocol.Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := protocol.IdentityID(bytes.Repeat([]byte{0x11}, 32))
+	c, err := DecodeContract(protocol.Contract{ID: protocol.NewContractID(owner, 1), Owner: owner, Version: 1, DocumentTypes: types}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := c.Types["session"]
+	user := []protocol.Value{{Set: true, Bytes: []byte("ada")}}
+	ts := func(ms uint64) []byte { return binary.BigEndian.AppendUint64([]byte{1}, ms) }
+	for _, tc := range []struct {
+		renewedAt, want uint64
+	}{{0, 1_000}, {7_000, 7_000}} {
+		d := protocol.Document{ID: [32]byte{9}, Owner: owner, Revision: 2, CreatedAt: 1_000, UpdatedAt: 7_000, RenewedAt: tc.renewedAt, Values: user}
+		row := append([]byte{0, 0}, d.Encode(types[0])...)
+		got, err := DecodeRow(typ, row)
+		if err != nil || !bytes.Equal(got.Fields["$renewedAt"], ts(tc.want)) || !bytes.Equal(got.Fields["$createdAt"], ts(1_000)) ||
+			!bytes.Equal(got.Fields["user"], partOf(KindString, []byte("ada"))) {
+			t.Fatalf("renewed at %d: %+v, %v", tc.renewedAt, got.Fields, err)
+		}
+		if tc.renewedAt != 0 {
+			binary.BigEndian.PutUint64(row[2+105:], 999)
+			if _, err := DecodeRow(typ, row); err == nil {
+				t.Fatal("a row renewed before its creation decodes")
+			}
+		}
+	}
+}

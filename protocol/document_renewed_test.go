@@ -1,0 +1,67 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"testing"
+)
+
+// renewedType is a ttl type of one optional string: what the renewal tests write.
+func renewedType() DocumentType {
+	return DocumentType{Name: "session", TTLSeconds: 3_600, Properties: []Property{{Name: "user", Type: PropertyString}}}
+}
+
+// A document no renewal touched keeps the bytes version 14 wrote (format 1); once
+// renewed it is written in format 2, $renewedAt after the price, and reads back the
+// same. Its expiry follows $renewedAt (docs/STATE.md, "The document encoding", "Time
+// to live").
+func TestRenewedDocumentEncoding(t *testing.T) {
+	typ := renewedType()
+	d := Document{ID: DocumentID{1}, Owner: IdentityID{2}, Revision: 1, CreatedAt: 1_000, UpdatedAt: 1_000,
+		Values: []Value{{Set: true, Bytes: []byte("ada")}}}
+	plain := d.Encode(typ)
+	if plain[0] != 1 || len(plain) != documentHeaderLen+1+4+3 {
+		t.Fatalf("an unrenewed document: format %d, %d bytes", plain[0], len(plain))
+	}
+	if at, _ := typ.ExpiresAtMs(d); at != 1_000+3_600_000 || d.RenewedAtMs() != 1_000 {
+		t.Fatalf("unrenewed: expires at %d, $renewedAt %d", at, d.RenewedAtMs())
+	}
+
+	r := d
+	r.Revision, r.UpdatedAt, r.RenewedAt = 2, 5_000, 5_000
+	enc := r.Encode(typ)
+	if enc[0] != 2 || len(enc) != len(plain)+8 || binary.BigEndian.Uint64(enc[105:]) != 5_000 {
+		t.Fatalf("a renewed document: format %d, %d bytes, %x", enc[0], len(enc), enc)
+	}
+	got, err := DecodeDocument(enc, typ)
+	if err != nil || got.RenewedAt != 5_000 || got.RenewedAtMs() != 5_000 || !bytes.Equal(got.Encode(typ), enc) {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
+	if at, _ := typ.ExpiresAtMs(got); at != 5_000+3_600_000 {
+		t.Fatalf("renewed: expires at %d, want $renewedAt plus the ttl", at)
+	}
+	if got, err := DecodeDocument(plain, typ); err != nil || got.RenewedAt != 0 {
+		t.Fatalf("format 1 decoded %+v, %v", got, err)
+	}
+
+	// A renewal never precedes the creation; a format-2 header is whole.
+	at := func(ms uint64) []byte {
+		b := binary.BigEndian.AppendUint64(append([]byte{}, enc[:105]...), ms)
+		return append(b, enc[113:]...)
+	}
+	for name, b := range map[string][]byte{
+		"renewed at 0":          at(0),
+		"renewed before":        at(999),
+		"truncated $renewedAt":  enc[:110],
+		"no value count":        enc[:113],
+		"format 3":              append([]byte{3}, enc[1:]...),
+		"format 1 with 8 more":  append([]byte{1}, enc[1:]...),
+		"format 2 without them": append([]byte{2}, plain[1:]...),
+	} {
+		var e ErrDocumentDecode
+		if _, err := DecodeDocument(b, typ); !errors.As(err, &e) {
+			t.Errorf("%s: %v, want ErrDocumentDecode", name, err)
+		}
+	}
+}

@@ -20,10 +20,14 @@ const (
 	// types, the documents expirations tree, expire_documents after every block, the
 	// document_ttl fee group and the lifetime storage fee pools.
 	V14 Version = 14
+	// V15 makes document time to live renewable (docs/STATE.md, "Renewal"): a ttl
+	// document's $renewedAt, from which its expiry counts, moved forward by a renewal
+	// that pays for the lifetime it adds.
+	V15 Version = 15
 
 	// Latest is the newest version this source implements. A binary may be built to
 	// stop short of it (Newest); a new genesis starts on Newest unless it names another.
-	Latest = V14
+	Latest = V15
 )
 
 // Limits are the consensus limits of one protocol version.
@@ -117,6 +121,10 @@ type Limits struct {
 	// sweep visits, so that its reads stay bounded however many grids are registered.
 	MaxTimeRangeSweepGridsPerEpoch int
 
+	// Renewal (V15 on): a document of a type with a ttl may be renewed, its expiry
+	// counted from its $renewedAt (docs/STATE.md, "Renewal").
+	Renewal bool
+
 	// UpgradeThresholdPercent: the chain decides to move to the next version at an
 	// epoch change when at least this share of the finished epoch's blocks signalled
 	// it or a later one (docs/STATE.md, "Protocol upgrades").
@@ -161,20 +169,28 @@ func (l Limits) TTL() bool { return l.MaxDocumentTTLSeconds > 0 }
 
 var limits = map[Version]Limits{
 	V13: v13Limits,
-	V14: func() Limits {
-		l := v13Limits
-		l.MinDocumentTTLSeconds = MinDocumentTTLSeconds
-		l.MaxDocumentTTLSeconds = 31_536_000
-		l.MaxDocumentExpirationsPerBlock = 128
-		l.MaxDocumentExpirationWeightPerBlock = 1_024
-		l.MaxTimeRangeOverlapFactor = 24
-		l.MaxTimeRangeTTLSeconds = 604_800
-		l.MinTimeRangeTTLDropOperationsPerWrite = 32
-		l.MaxTimeRangeSweepDropsPerEpoch = 4096
-		l.MaxTimeRangeSweepGridsPerEpoch = 256
+	V14: v14Limits,
+	V15: func() Limits {
+		l := v14Limits
+		l.Renewal = true
 		return l
 	}(),
 }
+
+// v14Limits are version 14's limits, which version 15 extends.
+var v14Limits = func() Limits {
+	l := v13Limits
+	l.MinDocumentTTLSeconds = MinDocumentTTLSeconds
+	l.MaxDocumentTTLSeconds = 31_536_000
+	l.MaxDocumentExpirationsPerBlock = 128
+	l.MaxDocumentExpirationWeightPerBlock = 1_024
+	l.MaxTimeRangeOverlapFactor = 24
+	l.MaxTimeRangeTTLSeconds = 604_800
+	l.MinTimeRangeTTLDropOperationsPerWrite = 32
+	l.MaxTimeRangeSweepDropsPerEpoch = 4096
+	l.MaxTimeRangeSweepGridsPerEpoch = 256
+	return l
+}()
 
 // v13Limits are version 13's limits, which version 14 extends.
 var v13Limits = Limits{

@@ -39,6 +39,7 @@ type indexChoice struct {
 var indexChoices = map[protocol.Version]indexChoice{
 	protocol.V13: fewestProperties,
 	protocol.V14: fewestProperties,
+	protocol.V15: fewestProperties,
 }
 
 // fewestProperties are docs/PROOFS.md's rules ("The query"): among the indexes that

@@ -233,14 +233,14 @@ func (f *blockFuzz) signal() []byte {
 	case 1:
 		return protocol.EncodeVersionSignal(protocol.Version(binary.BigEndian.Uint32(binary.BigEndian.AppendUint64(nil, f.c.u64())[4:])))
 	}
-	return protocol.EncodeVersionSignal(protocol.V13 + protocol.Version(f.c.n(4)))
+	return protocol.EncodeVersionSignal(protocol.V13 + protocol.Version(f.c.n(int(protocol.Latest-protocol.V13)+3)))
 }
 
 // runBlockFuzz builds a genesis holding the whole u64 supply and runs blocks of
 // transitions of every kind with boundary values, block times that cross epochs (and
 // several at once, and hour-long documents' expiries at the millisecond) and proposers
-// with and without a payout identity, on protocol version 13, 14, or 13 upgrading to
-// 14; half the blocks start with a version signal, and signals in any form stand
+// with and without a payout identity, on protocol version 13, 14, the latest, or 13
+// upgrading to 14; half the blocks start with a version signal, and signals in any form stand
 // anywhere among the transitions. No change of an expired document succeeds, and after
 // every block the documents cleanup left nothing due unless it used its budget
 // (CheckCleanup). ExecuteBlock must never return a Fault on a healthy store, and
@@ -257,14 +257,16 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 	for i := 0; i < 4; i++ {
 		f.keys = append(f.keys, fuzzKey(i))
 	}
-	// The chain starts on protocol version 13, on 14, or on 13 with the upgrade to 14
-	// at height 2.
+	// The chain starts on protocol version 13, on 14, on the latest, or on 13 with the
+	// upgrade to 14 at height 2.
 	st := genesis.AppState{EpochTimeLengthS: EpochLengthS, ProtocolVersion: protocol.V14}
-	switch f.c.n(3) {
+	switch f.c.n(4) {
 	case 0:
 		st.ProtocolVersion = protocol.V13
 	case 1:
 		st.ProtocolVersion, st.Upgrade = protocol.V13, &genesis.Upgrade{Version: protocol.V14, Height: 2}
+	case 2:
+		st.ProtocolVersion = protocol.Latest
 	}
 	rest := uint64(math.MaxUint64)
 	// Most runs start with an identity funded at genesis (keys[1]'s), so that contracts

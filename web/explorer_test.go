@@ -135,7 +135,7 @@ func TestExplorer(t *testing.T) {
 	for _, path := range []string{txHref, "/tx/" + e.hash, "/tx/" + strings.ToLower(e.hash)} {
 		body := e.page(t, path)
 		links(t, path, body, "/block/"+h, "/identity/"+id, "/contract/"+plain, docPath)
-		for _, want := range []string{`id="tx-kind">documents_batch (decoded under protocol version 14)`, "code 0 OK", `id="fee-parts"`, "action 2", "plain 1", "document_create"} {
+		for _, want := range []string{fmt.Sprintf(`id="tx-kind">documents_batch (decoded under protocol version %d)`, protocol.Latest), "code 0 OK", `id="fee-parts"`, "action 2", "plain 1", "document_create"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("GET %s: no %q", path, want)
 			}

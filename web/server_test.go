@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -153,7 +154,7 @@ func TestPages(t *testing.T) {
 		path string
 		want []string
 	}{
-		{"/", []string{`data-figure="chain">` + e2e.ChainID + "<", `data-figure="protocol-version">14<`, "Genesis validator set", "/chart/backlog.svg", `data-figure="conserved">conserved<`}},
+		{"/", []string{`data-figure="chain">` + e2e.ChainID + "<", fmt.Sprintf(`data-figure="protocol-version">%d<`, protocol.Latest), "Genesis validator set", "/chart/backlog.svg", `data-figure="conserved">conserved<`}},
 		{"/blocks", []string{`href="/block/1"`, "Transitions"}},
 		{"/block/2", []string{"Block 2"}},
 		{"/identity/" + id, []string{id, "credits"}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +136,7 @@ func TestVerify(t *testing.T) {
 		"expiry":           check.Expiry(doc.CreatedAt+120_000, doc.BlockTimeMs),
 		"created":          check.When(time.UnixMilli(int64(doc.CreatedAt)), time.UnixMilli(int64(doc.BlockTimeMs))),
 		"owner":            note.Identity.String(),
-		"protocol-version": "14",
+		"protocol-version": strconv.Itoa(int(protocol.Latest)),
 	} {
 		if got := v.Figures[name]; got != want {
 			t.Errorf("figure %s: %q, want %q", name, got, want)
@@ -270,8 +271,8 @@ func TestReadOverview(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{
-		"protocol-version": "14", "backlog": "0", "conserved": "conserved", "lifetime-pools": "0", "pending-refunds": "0",
-		"next-version": "none decided", "upgrade-signals": fmt.Sprintf("0 of the %d blocks of epoch 0 so far signalled 15 or later; 75%% of an epoch's blocks decide", h),
+		"protocol-version": strconv.Itoa(int(protocol.Latest)), "backlog": "0", "conserved": "conserved", "lifetime-pools": "0", "pending-refunds": "0",
+		"next-version": "none decided", "upgrade-signals": fmt.Sprintf("0 of the %d blocks of epoch 0 so far signalled %d or later; 75%% of an epoch's blocks decide", h, protocol.Latest+1),
 		"supply": check.Credits(totals.Supply), "block-time": check.When(time.UnixMilli(int64(b.TimeMs)), time.Time{}),
 	} {
 		if f[name] != want {

@@ -20,6 +20,7 @@ import (
 //	transfer:TYPE:NAME:REVISION:TO
 //	purchase:TYPE:NAME:REVISION:PRICE
 //	set-price:TYPE:NAME:REVISION:PRICE
+//	renew:TYPE:NAME:REVISION
 //	moderate-delete:TYPE:NAME:REASON  the reason has no spaces
 //	restore:TYPE:NAME:HEIGHT[:flip]   the document as the state saved at HEIGHT held it
 //	                                  (flip: with its last byte changed)
@@ -62,6 +63,8 @@ func (h *harness) documentsBatch(words []string, m map[string]string) protocol.T
 			a.Kind, a.ID, a.Revision, a.Price = protocol.ActionPurchase, h.document(f[2]), num(3), num(4)
 		case "set-price":
 			a.Kind, a.ID, a.Revision, a.Price = protocol.ActionUpdatePrice, h.document(f[2]), num(3), num(4)
+		case "renew":
+			a.Kind, a.ID, a.Revision = protocol.ActionRenew, h.document(f[2]), num(3)
 		case "moderate-delete":
 			f = strings.SplitN(w, ":", 4)
 			a.Kind, a.ID, a.Reason = protocol.ActionModerateDelete, h.document(f[2]), f[3]
@@ -188,8 +191,12 @@ func (h *harness) showDocuments(out *strings.Builder, m map[string]string) {
 				break
 			}
 			d := sd.Document
-			fmt.Fprintf(out, "document %s: owner=%s revision=%d created=%d updated=%d transferred=%d price=%d %s\n",
-				h.documentName(d.ID), h.identityName(d.Owner), d.Revision, d.CreatedAt, d.UpdatedAt, d.TransferredAt, d.Price, protocol.DocumentData(dt, d))
+			renewed := ""
+			if d.RenewedAt != 0 {
+				renewed = fmt.Sprintf(" renewed=%d", d.RenewedAt)
+			}
+			fmt.Fprintf(out, "document %s: owner=%s revision=%d created=%d updated=%d transferred=%d%s price=%d %s\n",
+				h.documentName(d.ID), h.identityName(d.Owner), d.Revision, d.CreatedAt, d.UpdatedAt, d.TransferredAt, renewed, d.Price, protocol.DocumentData(dt, d))
 			fmt.Fprintf(out, "  flags:%s\n", h.flags(sd.Flags))
 		case drive.DocumentEntryIndex:
 			fmt.Fprintf(out, "index %s entry %x -> %s\n", p.Index, p.Values, h.documentName(p.ID))

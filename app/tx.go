@@ -329,7 +329,8 @@ func (e *execution) result(v verdict, maxCharged uint64) TxResult {
 
 // lifetimeFees prices the writes of documents with a ttl (Document Time To Live, "Fees"): every
 // byte a write adds, at the price of the lifetime the document has left at the block
-// time, reported under the number of epochs that lifetime spans; a create prepays its
+// time, and a renewal's the lifetime it adds to the bytes the document had (renewalFee),
+// reported under the number of epochs that lifetime spans; a create prepays its
 // deletion (base, index levels, document bytes), a change the deletion of the document
 // bytes it adds. An overflow is a feeschedule.ErrOverflow.
 func (e *execution) lifetimeFees() (feeschedule.Result, error) {
@@ -344,6 +345,17 @@ func (e *execution) lifetimeFees() (feeschedule.Result, error) {
 		if err != nil {
 			return out, err
 		}
+		epochs := feeschedule.LifetimeEpochs(remaining, e.r.params.EpochLengthS)
+		if w.Renewed > 0 {
+			renewal, margin, err := e.renewalFee(w, remaining)
+			if err != nil {
+				return out, err
+			}
+			if out, err = out.Add(feeschedule.Result{LifetimeStorage: []feeschedule.LifetimeFee{{Epochs: epochs, Credits: renewal}}}); err != nil {
+				return out, err
+			}
+			e.margin += margin
+		}
 		var prepay uint64
 		if w.Created {
 			prepay, err = e.r.fees.DeletionPrepay(w.IndexLevels, w.DocumentBytes)
@@ -355,13 +367,33 @@ func (e *execution) lifetimeFees() (feeschedule.Result, error) {
 		}
 		part := feeschedule.Result{DeletionPrepay: prepay}
 		if credits > 0 {
-			part.LifetimeStorage = []feeschedule.LifetimeFee{{Epochs: feeschedule.LifetimeEpochs(remaining, e.r.params.EpochLengthS), Credits: credits}}
+			part.LifetimeStorage = []feeschedule.LifetimeFee{{Epochs: epochs, Credits: credits}}
 		}
 		if out, err = out.Add(part); err != nil {
 			return out, err
 		}
 	}
 	return out, nil
+}
+
+// renewalFee prices renewal write w, which leaves its document remaining ms to live:
+// its bytes from the lifetime they had left to remaining (feeschedule.RenewalFee). The
+// lifetime they had left shrinks as blocks pass, so the same renewal costs more in a
+// later block, up to the price of a lifetime of 0: margin is that difference, what a
+// fee estimate adds to stay an upper bound.
+func (e *execution) renewalFee(w drive.LifetimeWrite, remaining uint64) (fee, margin uint64, err error) {
+	var had uint64
+	if w.RenewedFromMs > e.r.ctx.BlockTimeMs {
+		had = w.RenewedFromMs - e.r.ctx.BlockTimeMs
+	}
+	if fee, err = e.r.fees.RenewalFee(w.Renewed, had, remaining); err != nil {
+		return 0, 0, err
+	}
+	latest, err := e.r.fees.RenewalFee(w.Renewed, 0, remaining)
+	if err != nil {
+		return 0, 0, err
+	}
+	return fee, latest - fee, nil
 }
 
 // refused is the result of an unpaid refusal; an error without a code is a Fault.

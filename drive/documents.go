@@ -92,6 +92,9 @@ func ReplaceDocument(kv KV, s *Storage, t DocumentType, before StoredDocument, a
 		return err
 	}
 	defer s.writing(t.DocumentType, after, false)()
+	if from, ok := t.ExpiresAtMs(before.Document); ok && from != s.ttl.ExpiresAtMs {
+		s.ttl.Renewed, s.ttl.RenewedFromMs = LifetimeBytes(t, before.Document, s.AtMs), from
+	}
 	enc, was := after.Encode(t.DocumentType), before.Encode(t.DocumentType)
 	if s.ttl != nil && len(enc) > len(was) {
 		s.ttl.DocumentBytes += uint64(len(enc) - len(was))
@@ -126,6 +129,31 @@ func ReplaceDocument(kv KV, s *Storage, t DocumentType, before StoredDocument, a
 		return err
 	}
 	return updateCounts(kv, t, &before.Document, &after)
+}
+
+// LifetimeBytes is what document d of type t, a type with a ttl, holds in the state at
+// block time atMs, as its writes count it (Storage.Lifetime): its row (key and
+// encoding), its index entries, its entries under time-range grids without a ttl, and
+// its expirations tree entry. Count records and entries under ttl'd grids are not
+// lifetime storage.
+func LifetimeBytes(t DocumentType, d protocol.Document, atMs uint64) uint64 {
+	n := uint64(len(DocumentKey(t.Contract, t.Name, d.ID)) + len(d.Encode(t.DocumentType)))
+	for _, ix := range t.Indices {
+		if ix.TimeRange != nil {
+			continue
+		}
+		values, _ := IndexValues(IndexFields(t.DocumentType, ix), d)
+		n += uint64(len(IndexEntryKey(t.Contract, t.Name, ix.Name, values, d.ID)))
+	}
+	for _, w := range WindowItems(t.DocumentType, &d, atMs, false) {
+		if w.Index.TimeRange.TTL == 0 {
+			n += uint64(len(w.EntryKey(t, d.ID)))
+		}
+	}
+	if at, ok := t.ExpiresAtMs(d); ok {
+		n += uint64(len(ExpirationKey(at, d.ID)) + len(EncodeExpiration(t.Contract, t.Name)))
+	}
+	return n
 }
 
 // RemoveDocument is the one deletion path: every removal of a document (its owner's

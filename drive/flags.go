@@ -131,6 +131,11 @@ type LifetimeWrite struct {
 	// index levels too.
 	Created     bool
 	IndexLevels uint64
+	// Renewed counts, for a write that renews the document (its expiry moves later,
+	// protocol version 15), the bytes the document held before it (LifetimeBytes):
+	// paid until RenewedFromMs, the expiry before, they now stay until ExpiresAtMs.
+	Renewed       uint64
+	RenewedFromMs uint64
 }
 
 // IndexLevels is what a document of type t weighs in index levels: the properties of

@@ -110,6 +110,26 @@ func (s Schedule) TTLStorageFee(bytes, remainingMs uint64) (uint64, error) {
 	return mul(bytes, per, "ttl storage fee")
 }
 
+// RenewalFee prices the renewal of bytes bytes (protocol version 15, docs/STATE.md
+// "Renewal") that had fromMs of their lifetime left and now have toMs: per byte, the
+// price of toMs less the price of fromMs, which was paid. The price never decreases
+// with the lifetime, so a renewal to at least the lifetime left costs 0 or more; one
+// to less (no renewal does that) costs 0, and nothing is refunded.
+func (s Schedule) RenewalFee(bytes, fromMs, toMs uint64) (uint64, error) {
+	was, err := s.TTLStoragePerByte(fromMs)
+	if err != nil {
+		return 0, err
+	}
+	now, err := s.TTLStoragePerByte(toMs)
+	if err != nil {
+		return 0, err
+	}
+	if now <= was {
+		return 0, nil
+	}
+	return mul(bytes, now-was, "ttl renewal fee")
+}
+
 // DeletionPrepay is what creating a document prepays, as processing, for its deletion
 // by the platform: CleanupBase + CleanupPerIndexLevel × indexLevels +
 // CleanupPerDocumentByte × documentBytes.

@@ -287,3 +287,66 @@ func TestEphemeralFee(t *testing.T) {
 		t.Fatalf("version 13 bills %d", got)
 	}
 }
+
+// TestRenewalFeeAgainstReference checks RenewalFee (protocol version 15, docs/STATE.md
+// "Renewal": per byte, the price of the new remaining lifetime less the price of the
+// remaining lifetime it had) against a plain model of seed 000's table ("up to 1 hour
+// 1, up to 1 day 4, up to 2 days 8, up to 4 days 15, up to 7 days 26, longer 34 per
+// 9.125 days spanned") over random lifetimes up to a year, near the tiers' bounds and
+// anywhere: never negative ("The price never decreases with the lifetime"), 0 for a
+// renewal within one tier, and what a create pays for the new lifetime less what it
+// paid for the old.
+func TestRenewalFeeAgainstReference(t *testing.T) {
+	s, err := For(protocol.V15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perByte := func(ms uint64) uint64 {
+		secs := (ms + 999) / 1000
+		for _, tier := range []struct{ upTo, price uint64 }{{3_600, 1}, {86_400, 4}, {172_800, 8}, {345_600, 15}, {604_800, 26}} {
+			if secs <= tier.upTo {
+				return tier.price
+			}
+		}
+		const period = 9*86_400 + 3*3_600 // 9.125 days
+		return (secs + period - 1) / period * 34
+	}
+	const year = 31_536_000_000
+	bounds := []uint64{0, 3_600_000, 86_400_000, 172_800_000, 345_600_000, 604_800_000, 788_400_000, year}
+	rng := rand.New(rand.NewSource(15))
+	pick := func() uint64 {
+		if rng.Intn(2) == 0 {
+			return min(year, max(bounds[rng.Intn(len(bounds))]+uint64(rng.Intn(2001)), 1000)-1000)
+		}
+		return uint64(rng.Int63n(year + 1))
+	}
+	for i := 0; i < 100_000; i++ {
+		from, to := pick(), pick()
+		if from > to {
+			from, to = to, from
+		}
+		bytes := uint64(rng.Intn(20_000))
+		got, err := s.RenewalFee(bytes, from, to)
+		want := bytes * (perByte(to) - perByte(from))
+		if err != nil || got != want {
+			t.Fatalf("%d bytes renewed from %d ms left to %d: %d, %v; the model says %d", bytes, from, to, got, err, want)
+		}
+		create, _ := s.TTLStorageFee(bytes, to)
+		paid, _ := s.TTLStorageFee(bytes, from)
+		if got != create-paid {
+			t.Fatalf("%d bytes from %d to %d ms: renewal %d, a create's %d less the %d paid", bytes, from, to, got, create, paid)
+		}
+	}
+	if got, err := s.RenewalFee(100, 86_400_000, 3_600_000); err != nil || got != 0 {
+		t.Fatalf("a renewal to less than the lifetime left: %d, %v; want 0, no refund", got, err)
+	}
+	var o ErrOverflow
+	if _, err := s.RenewalFee(math.MaxUint64, 0, year); !errors.As(err, &o) {
+		t.Fatalf("an overflowing renewal fee gave %v", err)
+	}
+	s13, _ := For(protocol.V13)
+	var no ErrNoDocumentTTL
+	if _, err := s13.RenewalFee(1, 0, 1); !errors.As(err, &no) {
+		t.Fatalf("version 1 priced a renewal: %v", err)
+	}
+}

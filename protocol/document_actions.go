@@ -24,8 +24,9 @@ type ActionPlan struct {
 // documents can be written; a create names no stored document and respects
 // creationRestrictionMode; a moderator's deletion or restore is planModeration's; any
 // other action names a stored document, signed by its owner (a purchase by anyone
-// else), allowed by the type's flags, carrying the stored revision plus one; a create's
-// or replace's data is valid for the type; a purchase offers the document's price.
+// else), allowed by the type's flags (a renewal: by its ttl), carrying the stored
+// revision plus one; a create's or replace's data is valid for the type; a purchase
+// offers the document's price.
 func PlanDocumentActions(ctx Context, c Contract, b *DocumentsBatch, stored []*Document, removals []*RemovalRecord) ([]ActionPlan, error) {
 	plans := make([]ActionPlan, len(b.Actions))
 	for i, a := range b.Actions {
@@ -126,6 +127,10 @@ func planAction(ctx Context, c Contract, signer IdentityID, t DocumentType, a Do
 		if t.TradeMode != TradeModeDirectPurchase {
 			return nil, notAllowed("tradeMode 0: documents are not sold")
 		}
+	case ActionRenew:
+		if t.TTLSeconds == 0 {
+			return nil, notAllowed("renewal: the type has no ttl")
+		}
 	}
 	if a.Revision != before.Revision+1 {
 		return nil, ErrInvalidDocumentRevision{ID: a.ID, Stored: before.Revision, Given: a.Revision}
@@ -152,6 +157,8 @@ func planAction(ctx Context, c Contract, signer IdentityID, t DocumentType, a Do
 		after.Owner, after.TransferredAt, after.Price = signer, now, 0
 	case ActionUpdatePrice:
 		after.Price = a.Price
+	case ActionRenew:
+		after.RenewedAt = now
 	}
 	return &after, nil
 }

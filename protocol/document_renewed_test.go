@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"encoding/binary"
 	"errors"
 	"testing"
@@ -62,6 +63,39 @@ func TestRenewedDocumentEncoding(t *testing.T) {
 		var e ErrDocumentDecode
 		if _, err := DecodeDocument(b, typ); !errors.As(err, &e) {
 			t.Errorf("%s: %v, want ErrDocumentDecode", name, err)
+		}
+	}
+}
+
+// A renewal is an action kind of version 15: under version 14's rules a batch that
+// carries one does not decode (TxDecode, as any kind the version does not know), under
+// 15's it does, and like every change of a stored document it carries the next
+// revision, at least 2.
+func TestRenewDecodesFromVersion15(t *testing.T) {
+	alice := testKey("alice")
+	signer := NewIdentityID(AddressOf(alice.Public().(ed25519.PublicKey)), 1)
+	batch := func(revision uint64) []byte {
+		return Sign("c", &DocumentsBatch{Identity: signer, Nonce: 1, Contract: ContractID{1}, Actions: []DocumentAction{
+			{Kind: ActionRenew, Type: "session", ID: DocumentID{2}, Revision: revision},
+		}}, alice)
+	}
+	for _, c := range []struct {
+		v        Version
+		revision uint64
+		code     Code
+	}{{V14, 2, CodeTxDecode}, {V15, 2, CodeOK}, {V15, 1, CodeInvalidTransition}} {
+		ctx, err := ContextFor(c.v, 1_767_225_600_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Decode(batch(c.revision), ctx)
+		if got, _ := CodeOf(err); got != c.code {
+			t.Errorf("version %d, revision %d: code %d (%v), want %d", c.v, c.revision, got, err, c.code)
+		}
+		if err == nil {
+			if a := s.Transition.(*DocumentsBatch).Actions[0]; a.Kind != ActionRenew || a.ID != (DocumentID{2}) || a.Revision != 2 {
+				t.Errorf("decoded %+v", a)
+			}
 		}
 	}
 }

@@ -38,6 +38,9 @@ const (
 	// ActionRestore: a moderator puts back a document a moderator deleted, from its
 	// removal record.
 	ActionRestore DocumentActionKind = 8
+	// ActionRenew: the owner renews a document of a type with a ttl: its $renewedAt
+	// becomes the block time, from which its expiry counts again (protocol version 15).
+	ActionRenew DocumentActionKind = 9
 )
 
 func (k DocumentActionKind) String() string {
@@ -58,6 +61,8 @@ func (k DocumentActionKind) String() string {
 		return "moderate_delete"
 	case ActionRestore:
 		return "restore"
+	case ActionRenew:
+		return "renew"
 	}
 	return fmt.Sprintf("DocumentActionKind(%d)", uint8(k))
 }
@@ -68,7 +73,8 @@ func (k DocumentActionKind) String() string {
 // recipient; a purchase the document, its next revision and the price offered; a price
 // update the document, its next revision and the price (0 takes it off sale); a
 // moderator's deletion the document and a reason; a restore the document's id and its
-// encoding (Document.Encode) as the removal record pins it.
+// encoding (Document.Encode) as the removal record pins it; a renewal the document and
+// its next revision.
 type DocumentAction struct {
 	Kind DocumentActionKind
 	Type string
@@ -136,6 +142,9 @@ func (t *DocumentsBatch) encodeBody(e *encoder) {
 		case ActionRestore:
 			e.bytes(a.ID[:])
 			e.sized(a.Document)
+		case ActionRenew:
+			e.bytes(a.ID[:])
+			e.u64(a.Revision)
 		}
 	}
 }
@@ -149,6 +158,7 @@ func (t *DocumentsBatch) decodeBody(d *decoder) {
 	t.Actions = make([]DocumentAction, 0, n)
 	for i := 0; i < n && d.err == nil; i++ {
 		var a DocumentAction
+		at := d.off
 		a.Kind = DocumentActionKind(d.u8("action kind"))
 		a.Type = string(d.fixed(int(d.u8("document type length")), "document type"))
 		switch a.Kind {
@@ -176,6 +186,15 @@ func (t *DocumentsBatch) decodeBody(d *decoder) {
 		case ActionRestore:
 			copy(a.ID[:], d.fixed(DocumentIDLen, "document id"))
 			a.Document = d.sized("document")
+		case ActionRenew:
+			if !d.limits.Renewal {
+				if d.err == nil {
+					d.err = ErrTxDecode{Offset: at, Reason: fmt.Sprintf("action %d has kind %d (renew), which protocol version %d brings", i, a.Kind, V15)}
+				}
+				break
+			}
+			copy(a.ID[:], d.fixed(DocumentIDLen, "document id"))
+			a.Revision = d.u64("revision")
 		default:
 			if d.err == nil {
 				d.err = ErrTxDecode{Offset: d.off, Reason: fmt.Sprintf("action %d has unknown kind %d", i, a.Kind)}
@@ -206,7 +225,7 @@ func (t *DocumentsBatch) validate(ctx Context) error {
 			return bad(i, "id", fmt.Sprintf("document %s is the subject of action %d already", a.ID, j))
 		}
 		seen[a.ID] = i
-		if (a.Kind == ActionReplace || a.Kind == ActionTransfer || a.Kind == ActionPurchase || a.Kind == ActionUpdatePrice) && a.Revision < 2 {
+		if (a.Kind == ActionReplace || a.Kind == ActionTransfer || a.Kind == ActionPurchase || a.Kind == ActionUpdatePrice || a.Kind == ActionRenew) && a.Revision < 2 {
 			return bad(i, "revision", "an action on a stored document carries its next revision, at least 2")
 		}
 		switch a.Kind {

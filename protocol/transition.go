@@ -141,7 +141,7 @@ func Decode(tx []byte, ctx Context) (*Signed, error) {
 	}
 	t := kind.New()
 	body := tx[:len(tx)-SignatureLen]
-	d := &decoder{buf: body, off: 2}
+	d := &decoder{buf: body, off: 2, limits: ctx.Limits}
 	t.decodeBody(d)
 	if d.err != nil {
 		return nil, d.err
@@ -218,10 +218,13 @@ func (e *encoder) sized(b []byte) {
 }
 
 // decoder reads fixed-width fields; the first failure sticks and later reads return zeros.
+// limits are those of the version the bytes are decoded under: what they decide of the
+// encoding itself (the document action kinds a version knows).
 type decoder struct {
-	buf []byte
-	off int
-	err error
+	buf    []byte
+	off    int
+	err    error
+	limits Limits
 }
 
 func (d *decoder) take(n int, what string) []byte {

@@ -56,6 +56,7 @@ func sampleBatch(signer, other IdentityID, c ContractID) *DocumentsBatch {
 		{Kind: ActionUpdatePrice, Type: "note", ID: at(5), Revision: 5, Price: 0},
 		{Kind: ActionModerateDelete, Type: "note", ID: at(6), Reason: "spam"},
 		{Kind: ActionRestore, Type: "note", ID: at(7), Document: []byte{1, 2, 3}},
+		{Kind: ActionRenew, Type: "note", ID: at(8), Revision: 6},
 	}}
 	b.Actions[0].ID = b.CreateID(b.Actions[0])
 	return b

@@ -63,6 +63,8 @@ type documentBatches struct {
 	restorable  []drive.StoredRemoval
 	// kv is the state the batch is made against, where references find their targets.
 	kv drive.KV
+	// renewal: the version in force renews documents (protocol version 15 on).
+	renewal bool
 }
 
 // maxRemembered bounds the removed documents a generator keeps for restores.
@@ -141,18 +143,22 @@ func (b *documentBatches) batch(kv drive.KV, c protocol.ContractID, identities [
 	b.identities = identities
 	b.contract, b.kv = protocol.Contract{ID: c}, kv
 	var types []protocol.DocumentType
+	v, err := drive.GetProtocolVersion(kv)
+	if err != nil {
+		return nil, identity{}, err
+	}
+	l, err := protocol.LimitsFor(v)
+	if err != nil {
+		return nil, identity{}, err
+	}
+	b.renewal = l.Renewal
 	if raw, err := drive.GetContractBytes(kv, c); err != nil {
 		return nil, identity{}, err
 	} else if raw != nil {
-		v, err := drive.GetProtocolVersion(kv)
-		if err != nil {
-			return nil, identity{}, err
-		}
 		if ct, err := protocol.DecodeContract(raw, v); err == nil {
 			types, b.contract = ct.DocumentTypes, ct
 		}
 	}
-	var err error
 	if b.restorable, err = b.restorables(kv, c); err != nil {
 		return nil, identity{}, err
 	}
@@ -466,11 +472,12 @@ func (b *documentBatches) moderatorDeletion(s storedDoc, dt protocol.DocumentTyp
 }
 
 // kind draws the kind of a change of a document of type dt: mostly one of those dt
-// allows (allowedKinds), false when it allows none; a tenth of the time any kind.
+// allows (allowedKinds), false when it allows none; a tenth of the time any kind, a
+// renewal included whatever the version.
 func (b *documentBatches) kind(dt protocol.DocumentType, buy bool) (protocol.DocumentActionKind, bool) {
-	kinds := []protocol.DocumentActionKind{protocol.ActionReplace, protocol.ActionDelete, protocol.ActionTransfer, protocol.ActionPurchase, protocol.ActionUpdatePrice}
+	kinds := []protocol.DocumentActionKind{protocol.ActionReplace, protocol.ActionDelete, protocol.ActionTransfer, protocol.ActionPurchase, protocol.ActionUpdatePrice, protocol.ActionRenew}
 	if b.pick.n(10) > 0 {
-		if kinds = allowedKinds(dt, buy); len(kinds) == 0 {
+		if kinds = allowedKinds(dt, buy, b.renewal); len(kinds) == 0 {
 			return 0, false
 		}
 	}
@@ -478,9 +485,10 @@ func (b *documentBatches) kind(dt protocol.DocumentType, buy bool) (protocol.Doc
 }
 
 // allowedKinds are the changes type dt allows, weighted by repeats: a purchase when
-// buying from a type that sells, otherwise replaces, a delete, a transfer and price
-// updates as its rules permit.
-func allowedKinds(dt protocol.DocumentType, buy bool) []protocol.DocumentActionKind {
+// buying from a type that sells, otherwise replaces, a delete, a transfer, price
+// updates and, where the version renews, renewals of a type with a ttl as its rules
+// permit.
+func allowedKinds(dt protocol.DocumentType, buy, renewal bool) []protocol.DocumentActionKind {
 	var kinds []protocol.DocumentActionKind
 	if buy && dt.TradeMode == protocol.TradeModeDirectPurchase {
 		return append(kinds, protocol.ActionPurchase)
@@ -496,6 +504,9 @@ func allowedKinds(dt protocol.DocumentType, buy bool) []protocol.DocumentActionK
 	}
 	if dt.TradeMode == protocol.TradeModeDirectPurchase {
 		kinds = append(kinds, protocol.ActionUpdatePrice, protocol.ActionUpdatePrice)
+	}
+	if renewal && dt.TTLSeconds > 0 {
+		kinds = append(kinds, protocol.ActionRenew, protocol.ActionRenew)
 	}
 	return kinds
 }

@@ -26,8 +26,9 @@ import (
 // execution charges (docs/TX.md, "Fee estimates"). Each transaction is dry-run against
 // the check state (judged at the last block's time) and then executed alone in the next
 // block, whose time may fall in a later epoch: the price never decreases with the
-// lifetime, so an estimate at an earlier block time is an upper bound. Seeds 12 and 10
-// start on protocol version 14.
+// lifetime, so an estimate at an earlier block time is an upper bound, and a renewal's
+// estimate adds what a later block may add. Seeds 12 and 10 start on the latest
+// protocol version, renewals among their batches.
 func TestDryRunBoundsFees(t *testing.T) {
 	expiredSince := 0
 	for _, seed := range []int64{7, 12, 10} {

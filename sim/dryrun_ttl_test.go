@@ -12,7 +12,7 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// ttlChain is a chain on protocol version 14 (an even generator seed) with two funded
+// ttlChain is a chain on the latest protocol version (an even generator seed) with two funded
 // identities, the ttl contract (ttlDefinition) and an "offer" of the first, created
 // 2 s after genesis and put on sale at 1,000 credits 1 s later. It returns the chain,
 // the identities, the contract and the offer's id.
@@ -23,7 +23,7 @@ func ttlChain(t *testing.T) (*Chain, [2]identity, protocol.ContractID, protocol.
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	g := NewGenerator(10, 2)
-	if g.Version != protocol.V14 {
+	if g.Version != protocol.Latest {
 		t.Fatalf("seed 10 starts on %d", g.Version)
 	}
 	if _, err := c.InitChain(g.Genesis(), g.Validators()...); err != nil {
@@ -125,6 +125,57 @@ func TestDryRunBoundsTTLChanges(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestDryRunBoundsRenewal: a renewal of a two-week story (protocol version 15),
+// dry-run on the state after its creation and executed in a later block: half an hour later, ten
+// days later, the last millisecond before its expiry, and at it. The lifetime the
+// story has left shrinks as blocks pass, so the same renewal pays more later (ten
+// days in, 4 days left: 15 credits a byte paid, 68 for two weeks): the dry run's max
+// fee bounds every one of them (docs/STATE.md, "Renewal": "a fee estimate adds the
+// difference to a lifetime left of 0 to its bound"), and from the expiry on the renewal
+// is refused like every change (40140).
+func TestDryRunBoundsRenewal(t *testing.T) {
+	created := GenesisTime.Add(4 * time.Second)
+	expiry := created.Add(1_209_600 * time.Second)
+	for _, at := range []time.Time{created.Add(30 * time.Minute), created.Add(10 * 24 * time.Hour), expiry.Add(-time.Millisecond), expiry} {
+		t.Run(at.Sub(created).String(), func(t *testing.T) {
+			c, idns, contract, _ := ttlChain(t)
+			signer := idns[0]
+			create := &protocol.DocumentsBatch{Identity: signer.id, Nonce: 4, Contract: contract, Actions: []protocol.DocumentAction{
+				{Kind: protocol.ActionCreate, Type: "story", Entropy: [32]byte{2}, Data: []byte(`{"caption":"hello","n":3}`)},
+			}}
+			id := create.CreateID(create.Actions[0])
+			create.Actions[0].ID = id
+			mustBlock(t, c, created, protocol.Sign(ChainID, create, signer.key))
+			renew := &protocol.DocumentsBatch{Identity: signer.id, Nonce: 5, Contract: contract, Actions: []protocol.DocumentAction{
+				{Kind: protocol.ActionRenew, Type: "story", ID: id, Revision: 2},
+			}}
+			tx := protocol.Sign(ChainID, renew, signer.key)
+			ans := dryRun(t, c, tx)
+			if ans.Code != 0 || ans.Fee > ans.MaxFee {
+				t.Fatalf("dry run: code %s, fee %d, at most %d", protocol.Code(ans.Code), ans.Fee, ans.MaxFee)
+			}
+			res, err := c.Block(at, [][]byte{tx})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := res.TxResults[0]
+			want := protocol.CodeOK
+			if !at.Before(expiry) {
+				want = protocol.CodeDocumentExpired
+			}
+			if protocol.Code(got.Code) != want {
+				t.Fatalf("code %s (%s), want %s", protocol.Code(got.Code), got.Log, want)
+			}
+			if got.GasUsed <= 0 || uint64(got.GasUsed) > ans.MaxFee {
+				t.Fatalf("the dry run said fee %d, at most %d; the block charged %d", ans.Fee, ans.MaxFee, got.GasUsed)
+			}
+			if at.Equal(created.Add(10*24*time.Hour)) && uint64(got.GasUsed) <= ans.Fee {
+				t.Fatalf("ten days in the renewal cost %d, no more than the dry run's %d a second in", got.GasUsed, ans.Fee)
+			}
+		})
 	}
 }
 

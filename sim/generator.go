@@ -30,7 +30,7 @@ type Generator struct {
 	InvalidPercent int
 	// Version is the protocol version the chain starts on and Upgrade, when not 0, the
 	// height its upgrade to 14 is scheduled at (genesis protocol_upgrade): an even seed
-	// starts on 14, an odd one on 13 and upgrades.
+	// starts on the latest version, an odd one on 13 and upgrades.
 	Version protocol.Version
 	Upgrade uint64
 	// Flood makes most transactions batches of creates of the ttl contract's hour-long
@@ -173,7 +173,7 @@ const EpochLengthS = 3600
 
 // NewGenerator makes a generator over accounts funded addresses.
 func NewGenerator(seed int64, accounts int) *Generator {
-	g := &Generator{rng: rand.New(rand.NewSource(seed)), time: GenesisTime, InvalidPercent: 15, Version: protocol.V14}
+	g := &Generator{rng: rand.New(rand.NewSource(seed)), time: GenesisTime, InvalidPercent: 15, Version: protocol.Latest}
 	if seed%2 != 0 {
 		g.Version, g.Upgrade = protocol.V13, uint64(10+seed%30)
 	}

@@ -202,3 +202,24 @@ func TestFlood(t *testing.T) {
 		t.Fatalf("the flood built no backlog drained at both budgets: backlog up to %d, %d count-budget and %d weight-budget blocks", res.MaxBacklog, res.FullCleanups, res.WeightCleanups)
 	}
 }
+
+// TestRenewals: a chain that starts on the latest version (an even seed) draws
+// renewals among its documents batches (protocol version 15, docs/STATE.md "Renewal"):
+// some are accepted, and Run, which checks the invariants after every block (an
+// expirations entry for each ttl document, at its $renewedAt plus the ttl; credits
+// conserved), fails on any renewal of an expired document that succeeds.
+func TestRenewals(t *testing.T) {
+	blocks := 600
+	if testing.Short() {
+		blocks = 200
+	}
+	res, err := Run(Config{Seed: 2, Blocks: blocks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	renewed := res.TxEvents[protocol.EventDocumentAction(protocol.ActionRenew)]
+	t.Logf("%d blocks: %d renewals accepted, %d changes of expired documents; codes %v", blocks, renewed, res.ExpiredChanges, res.Codes)
+	if renewed == 0 {
+		t.Fatalf("no renewal accepted in %d blocks: %v", blocks, res.TxEvents)
+	}
+}

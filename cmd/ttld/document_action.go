@@ -168,6 +168,10 @@ var documentKinds = []documentKind{
 		Complete: func(r *actionReads, _ actionFields, a *builtAction) error { return r.nextRevision(a) },
 	},
 	{
+		Name: "renew", Kind: protocol.ActionRenew, Takes: []string{"id", "revision"},
+		Complete: func(r *actionReads, _ actionFields, a *builtAction) error { return r.nextRevision(a) },
+	},
+	{
 		Name: "moderate-delete", Kind: protocol.ActionModerateDelete, Takes: []string{"id", "reason"},
 		Parse: func(f actionFields, a *builtAction) error {
 			a.Reason = f.Reason

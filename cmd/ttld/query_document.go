@@ -200,7 +200,10 @@ type documentJSON struct {
 	CreatedAt     uint64 `json:"created_at,omitempty"`
 	UpdatedAt     uint64 `json:"updated_at,omitempty"`
 	TransferredAt uint64 `json:"transferred_at,omitempty"`
-	Price         uint64 `json:"price,omitempty"`
+	// RenewedAt is the document's $renewedAt once it has been renewed (protocol
+	// version 15); absent until then, when it reads its $createdAt.
+	RenewedAt uint64 `json:"renewed_at,omitempty"`
+	Price     uint64 `json:"price,omitempty"`
 	// Data is the document's values as JSON, byte arrays in hex (client.ReadableDocumentData).
 	Data json.RawMessage `json:"data,omitempty"`
 }
@@ -208,7 +211,7 @@ type documentJSON struct {
 func documentFields(t protocol.DocumentType, d protocol.Document) documentJSON {
 	return documentJSON{
 		ID: d.ID.String(), Present: true, Owner: d.Owner.String(), Revision: d.Revision,
-		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, TransferredAt: d.TransferredAt, Price: d.Price,
+		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, TransferredAt: d.TransferredAt, RenewedAt: d.RenewedAt, Price: d.Price,
 		Data: client.ReadableDocumentData(t, d),
 	}
 }
@@ -222,6 +225,9 @@ func (d documentJSON) text(w io.Writer) {
 	fmt.Fprintf(w, "owner: %s\n", d.Owner)
 	fmt.Fprintf(w, "revision: %d\n", d.Revision)
 	fmt.Fprintf(w, "created: %d updated: %d transferred: %d\n", d.CreatedAt, d.UpdatedAt, d.TransferredAt)
+	if d.RenewedAt != 0 {
+		fmt.Fprintf(w, "renewed: %d\n", d.RenewedAt)
+	}
 	if d.Price > 0 {
 		fmt.Fprintf(w, "price: %d\n", d.Price)
 	}

@@ -105,6 +105,20 @@ func init() {
 	registerTx(txCommand{
 		Kind:  protocol.TypeDocumentsBatch,
 		Group: "document",
+		Use:   "renew CONTRACT TYPE ID --identity ID --from KEY [--revision N] [--key-index 0]",
+		Short: "Renew a document the identity owns, of a type with a ttl: it expires a ttl after this block (protocol version 15)",
+		Long: "Renew document ID (type TYPE of contract CONTRACT): its $renewedAt becomes the block time, and it expires\n" +
+			"the type's ttl after it. The renewal pays, per byte the document holds, the lifetime price of the ttl less\n" +
+			"that of the lifetime it had left (docs/STATE.md, \"Renewal\"), plus processing; a document at or past its\n" +
+			"expiry is not renewed (40140).",
+		Args:     cobra.ExactArgs(3),
+		Flags:    revisionFlags,
+		Build:    documentBuild("renew"),
+		Describe: describeDocument,
+	})
+	registerTx(txCommand{
+		Kind:  protocol.TypeDocumentsBatch,
+		Group: "document",
 		Use:   "moderate-delete CONTRACT TYPE ID --reason TEXT --identity ID --from KEY [--save FILE] [--key-index 0]",
 		Short: "Delete a document as a moderator of its contract (the type's moderatorAbilities.delete)",
 		Long: "Delete document ID (type TYPE of contract CONTRACT) as one of the contract's moderators or its owner, whatever\n" +

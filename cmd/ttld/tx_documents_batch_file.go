@@ -61,6 +61,7 @@ command takes, under the names of its arguments and flags:
   {"action":"transfer",...,"id":"HEX","to":"IDENTITY"}   (optional "revision")
   {"action":"purchase",...,"id":"HEX"}   (optional "price", "revision")
   {"action":"set-price",...,"id":"HEX","price":5000}   (optional "revision")
+  {"action":"renew",...,"id":"HEX"}   (optional "revision"; protocol version 15)
   {"action":"moderate-delete",...,"id":"HEX","reason":"spam"}
   {"action":"restore",...,"id":"HEX","document":"HEX"}
 

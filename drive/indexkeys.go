@@ -59,7 +59,7 @@ func Field(t protocol.DocumentType, name string) (IndexField, bool) {
 	switch name {
 	case "$id", "$ownerId":
 		return IndexField{Name: name, Kind: FieldIdentifier, System: true}, true
-	case "$createdAt", "$updatedAt", "$transferredAt":
+	case "$createdAt", "$updatedAt", "$transferredAt", "$renewedAt":
 		return IndexField{Name: name, Kind: FieldTimestamp, System: true}, true
 	}
 	p, ok := t.Property(name)

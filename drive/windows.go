@@ -42,6 +42,8 @@ func gridField(on string) byte {
 		return 2
 	case "$transferredAt":
 		return 3
+	case "$renewedAt":
+		return 4
 	}
 	panic("drive: a time-range grid on " + on + ", which the parser let through")
 }
@@ -117,6 +119,8 @@ func parseGrid(b []byte) (g protocol.Grid, ok bool) {
 		g.On = "$updatedAt"
 	case 3:
 		g.On = "$transferredAt"
+	case 4:
+		g.On = "$renewedAt"
 	default:
 		return g, false
 	}

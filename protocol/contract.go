@@ -178,6 +178,9 @@ func checkDocumentTypeUpdate(old, nt DocumentType) error {
 	default:
 		return change(fmt.Sprintf("ttl changed from %d to %d", old.TTLSeconds, nt.TTLSeconds))
 	}
+	if old.RenewOnReplace != nt.RenewOnReplace {
+		return change(fmt.Sprintf("renewOnReplace changed from %t to %t", old.RenewOnReplace, nt.RenewOnReplace))
+	}
 	// Positions run from 0 without gaps in both, so the old properties keep their
 	// positions exactly when they are a prefix of the new ones.
 	if len(nt.Properties) < len(old.Properties) {

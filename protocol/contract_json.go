@@ -81,6 +81,7 @@ type documentTypeJSON struct {
 	Indices                 []indexJSON             `json:"indices,omitempty"`
 	ModeratorAbilities      *moderatorAbilitiesJSON `json:"moderatorAbilities,omitempty"`
 	Properties              map[string]propertyJSON `json:"properties"`
+	RenewOnReplace          bool                    `json:"renewOnReplace,omitempty"`
 	Required                []string                `json:"required,omitempty"`
 	TradeMode               uint8                   `json:"tradeMode,omitempty"`
 	Transferable            uint8                   `json:"transferable,omitempty"`
@@ -145,6 +146,7 @@ func documentTypeToJSON(t DocumentType) documentTypeJSON {
 		TradeMode:               uint8(t.TradeMode),
 		Transferable:            uint8(t.Transferable),
 		TTL:                     t.TTLSeconds,
+		RenewOnReplace:          t.RenewOnReplace,
 	}
 	if !t.DocumentsMutable {
 		j.DocumentsMutable = &no

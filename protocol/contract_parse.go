@@ -592,12 +592,19 @@ func refuseContested(t DocumentType) error {
 // meta-schema admits it) into t.TTLSeconds and checks its rules (the ttl keyword reference, "Rules at
 // registration"): $createdAt required; no documentsKeepHistory, no indexOnly, no
 // contested index; and, when submitted, the version's bounds. The meta-schema has
-// already refused 0 and anything past 4294967295. Each refusal is
-// ErrInvalidContractStructure.
+// already refused 0 and anything past 4294967295. renewOnReplace (version 15 on) needs
+// a ttl. Each refusal is ErrInvalidContractStructure.
 func parseTTL(t *DocumentType, m map[string]any, path string, lim Limits, submitted bool) error {
 	ttl, err := optUint32(m, "ttl", path)
-	if err != nil || ttl == nil {
+	if err != nil {
 		return err
+	}
+	t.RenewOnReplace = optBool(m, "renewOnReplace", false)
+	if ttl == nil {
+		if t.RenewOnReplace {
+			return ErrInvalidContractStructure{Type: t.Name, Path: path + "/renewOnReplace", Reason: "renewOnReplace needs a ttl: only a document that expires is renewed"}
+		}
+		return nil
 	}
 	bad := func(format string, args ...any) error {
 		return ErrInvalidContractStructure{Type: t.Name, Path: path + "/ttl", Reason: fmt.Sprintf(format, args...)}
@@ -787,7 +794,7 @@ func parseIndex(t DocumentType, m map[string]any, path string, lim Limits) (Inde
 			return Index{}, bad("property %q appears twice", pn)
 		}
 		p, defined := t.Property(pn)
-		if !defined && !slices.Contains(IndexableSystemFields, pn) {
+		if !defined && !slices.Contains(IndexableSystemFieldsOf(lim), pn) {
 			return Index{}, ErrUndefinedIndexProperty{Type: t.Name, Index: x.Name, Property: pn}
 		}
 		switch {

@@ -41,22 +41,22 @@ func mustParse(t *testing.T, raw string) []DocumentType {
 func u32(v uint32) *uint32 { return &v }
 func i64(v int64) *int64   { return &v }
 
-// TestExamplesParse parses every contract of docs/examples under version 14 (the ttl
-// variants need it) and checks what each is there to show.
+// TestExamplesParse parses every contract of docs/examples under the latest version (the
+// ttl variants need 14, session.json 15) and checks what each is there to show.
 func TestExamplesParse(t *testing.T) {
 	files := exampleFiles(t)
 	parsed := map[string][]DocumentType{}
 	for name, raw := range files {
-		types, err := ParseSubmittedDocumentTypes(raw, V14)
+		types, err := ParseSubmittedDocumentTypes(raw, Latest)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		parsed[name] = types
-		d, err := ParseDefinition(raw, V14)
+		d, err := ParseDefinition(raw, Latest)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := ParseDefinition(CanonicalDefinitionJSON(d), V14)
+		again, err := ParseDefinition(CanonicalDefinitionJSON(d), Latest)
 		if err != nil || !reflect.DeepEqual(again, d) {
 			t.Errorf("%s: canonical form does not re-parse to the same definition: %v", name, err)
 		}
@@ -465,13 +465,13 @@ func TestCanonicalJSON(t *testing.T) {
 func TestContractEncoding(t *testing.T) {
 	owner := NewIdentityID(Address{1}, 1)
 	for name, raw := range exampleFiles(t) {
-		d, err := ParseDefinition(raw, V14)
+		d, err := ParseDefinition(raw, Latest)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c := Contract{ID: NewContractID(owner, 7), Owner: owner, Version: 3, Moderation: d.Moderation, DocumentTypes: d.DocumentTypes}
 		enc := c.Encode()
-		got, err := DecodeContract(enc, V14)
+		got, err := DecodeContract(enc, Latest)
 		if err != nil || !reflect.DeepEqual(got, c) {
 			t.Errorf("%s: decode: %v", name, err)
 		}
@@ -597,8 +597,8 @@ func TestCheckContractUpdate(t *testing.T) {
 }
 
 // FuzzParseContract: no input panics the parser, and whatever parses re-encodes and
-// re-parses to the same types (and the same canonical bytes). It parses under version
-// 14, whose meta-schema is version 13's and the ttl keyword.
+// re-parses to the same types (and the same canonical bytes). It parses under the latest
+// version, whose meta-schema has every keyword.
 func FuzzParseContract(f *testing.F) {
 	for _, raw := range exampleFiles(f) {
 		f.Add(raw)
@@ -607,7 +607,7 @@ func FuzzParseContract(f *testing.F) {
 		f.Add([]byte(r.json))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		d, err := ParseDefinition(raw, V14)
+		d, err := ParseDefinition(raw, Latest)
 		if err != nil {
 			if _, ok := CodeOf(err); !ok {
 				t.Fatalf("refusal without a code: %v", err)
@@ -615,7 +615,7 @@ func FuzzParseContract(f *testing.F) {
 			return
 		}
 		canon := CanonicalDefinitionJSON(d)
-		again, err := ParseDefinition(canon, V14)
+		again, err := ParseDefinition(canon, Latest)
 		if err != nil {
 			t.Fatalf("canonical form refused: %v\n%s", err, canon)
 		}

@@ -82,7 +82,8 @@ func (d Document) Value(pos uint32) Value {
 }
 
 // SystemFieldValue returns the value of the system field called name ($id, $ownerId,
-// $createdAt, $updatedAt, $transferredAt: always set); ok is false for any other name.
+// $createdAt, $updatedAt, $transferredAt, $renewedAt: always set); ok is false for any
+// other name.
 func (d Document) SystemFieldValue(name string) (Value, bool) {
 	switch name {
 	case "$id":
@@ -95,6 +96,8 @@ func (d Document) SystemFieldValue(name string) (Value, bool) {
 		return Value{Set: true, Int: int64(d.UpdatedAt)}, true
 	case "$transferredAt":
 		return Value{Set: true, Int: int64(d.TransferredAt)}, true
+	case "$renewedAt":
+		return Value{Set: true, Int: int64(d.RenewedAtMs())}, true
 	}
 	return Value{}, false
 }

@@ -145,6 +145,9 @@ func planAction(ctx Context, c Contract, signer IdentityID, t DocumentType, a Do
 			return nil, err
 		}
 		after.Values = values
+		if t.RenewOnReplace {
+			after.RenewedAt = now
+		}
 	case ActionTransfer:
 		after.Owner, after.TransferredAt, after.Price = a.Recipient, now, 0
 	case ActionPurchase:

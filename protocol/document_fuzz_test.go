@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// fuzzTypes are the document types of docs/examples (parsed under version 14, which the
-// ttl variants need), in file then name order: what the
+// fuzzTypes are the document types of docs/examples (parsed under the latest version,
+// which the ttl and renewal variants need), in file then name order: what the
 // decoder and data fuzz targets read their input under (the input's first byte picks).
 func fuzzTypes(t testing.TB) []DocumentType {
 	files := exampleFiles(t)
@@ -19,7 +19,7 @@ func fuzzTypes(t testing.TB) []DocumentType {
 	sort.Strings(names)
 	var out []DocumentType
 	for _, n := range names {
-		types, err := ParseDocumentTypes(files[n], V14)
+		types, err := ParseDocumentTypes(files[n], Latest)
 		if err != nil {
 			t.Fatalf("%s: %v", n, err)
 		}

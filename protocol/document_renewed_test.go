@@ -99,3 +99,54 @@ func TestRenewDecodesFromVersion15(t *testing.T) {
 		}
 	}
 }
+
+// renewOnReplace and $renewedAt in indexes are protocol version 15's: version 14's
+// meta-schema refuses the keyword and a time-range index on $renewedAt (10101), and an
+// index of it as no indexable field (10240). On 15, renewOnReplace needs a ttl (10231)
+// and is fixed once registered, like the ttl (DocumentTypeUpdate, 40212); an index and
+// a time-range index on $renewedAt register.
+func TestRenewalKeywords(t *testing.T) {
+	renewing := ttlType(3600, `"renewOnReplace":true`)
+	byRenewal := ttlType(3600, `"indices":[{"name":"byRenewal","properties":[{"$renewedAt":"asc"}]}]`)
+	windows := ttlType(3600, `"indices":[{"name":"activity","properties":[{"s":"asc"}],"countable":true,"timeRange":{"on":"$renewedAt","range":3600,"step":3600}}]`)
+	for _, c := range []struct {
+		name string
+		v    Version
+		json string
+		code Code
+	}{
+		{"renewOnReplace on 14", V14, renewing, CodeJSONSchema},
+		{"index on $renewedAt on 14", V14, byRenewal, CodeUndefinedIndexProperty},
+		{"windows on $renewedAt on 14", V14, windows, CodeJSONSchema},
+		{"renewOnReplace without a ttl", V15, one(typ(`"s":{"type":"string","maxLength":63,"position":0}`, `"renewOnReplace":true`)), CodeInvalidContractStructure},
+		{"renewOnReplace", V15, renewing, CodeOK},
+		{"index on $renewedAt", V15, byRenewal, CodeOK},
+		{"windows on $renewedAt", V15, windows, CodeOK},
+	} {
+		types, err := ParseSubmittedDocumentTypes([]byte(c.json), c.v)
+		if got, _ := CodeOf(err); got != c.code {
+			t.Errorf("%s: code %d (%v), want %d", c.name, got, err, c.code)
+		}
+		if err == nil && c.name == "renewOnReplace" && !types[0].RenewOnReplace {
+			t.Errorf("%s: parsed %+v", c.name, types[0])
+		}
+	}
+	parse := func(raw string) Contract {
+		t.Helper()
+		types, err := ParseSubmittedDocumentTypes([]byte(raw), V15)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		return Contract{DocumentTypes: types}
+	}
+	plain, renews := parse(ttlType(3600, "")), parse(renewing)
+	for name, c := range map[string][2]Contract{"set": {plain, renews}, "unset": {renews, plain}} {
+		var e ErrDocumentTypeUpdate
+		if err := CheckContractUpdate(c[0], c[1]); !errors.As(err, &e) || e.Type != "t" {
+			t.Errorf("renewOnReplace %s by an update: %v", name, err)
+		}
+	}
+	if err := CheckContractUpdate(renews, parse(renewing)); err != nil {
+		t.Errorf("an update keeping renewOnReplace: %v", err)
+	}
+}

@@ -33,6 +33,10 @@ type DocumentType struct {
 	// each document is deleted by the platform once TTLSeconds have passed since its
 	// $createdAt. 0: none, documents live until someone deletes them.
 	TTLSeconds uint32
+	// RenewOnReplace (protocol version 15 on, a type with a ttl only): a replace renews
+	// the document as a renew action does, the session pattern (docs/STATE.md,
+	// "Renewal"). Fixed, like the ttl, once the type is registered.
+	RenewOnReplace bool
 
 	// Indices are sorted by name; names are unique and no two have the same properties.
 	Indices []Index
@@ -184,8 +188,18 @@ type FieldMatch struct {
 // RequirableSystemFields are the system fields a type may list in required (sorted).
 var RequirableSystemFields = []string{"$createdAt", "$transferredAt", "$updatedAt"}
 
-// IndexableSystemFields are the system fields an index may use (sorted).
+// IndexableSystemFields are the system fields an index may use (sorted); from protocol
+// version 15 on, $renewedAt too (IndexableSystemFieldsOf).
 var IndexableSystemFields = []string{"$createdAt", "$id", "$ownerId", "$transferredAt", "$updatedAt"}
+
+// IndexableSystemFieldsOf are the system fields an index may use under limits l
+// (sorted): IndexableSystemFields, and $renewedAt where the version renews.
+func IndexableSystemFieldsOf(l Limits) []string {
+	if !l.Renewal {
+		return IndexableSystemFields
+	}
+	return []string{"$createdAt", "$id", "$ownerId", "$renewedAt", "$transferredAt", "$updatedAt"}
+}
 
 // ExpiresAtMs is when document d of the type expires (document_expires_at): its
 // $renewedAt plus the ttl, in milliseconds, which is its $createdAt plus the ttl until

@@ -6,8 +6,8 @@ package protocol
 // stored once under each window its On field lies in, the index's properties under
 // the window.
 type TimeRange struct {
-	// On is the system field the windows are taken on: "$createdAt", "$updatedAt" or
-	// "$transferredAt" (TimeRangeFields).
+	// On is the system field the windows are taken on: "$createdAt", "$updatedAt",
+	// "$transferredAt" or, from version 15 on, "$renewedAt" (TimeRangeFields).
 	On string
 	// Range and Step are seconds; Range is a multiple of Step, Range / Step at most the
 	// version's MaxTimeRangeOverlapFactor.
@@ -20,8 +20,9 @@ type TimeRange struct {
 	TTL uint32
 }
 
-// TimeRangeFields are the system fields a time-range index may be taken on (sorted).
-var TimeRangeFields = []string{"$createdAt", "$transferredAt", "$updatedAt"}
+// TimeRangeFields are the system fields a time-range index may be taken on (sorted);
+// $renewedAt from protocol version 15 on, as the version's meta-schema says.
+var TimeRangeFields = []string{"$createdAt", "$renewedAt", "$transferredAt", "$updatedAt"}
 
 // Grid is what identifies where a time-range index's windows are stored: the field and
 // the range, step and phase, never the ttl. Indexes of one type with the same grid

@@ -155,7 +155,7 @@ func fieldOf(t protocol.DocumentType, name string) (field, bool) {
 	switch name {
 	case "$id", "$ownerId":
 		return field{typ: protocol.PropertyIdentifier}, true
-	case "$createdAt", "$updatedAt", "$transferredAt":
+	case "$createdAt", "$updatedAt", "$transferredAt", "$renewedAt":
 		return field{typ: protocol.PropertyInteger, timestamp: true}, true
 	}
 	p, ok := t.Property(name)

@@ -17,7 +17,7 @@ var LastBlockKey = []byte{104, 'l'}
 
 // gridField is a time-range index's field as its grid writes it (docs/STATE.md,
 // "Time-range windows").
-var gridField = map[string]byte{"$createdAt": 1, "$updatedAt": 2, "$transferredAt": 3}
+var gridField = map[string]byte{"$createdAt": 1, "$updatedAt": 2, "$transferredAt": 3, "$renewedAt": 4}
 
 // RankedAnswer is the JSON value of a /ranked answer; byte strings are base64 in it.
 type RankedAnswer struct {

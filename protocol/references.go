@@ -169,12 +169,15 @@ func CheckReferences(c Contract, contract func(ContractID) (Contract, bool, erro
 // valueCanChange reports whether the value of field (a property or a system field) of a
 // stored document of type t can change: a property by a replace (documentsMutable),
 // $ownerId by a transfer or a purchase, $updatedAt by any action on the document,
-// $transferredAt by a transfer or a purchase. $id and $createdAt never change.
+// $transferredAt by a transfer or a purchase, $renewedAt by a renewal (a type with a
+// ttl). $id and $createdAt never change.
 func valueCanChange(t DocumentType, field string) bool {
 	moves := t.Transferable == TransferableAlways || t.TradeMode == TradeModeDirectPurchase
 	switch field {
 	case "$id", "$createdAt":
 		return false
+	case "$renewedAt":
+		return t.TTLSeconds > 0
 	case "$ownerId", "$transferredAt":
 		return moves
 	case "$updatedAt":

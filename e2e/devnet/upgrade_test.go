@@ -29,7 +29,7 @@ const (
 	// oldImage is make image-old's: a binary that implements protocol versions up to
 	// 13 only, as one released before 14.
 	oldImage = "ttld:local-13"
-	// switchWithin bounds the wait for the switch once every validator signals 14:
+	// switchWithin bounds the wait for the switch once every validator signals 14 or later:
 	// the epoch they all signal in, the epoch that decides, and the change after it.
 	switchWithin = 4 * epochLengthS * time.Second
 	// ttlS is the ttl of the documents written on 14 (the devnet's lowered minimum,
@@ -45,9 +45,10 @@ const (
 // validator holding back (signal_version 13) and the full node running a binary that
 // implements 13 only. A contract with documents is written; then, while transfers and
 // document writes go on, the validators are restarted one by one signalling the newest
-// version their binary implements, 14. An epoch change decides on 14 and the next one
-// switches: the headers carry app version 14 from the block after, a contract with a
-// ttl registers and its documents expire and are cleaned up. The full node stops at the
+// version their binary implements, which counts for 14 ("the next version or a later
+// one"). An epoch change decides on 14 and the next one switches: the headers carry app
+// version 14 from the block after, a contract with a ttl registers and its documents
+// expire and are cleaned up. The full node stops at the
 // switch with its one line and exit code 3, stores intact; started again on the new
 // binary, it executes the switch block and catches up. Every node agrees on every
 // block and app hash, and ttld replay re-executes a validator's and the full node's
@@ -83,7 +84,7 @@ func TestDevnetUpgrade(t *testing.T) {
 	}
 
 	// Transfers and document writes go on while the validators restart, one by one,
-	// signalling 14.
+	// signalling the newest version they implement.
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -96,7 +97,7 @@ func TestDevnetUpgrade(t *testing.T) {
 		n.signalNewest(ctx, m)
 	}
 	restarted := n.height(ctx)
-	t.Logf("every validator signals 14 from height %d", restarted)
+	t.Logf("every validator signals %d from height %d", protocol.Newest(), restarted)
 
 	// The decision and the switch.
 	decided := n.waitProtocol(ctx, "the decision on 14", func(p client.ProtocolState) bool { return p.Next == protocol.V14 || p.Version == protocol.V14 })
@@ -240,7 +241,7 @@ func (n *network) signalNewest(ctx context.Context, m *member) {
 	if err := n.waitNodes(ctx, h+2, catchUp, m); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s restarted signalling 14, back at height %d", m.name, m.latest(ctx))
+	t.Logf("%s restarted signalling %d, back at height %d", m.name, protocol.Newest(), m.latest(ctx))
 }
 
 // oldStopped checks that m, on the binary that stops short of 14, stopped before the

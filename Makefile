@@ -173,7 +173,7 @@ OLD_IMAGE ?= ttld:local-$(OLD_PROTOCOL)
 image-old:
 	$(MAKE) image PROTOCOL_NEWEST=$(OLD_PROTOCOL) IMAGE=$(OLD_IMAGE) IMAGE_BIN=bin/linux/ttld-$(OLD_PROTOCOL)
 
-## e2e-upgrade: the upgrade in place: a four-validator devnet on 13 moves to 14 as its validators restart signalling it, under load; a full node left on $(OLD_IMAGE) stops at the switch and catches up on the new image; agreement, ttl documents expiring on 14, replay across the switch
+## e2e-upgrade: the upgrade in place: a four-validator devnet on 13 moves to 14 as its validators restart signalling it, under load; a full node left on $(OLD_IMAGE) stops at the switch and catches up on the new image; agreement, ttl documents expiring on 14; then on to 15, where sessions renew on every node; replay across the switches
 e2e-upgrade: build image image-old
 	$(GO) test -tags devnet -count=1 -timeout 25m -v -run TestDevnetUpgrade ./e2e/devnet/
 

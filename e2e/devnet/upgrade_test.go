@@ -50,9 +50,11 @@ const (
 // version 14 from the block after, a contract with a ttl registers and its documents
 // expire and are cleaned up. The full node stops at the
 // switch with its one line and exit code 3, stores intact; started again on the new
-// binary, it executes the switch block and catches up. Every node agrees on every
-// block and app hash, and ttld replay re-executes a validator's and the full node's
-// stores across the switch with the same app hashes.
+// binary, it executes the switch block and catches up. On 14, what 15 brings is still
+// refused; the next epoch changes decide on 15 and switch, in place, and a session type
+// renewed by its replaces registers and renews on every node. Every node agrees on
+// every block and app hash, and ttld replay re-executes a validator's and the full
+// node's stores across both switches with the same app hashes.
 func TestDevnetUpgrade(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), upgradeDeadline)
 	defer cancel()
@@ -117,6 +119,7 @@ func TestDevnetUpgrade(t *testing.T) {
 		t.Fatal(load.err)
 	}
 	load.check(t, restarted, at)
+	w.refusedBefore15(ctx)
 
 	// A contract with a ttl registers on 14; its documents expire and are cleaned up.
 	stories := w.contract(ctx, fmt.Sprintf(`{"documentSchemas":{"story":{"type":"object","ttl":%d,"properties":{"caption":{"type":"string","maxLength":40,"position":0}},"required":["$createdAt"],"additionalProperties":false}}}`, ttlS))
@@ -145,13 +148,81 @@ func TestDevnetUpgrade(t *testing.T) {
 	}
 	t.Logf("%d notes written on 13 and across the switch present and proven on every node at %d", len(before)+len(load.documents), final-1)
 
-	// Replay across the switch.
+	// On to 15 in place: the validators' binaries signalled it all along, so the epoch
+	// change after the switch to 14 decides on 15 and the next one switches.
+	final = w.renewOn15(ctx)
+
+	// Replay across the switches.
 	if _, err := n.run(ctx, n.composeCmd("stop", "-t", "30")); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"node0", full.name} {
 		n.replay(ctx, name, final)
 	}
+}
+
+// refusedBefore15 checks, by dry runs on 14, that what version 15 brings is refused
+// before it: a type declaring renewOnReplace by 14's meta-schema (JsonSchemaError,
+// 10101) and a renew action by the decoder (TxDecode).
+func (w *writer) refusedBefore15(ctx context.Context) {
+	t, n := w.n.t, w.n
+	session := &protocol.DataContractCreate{Identity: w.identity, Nonce: w.nonce + 1, Definition: []byte(sessionContract)}
+	renew := &protocol.DocumentsBatch{Identity: w.identity, Nonce: w.nonce + 1, Contract: protocol.ContractID{1}, Actions: []protocol.DocumentAction{
+		{Kind: protocol.ActionRenew, Type: "session", ID: protocol.DocumentID{1}, Revision: 2},
+	}}
+	for _, c := range []struct {
+		what string
+		tx   protocol.Transition
+		want protocol.Code
+	}{{"a renewOnReplace type", session, protocol.CodeJSONSchema}, {"a renewal", renew, protocol.CodeTxDecode}} {
+		res, err := n.nodes[0].client.DryRun(ctx, protocol.Sign(chainID, c.tx, n.dev.Priv))
+		if err != nil || res.Code != c.want {
+			t.Fatalf("%s on 14: %+v %v, want code %d", c.what, res, err, c.want)
+		}
+	}
+	if p := n.protocolOf(ctx, n.nodes[0], 0); p.Version != protocol.V14 {
+		t.Fatalf("the refusals were judged on %d, not 14: the epoch after the switch passed first", p.Version)
+	}
+	t.Log("on 14: a renewOnReplace type is refused by the meta-schema (10101), a renewal does not decode")
+}
+
+// sessionContract is version 15's session: a minute-long ttl (the devnet's lowered
+// minimum), renewed by every replace.
+var sessionContract = fmt.Sprintf(`{"documentSchemas":{"session":{"type":"object","ttl":%d,"renewOnReplace":true,"properties":{"user":{"type":"string","maxLength":20,"position":0},"page":{"type":"string","maxLength":20,"position":1}},"required":["$createdAt","user"],"additionalProperties":false}}}`, ttlS)
+
+// renewOn15 waits for the switch to 15, registers the session type, creates a session,
+// renews it, replaces it (which renews it again), and requires every node, once level,
+// to agree on every block and to prove the session renewed at the replace's block time
+// with its expiry a ttl later. It returns the height every node reached.
+func (w *writer) renewOn15(ctx context.Context) int64 {
+	t, n := w.n.t, w.n
+	switched := n.waitProtocol(ctx, "the switch to 15", func(p client.ProtocolState) bool { return p.Version == protocol.V15 })
+	t.Logf("on 15 by height %d", switched.Height)
+	sessions := w.contract(ctx, sessionContract)
+	id := w.document(ctx, sessions, "session", `{"user":"ada"}`)
+	var seen int64 // the height by which the last change was seen committed
+	for _, a := range []protocol.DocumentAction{
+		{Kind: protocol.ActionRenew, Type: "session", ID: id, Revision: 2},
+		{Kind: protocol.ActionReplace, Type: "session", ID: id, Revision: 3, Data: []byte(`{"user":"ada","page":"cart"}`)},
+	} {
+		w.nonce++
+		b := &protocol.DocumentsBatch{Identity: w.identity, Nonce: w.nonce, Contract: sessions, Actions: []protocol.DocumentAction{a}}
+		seen = n.commit(ctx, protocol.Sign(chainID, b, n.dev.Priv), func(ctx context.Context, c *client.Client) (bool, error) {
+			st, err := c.Document(ctx, sessions, "session", id, 0, false)
+			return st.Present && st.Revision == a.Revision, err
+		})
+	}
+	final := n.waitAll(ctx, seen+1, catchUp) // state final-1 holds the replace
+	n.agree(ctx, final)
+	for _, m := range n.nodes {
+		st, err := m.client.Document(ctx, sessions, "session", id, final-1, true)
+		if err != nil || !st.Present || !st.Verified || st.Revision != 3 || st.RenewedAt <= st.CreatedAt || st.RenewedAt != st.UpdatedAt ||
+			st.ExpiresAtMs != st.RenewedAt+uint64(ttlS)*1000 {
+			t.Fatalf("%s: the session at %d: %+v %v", m.name, final-1, st, err)
+		}
+	}
+	t.Logf("on 15: a session renewed, then renewed by a replace, proven alike on every node at %d", final-1)
+	return final
 }
 
 // protocolOf reads m's protocol state at height (0: the latest), proven.

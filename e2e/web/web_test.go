@@ -92,14 +92,14 @@ func TestWebViewInChromium(t *testing.T) {
 	}
 	c, d := contract.String(), doc.String()
 	docPath := "/document/" + c + "/note/" + d
-	page("overview", "/", map[string]string{"h1": "Chain " + e2e.ChainID, "#protocol-version": "14", "#backlog": "0 documents", "#credits": "(conserved", "#validators": "10", "#proof-status": "VERIFIED in this browser"})
+	page("overview", "/", map[string]string{"h1": "Chain " + e2e.ChainID, "#protocol-version": strconv.Itoa(int(protocol.Latest)), "#backlog": "0 documents", "#credits": "(conserved", "#validators": "10", "#proof-status": "VERIFIED in this browser"})
 	waitText(t, browser, "/", "[data-pin]", "chain "+e2e.ChainID+", validator set "+fmt.Sprintf("%X", env.Trusted.Hash()))
 	page("blocks", "/blocks", map[string]string{"#blocks": strconv.FormatInt(docHeight, 10), "main": "not proven"})
 	// The overview refreshes as blocks are committed (live.js, under the policy).
 	waitText(t, browser, "/", "#live", "Live: block ")
 	page("block", "/block/"+strconv.FormatInt(docHeight, 10), map[string]string{"h1": "Block " + strconv.FormatInt(docHeight, 10), "#tx-count": "1", "main": "document_create"})
 	tx := txOf(t, env, docHeight)
-	page("tx", tx, map[string]string{"#tx-kind": "documents_batch (decoded under protocol version 14)", "#fields": "hello from the web view",
+	page("tx", tx, map[string]string{"#tx-kind": fmt.Sprintf("documents_batch (decoded under protocol version %d)", protocol.Latest), "#fields": "hello from the web view",
 		"#fee-parts": "lifetime storage", "#tx-fee": "credits", "#tx-events": "document_create"})
 	feeParts(t, browser, tx)
 	page("contracts", "/contracts", map[string]string{"h1": "Contracts", "main": c[:8]})

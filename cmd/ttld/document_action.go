@@ -40,6 +40,9 @@ type actionFields struct {
 	To       string  `json:"to,omitempty"`
 	Reason   string  `json:"reason,omitempty"`
 	Document string  `json:"document,omitempty"`
+	// Renew, on a replace, asks that the replace renew the document: its type must
+	// declare renewOnReplace, which renews every replace (docs/STATE.md, "Renewal").
+	Renew bool `json:"renew,omitempty"`
 }
 
 // optional returns the keys of the fields given beyond action, contract and type, which
@@ -58,6 +61,7 @@ func (f actionFields) optional() []string {
 		{"to", f.To != ""},
 		{"reason", f.Reason != ""},
 		{"document", f.Document != ""},
+		{"renew", f.Renew},
 	} {
 		if field.given {
 			keys = append(keys, field.key)
@@ -74,6 +78,9 @@ type builtAction struct {
 	// Restore is, for a moderator's deletion, the document's encoding as read before
 	// the deletion is sent: what `ttld tx document restore --document` takes back.
 	Restore []byte
+	// Renews: the action renews the document (a renewal, or a replace of a type that
+	// declares renewOnReplace), so a command prints the expiry it moved to.
+	Renews bool
 }
 
 // documentKind is one kind of document action: the command that sends it alone
@@ -106,12 +113,22 @@ var documentKinds = []documentKind{
 		Complete: completeData,
 	},
 	{
-		Name: "replace", Kind: protocol.ActionReplace, Takes: []string{"id", "data", "revision"},
+		Name: "replace", Kind: protocol.ActionReplace, Takes: []string{"id", "data", "revision", "renew"},
 		Parse: func(f actionFields, _ *builtAction) error { return requireData(f) },
+		// A replace renews where its type declares renewOnReplace; asked to renew, it
+		// is refused before signing where the type does not.
 		Complete: func(r *actionReads, f actionFields, a *builtAction) error {
 			if err := completeData(r, f, a); err != nil {
 				return err
 			}
+			dt, err := r.documentType(a.Contract, a.Type)
+			if err != nil {
+				return err
+			}
+			if f.Renew && !dt.RenewOnReplace {
+				return errReplaceDoesNotRenew{Type: a.Type, TTL: dt.TTLSeconds > 0}
+			}
+			a.Renews = dt.RenewOnReplace
 			return r.nextRevision(a)
 		},
 	},
@@ -169,7 +186,10 @@ var documentKinds = []documentKind{
 	},
 	{
 		Name: "renew", Kind: protocol.ActionRenew, Takes: []string{"id", "revision"},
-		Complete: func(r *actionReads, _ actionFields, a *builtAction) error { return r.nextRevision(a) },
+		Complete: func(r *actionReads, _ actionFields, a *builtAction) error {
+			a.Renews = true
+			return r.nextRevision(a)
+		},
 	},
 	{
 		Name: "moderate-delete", Kind: protocol.ActionModerateDelete, Takes: []string{"id", "reason"},
@@ -427,4 +447,20 @@ func clip(s string) string {
 		return s
 	}
 	return s[:n-3] + "..."
+}
+
+// errReplaceDoesNotRenew: a replace asked to renew (--renew, or "renew": true in a
+// batch file) names a type that does not declare renewOnReplace. Its documents are
+// renewed by a renewal of their own (`ttld tx document renew`) where the type has a ttl.
+type errReplaceDoesNotRenew struct {
+	Type string
+	// TTL: the type has a ttl.
+	TTL bool
+}
+
+func (e errReplaceDoesNotRenew) Error() string {
+	if !e.TTL {
+		return fmt.Sprintf("a replace of a %q document does not renew it: the type has no ttl", e.Type)
+	}
+	return fmt.Sprintf("a replace of a %q document does not renew it: the type does not declare renewOnReplace (renew it with `ttld tx document renew`)", e.Type)
 }

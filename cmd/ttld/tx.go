@@ -65,6 +65,10 @@ type txOutput struct {
 	// RestoreDocument is, for a moderator's deletion, the document's encoding in hex as
 	// it was read before the deletion: what `ttld tx document restore --document` takes.
 	RestoreDocument string `json:"restore_document,omitempty"`
+	// RenewedAt and ExpiresAt are, for a committed action that renewed a document, its
+	// $renewedAt and the expiry it moved to (unix ms), as the block left them.
+	RenewedAt uint64 `json:"renewed_at,omitempty"`
+	ExpiresAt uint64 `json:"expires_at,omitempty"`
 }
 
 func (o txOutput) text(w io.Writer) {
@@ -113,6 +117,9 @@ func (o txOutput) text(w io.Writer) {
 	}
 	if o.RestoreDocument != "" {
 		fmt.Fprintf(w, "restore document: %s\n", o.RestoreDocument)
+	}
+	if o.RenewedAt != 0 {
+		fmt.Fprintf(w, "renewed at: %d\nexpires at: %d\n", o.RenewedAt, o.ExpiresAt)
 	}
 }
 
@@ -167,6 +174,8 @@ type txInput struct {
 	// document is what a moderator's deletion read before it is sent: the document's
 	// encoding, which a restore takes back.
 	document []byte
+	// renews: the document action renews its document (builtAction.Renews).
+	renews bool
 }
 
 // Key loads the --from key of the home's keyring (once).

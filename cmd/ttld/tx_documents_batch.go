@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ttld-dev/ttld/client"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
@@ -43,13 +44,20 @@ func init() {
 		Describe: describeDocument,
 	})
 	registerTx(txCommand{
-		Kind:     protocol.TypeDocumentsBatch,
-		Group:    "document",
-		Use:      "replace CONTRACT TYPE ID DATA --identity ID --from KEY [--revision N] [--key-index 0]",
-		Short:    "Replace the properties of a document the identity owns",
-		Long:     "Replace every property of document ID (type TYPE of contract CONTRACT) by those of DATA.\n\n" + dataHelp,
-		Args:     cobra.ExactArgs(4),
-		Flags:    revisionFlags,
+		Kind:  protocol.TypeDocumentsBatch,
+		Group: "document",
+		Use:   "replace CONTRACT TYPE ID DATA --identity ID --from KEY [--renew] [--revision N] [--key-index 0]",
+		Short: "Replace the properties of a document the identity owns",
+		Long: "Replace every property of document ID (type TYPE of contract CONTRACT) by those of DATA.\n\n" + dataHelp + "\n\n" +
+			"Where the type declares renewOnReplace (protocol version 15), the replace also renews the document: it expires\n" +
+			"the type's ttl after this block, and the replace pays for the lifetime it adds (docs/STATE.md, \"Renewal\").\n" +
+			"--renew asks for that: the command refuses, before signing, a type that does not renew on replace. A committed\n" +
+			"renewing replace prints the document's renewed_at and expires_at.",
+		Args: cobra.ExactArgs(4),
+		Flags: func(cmd *cobra.Command) {
+			revisionFlags(cmd)
+			cmd.Flags().Bool("renew", false, "require that the replace renew the document (its type declares renewOnReplace)")
+		},
 		Build:    documentBuild("replace"),
 		Describe: describeDocument,
 	})
@@ -110,7 +118,7 @@ func init() {
 		Long: "Renew document ID (type TYPE of contract CONTRACT): its $renewedAt becomes the block time, and it expires\n" +
 			"the type's ttl after it. The renewal pays, per byte the document holds, the lifetime price of the ttl less\n" +
 			"that of the lifetime it had left (docs/STATE.md, \"Renewal\"), plus processing; a document at or past its\n" +
-			"expiry is not renewed (40140).",
+			"expiry is not renewed (40140). Committed, the command prints the document's renewed_at and expires_at.",
 		Args:     cobra.ExactArgs(3),
 		Flags:    revisionFlags,
 		Build:    documentBuild("renew"),
@@ -210,7 +218,7 @@ func buildDocument(in *txInput, name string) (protocol.Transition, error) {
 	if err := completeAction(newActionReads(in.cmd), k, f, &a); err != nil {
 		return nil, err
 	}
-	in.document = a.Restore
+	in.document, in.renews = a.Restore, a.Renews
 	return &protocol.DocumentsBatch{Identity: signer, KeyIndex: flagUint8(in.cmd, "key-index"), Contract: a.Contract, Actions: []protocol.DocumentAction{a.DocumentAction}}, nil
 }
 
@@ -252,6 +260,8 @@ func commandFields(k documentKind, in *txInput) (actionFields, error) {
 				return f, err
 			}
 			f.Document = string(text)
+		case "renew":
+			f.Renew = flagBool(in.cmd, key)
 		}
 	}
 	return f, nil
@@ -289,8 +299,24 @@ func cmdContext(cmd *cobra.Command) context.Context {
 	return context.Background()
 }
 
-// describeDocument names the contract, type and document of a one-action batch.
-func describeDocument(t protocol.Transition, _ *txInput, o *txOutput) {
+// describeDocument names the contract, type and document of a one-action batch. Of an
+// action that renews the document, once committed, it adds the document's $renewedAt
+// and expiry as the committed block left them (read unproven; left out when the read
+// fails, the transaction's result being known all the same).
+func describeDocument(t protocol.Transition, in *txInput, o *txOutput) {
 	b := t.(*protocol.DocumentsBatch)
-	o.Contract, o.DocumentType, o.Document = b.Contract.String(), b.Actions[0].Type, b.Actions[0].ID.String()
+	a := b.Actions[0]
+	o.Contract, o.DocumentType, o.Document = b.Contract.String(), a.Type, a.ID.String()
+	if !in.renews || !o.Committed || o.Code != 0 {
+		return
+	}
+	c, err := dialNode(in.cmd, client.Options{ChainID: flagString(in.cmd, "chain-id")})
+	if err != nil {
+		return
+	}
+	st, err := c.Document(cmdContext(in.cmd), b.Contract, a.Type, a.ID, o.Height, false)
+	if err != nil || !st.Present {
+		return
+	}
+	o.RenewedAt, o.ExpiresAt = st.RenewedAt, st.ExpiresAtMs
 }

@@ -17,8 +17,9 @@ type documentPage struct {
 	// Expired: the document is past its expiry at the block time, waiting for the
 	// cleanup (its expiry figure says so).
 	Expired bool
-	// LivedX is the lifetime figure in thousandths of the lifetime bar's width.
-	LivedX int
+	// LivedX is the lifetime figure in thousandths of the lifetime bar's width, and
+	// RenewedX the renewal figure (where the last renewal fell), -1 when there is none.
+	LivedX, RenewedX int
 }
 
 // document shows a document in one proof box of four answers at one state: the
@@ -53,8 +54,16 @@ func (s *Server) document(r *http.Request) (any, error) {
 		return nil, err
 	}
 	p.Expired = strings.HasPrefix(p.F["expiry"], "expired")
-	if lived, err := strconv.Atoi(strings.TrimSuffix(p.F["lifetime"], "%")); err == nil {
-		p.LivedX = lived * 10
-	}
+	p.LivedX, p.RenewedX = barX(p.F["lifetime"]), barX(p.F["renewal"])
 	return p, nil
+}
+
+// barX is a percent figure ("37%") in thousandths of a bar's width; -1 when the figure
+// is not shown.
+func barX(percent string) int {
+	n, err := strconv.Atoi(strings.TrimSuffix(percent, "%"))
+	if err != nil {
+		return -1
+	}
+	return n * 10
 }

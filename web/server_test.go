@@ -187,6 +187,7 @@ func TestPages(t *testing.T) {
 		}
 		c.verify(t, p.path, body)
 	}
+	renewedPage(t, c)
 	// The block that created the document lists it with its code and fee.
 	found := false
 	for b := int64(1); b <= h && !found; b++ {
@@ -231,6 +232,37 @@ func TestPages(t *testing.T) {
 			t.Errorf("GET %s: its styles are not presentation attributes", chart)
 		}
 	}
+}
+
+// renewedPage renews the chain's note (protocol version 15) and reads its page: it
+// shows $renewedAt and where on the lifetime, now from the creation to the renewed
+// expiry, the renewal fell, as a figure and as a mark on the bar drawn at it; the
+// figures verify. An unrenewed document's page has neither.
+func renewedPage(t *testing.T, c chain) {
+	t.Helper()
+	path := "/document/" + c.contract.String() + "/note/" + c.document.String()
+	if _, _, body := c.get(t, path); strings.Contains(body, `data-figure="renewed"`) || strings.Contains(body, `data-bar="renewal"`) {
+		t.Fatalf("GET %s: an unrenewed document shows a renewal", path)
+	}
+	h := c.env.Commit(t, &protocol.DocumentsBatch{Identity: c.identity, Contract: c.contract, Actions: []protocol.DocumentAction{
+		{Kind: protocol.ActionRenew, Type: "note", ID: c.document, Revision: 2},
+	}})
+	if _, err := c.env.Client.WaitForHeight(context.Background(), h+1); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.env.Client.Document(context.Background(), c.contract, "note", c.document, h, true)
+	if err != nil || st.RenewedAt == 0 {
+		t.Fatalf("the renewed note: %+v %v", st, err)
+	}
+	_, _, body := c.get(t, path)
+	renewal := check.Lived(st.CreatedAt, st.ExpiresAtMs, st.RenewedAt, 100)
+	for _, w := range []string{`id="renewed-at"`, `data-figure="renewed">`, fmt.Sprintf(`data-figure="renewal">%d%%<`, renewal),
+		fmt.Sprintf(`<line data-bar="renewal" x1="%d"`, renewal*10)} {
+		if !strings.Contains(body, w) {
+			t.Errorf("GET %s after the renewal: no %q in the page", path, w)
+		}
+	}
+	c.verify(t, path, body)
 }
 
 // TestBadInput: every malformed input is a 400 naming it, what does not exist a 404,

@@ -39,7 +39,8 @@ import (
 // their proof boxes verified and written from the proven bytes; the transaction shows
 // its decoded transition and its fee by parts; the overview refreshes as blocks come;
 // a crawl from the overview, following links, reaches a document in at most four
-// clicks; a document value's bidirectional controls are shown escaped. Then, through a
+// clicks; a document value's bidirectional controls are shown escaped, and its renewal
+// on its lifetime bar. Then, through a
 // proxy that changes the pages on the way, each attack ends NOT VERIFIED: a balance or
 // a document's text changed, its expiry changed, the page's chain id changed, a fake
 // chain's pages and bundles after the real chain was pinned, a page that shows another
@@ -146,6 +147,26 @@ func TestWebViewInChromium(t *testing.T) {
 		t.Errorf("the document's value in the DOM: %q", fields)
 	}
 	allVerified(t, browser, bidiPath)
+	// Renewed (protocol version 15), the note shows $renewedAt, and its lifetime bar,
+	// from its creation to the renewed expiry, a mark where the renewal fell, placed
+	// by the browser's check from the proven figure.
+	renewed := env.Commit(t, &protocol.DocumentsBatch{Identity: id, Contract: contract, Actions: []protocol.DocumentAction{
+		{Kind: protocol.ActionRenew, Type: "note", ID: bidi, Revision: 2},
+	}})
+	if _, err := env.Client.WaitForHeight(ctx, renewed+1); err != nil {
+		t.Fatal(err)
+	}
+	page("document-renewed", bidiPath, map[string]string{"#renewed-at": "", "#lifetime": "renewed at", "#proof-status": "VERIFIED in this browser"})
+	mark, err := chromedp.Run(browser, chromedp.Evaluate[string](`(() => {
+		const l = document.querySelector('line[data-bar="renewal"]'), f = document.querySelector('[data-figure="renewal"]');
+		return l && f ? [l.getAttribute("x1"), l.getAttribute("x2"), String(parseInt(f.textContent, 10) * 10)].join(" ") : "";
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if xs := strings.Fields(mark); len(xs) != 3 || xs[0] != xs[2] || xs[1] != xs[2] {
+		t.Errorf("the renewal's mark on the lifetime bar (x1 x2, and the figure's place): %q", mark)
+	}
 
 	// The attacks, through a proxy of the view, whose origin pins its own set; the
 	// document attacked is a new one, far from its expiry.

@@ -785,9 +785,17 @@ func readDocument(f Figures, s answers) error {
 	if d.Price > 0 {
 		f["price"] = Credits(d.Price)
 	}
+	if d.RenewedAt != 0 {
+		f["renewed"] = When(msTime(d.RenewedAt), msTime(b.TimeMs))
+	}
 	if exp, ok := t.ExpiresAtMs(d.Document); ok {
 		f["expiry"] = Expiry(exp, b.TimeMs)
 		f["lifetime"] = strconv.FormatUint(Lived(d.CreatedAt, exp, b.TimeMs, 100), 10) + "%"
+		// A renewed document's lifetime runs from its creation to the expiry its last
+		// renewal set (docs/STATE.md, "Renewal"): where on it that renewal fell.
+		if d.RenewedAt != 0 {
+			f["renewal"] = strconv.FormatUint(Lived(d.CreatedAt, exp, d.RenewedAt, 100), 10) + "%"
+		}
 	}
 	readValues(f, []any{"field"}, t, d.Document)
 	return nil

@@ -99,7 +99,15 @@
       mark(figures, r);
       for (const bar of box.querySelectorAll("[data-bar]")) {
         const proven = r.figures ? r.figures[bar.dataset.bar] : undefined;
-        if (proven !== undefined) bar.setAttribute("width", String(parseInt(proven, 10) * 10));
+        if (proven === undefined) continue;
+        // A bar is drawn from its proven percent: a rect's width, a mark's (line) or
+        // label's (text) place along the bar.
+        const x = String(parseInt(proven, 10) * 10);
+        switch (bar.tagName.toLowerCase()) {
+          case "line": bar.setAttribute("x1", x); bar.setAttribute("x2", x); break;
+          case "text": bar.setAttribute("x", x); break;
+          default: bar.setAttribute("width", x);
+        }
       }
       if (r.verified) {
         say(box, verdict, true, "VERIFIED in this browser: " + urls.length + (urls.length === 1 ? " answer" : " answers") + ", chain " + r.chain_shown +

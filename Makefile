@@ -64,6 +64,12 @@ bench-ttl:
 	$(GO) test -run '^$$' -bench '^BenchmarkExpireDocuments$$' -benchtime 4x -count=1 -timeout 30m ./abci/
 	$(GO) test -run '^$$' -bench '^BenchmarkTTLFlood$$' -benchtime 1x -count=2 -timeout 30m ./abci/
 
+## bench-renewal: renewable ttl (protocol version 15): a steady flood of one-hour sessions, 64 a block, each renewed 0, 3 and 6 times 20 minutes apart before it is left to expire, for five hours of two-minute blocks: the live sessions' plateau, the cleanup keeping up, block time and the fees of a create and a renewal (about 3 minutes; CSV into $(BENCH_CSV) with TTLD_BENCH_CSV set)
+.PHONY: bench-renewal
+bench-renewal:
+	@echo "cores: $$(nproc), $$(uptime)"
+	$(GO) test -run '^$$' -bench '^BenchmarkRenewalFlood$$' -benchtime 1x -count=2 -timeout 30m ./abci/
+
 ## bench-snapshot: state sync: a snapshot taken and restored at 100,000 and 1,000,000 documents, its time and size (10 – 20 minutes: the million is written first)
 .PHONY: bench-snapshot
 bench-snapshot:

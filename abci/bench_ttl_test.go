@@ -45,14 +45,19 @@ const expiryBatch = 128
 // benchTTLChain starts benchChain at protocol version 14 and registers benchTTLContract
 // (owned by the first identity). It returns the contract's two types.
 func benchTTLChain(b *testing.B) (*harness, []benchIdentity, [2]drive.DocumentType) {
-	h, ids := benchChainWith(b, func(_ *harness, st *genesis.AppState) { st.ProtocolVersion = protocol.V14 })
+	return benchTTLChainAt(b, protocol.V14)
+}
+
+// benchTTLChainAt is benchTTLChain at protocol version v.
+func benchTTLChainAt(b *testing.B, v protocol.Version) (*harness, []benchIdentity, [2]drive.DocumentType) {
+	h, ids := benchChainWith(b, func(_ *harness, st *genesis.AppState) { st.ProtocolVersion = v })
 	owner := &ids[0]
 	owner.nonce++
 	res := h.block(genesisTime.Add(2*time.Second), [][]byte{protocol.Sign(testChainID, &protocol.DataContractCreate{Identity: owner.id, Nonce: owner.nonce, Definition: []byte(benchTTLContract)}, owner.key)})
 	if res.TxResults[0].Code != 0 {
 		b.Fatalf("contract refused: %s", res.TxResults[0].Log)
 	}
-	c, ok, err := drive.GetContract(h.store.Working(), protocol.NewContractID(owner.id, owner.nonce), protocol.V14)
+	c, ok, err := drive.GetContract(h.store.Working(), protocol.NewContractID(owner.id, owner.nonce), v)
 	if err != nil || !ok {
 		b.Fatal(err)
 	}
@@ -421,28 +426,8 @@ func benchFlood(b *testing.B, rate int, table benchTable) {
 			}
 		}
 		removed, _ := expiredIn(res, t.Name)
-		backlog, overdue = 0, 0
-		for _, ev := range res.Events {
-			if ev.Type != protocol.EventDocumentsCleanup {
-				continue
-			}
-			for _, a := range ev.Attributes {
-				n, _ := strconv.Atoi(a.Value)
-				switch a.Key {
-				case protocol.AttrBacklog:
-					backlog = n
-				case protocol.AttrOldestOverdueMs:
-					overdue = time.Duration(n) * time.Millisecond
-				}
-			}
-		}
-		live = 0
-		if err := h.store.Working().Iterate(drive.ExpirationsPrefix(), drive.PrefixEnd(drive.ExpirationsPrefix()), func(_, _ []byte) (bool, error) {
-			live++
-			return false, nil
-		}); err != nil {
-			b.Fatal(err)
-		}
+		backlog, overdue = cleanupLag(res)
+		live = liveDocuments(b, h)
 		liveAt = append(liveAt, live)
 		table.row(strconv.Itoa(rate), strconv.Itoa(blk), strconv.Itoa(live), strconv.Itoa(backlog), strconv.FormatFloat(overdue.Seconds(), 'f', 3, 64))
 		if blk%floodSample == 0 {
@@ -455,4 +440,37 @@ func benchFlood(b *testing.B, rate int, table benchTable) {
 	b.ReportMetric(float64(backlog), "backlog-at-3h")
 	b.ReportMetric(overdue.Seconds(), "s-overdue-at-3h")
 	b.ReportMetric(float64(busy.Microseconds())/1e3/floodBlocks, "ms/block")
+}
+
+// cleanupLag reads the block's documents_cleanup event: the due entries it left for
+// later blocks (counted up to BacklogCountLimit) and how overdue the oldest of them is.
+func cleanupLag(res *abcitypes.ResponseFinalizeBlock) (backlog int, overdue time.Duration) {
+	for _, ev := range res.Events {
+		if ev.Type != protocol.EventDocumentsCleanup {
+			continue
+		}
+		for _, a := range ev.Attributes {
+			n, _ := strconv.Atoi(a.Value)
+			switch a.Key {
+			case protocol.AttrBacklog:
+				backlog = n
+			case protocol.AttrOldestOverdueMs:
+				overdue = time.Duration(n) * time.Millisecond
+			}
+		}
+	}
+	return backlog, overdue
+}
+
+// liveDocuments counts the entries of the expirations tree in the working state: one
+// per stored document of a type with a ttl.
+func liveDocuments(b *testing.B, h *harness) int {
+	live := 0
+	if err := h.store.Working().Iterate(drive.ExpirationsPrefix(), drive.PrefixEnd(drive.ExpirationsPrefix()), func(_, _ []byte) (bool, error) {
+		live++
+		return false, nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return live
 }

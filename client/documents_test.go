@@ -26,22 +26,29 @@ func send(t *testing.T, c *Client, tr protocol.Transition, key ed25519.PrivateKe
 	}
 }
 
+// ownContract creates an identity of key, funded with 500,000,000,000 credits, and
+// registers contract definition def owned by it.
+func ownContract(t *testing.T, c *Client, key ed25519.PrivateKey, def []byte) (protocol.IdentityID, protocol.ContractID) {
+	t.Helper()
+	create := &protocol.IdentityCreate{PubKey: pubOf(key), Amount: 500_000_000_000, Keys: []ed25519.PublicKey{pubOf(key)}}
+	send(t, c, create, key)
+	owner := protocol.NewIdentityID(protocol.AddressOf(pubOf(key)), create.Nonce)
+	cc := &protocol.DataContractCreate{Identity: owner, Definition: def}
+	send(t, c, cc, key)
+	return owner, protocol.NewContractID(owner, cc.Nonce)
+}
+
 // The document reads on a chain holding the market contract and three listings:
 // one document by id, a query in the index's order and reversed, count and sum.
 func TestDocumentReads(t *testing.T) {
 	c, _ := newTestClient(t)
 	ctx := context.Background()
 	alice := seedKey("alice")
-	create := &protocol.IdentityCreate{PubKey: pubOf(alice), Amount: 500_000_000_000, Keys: []ed25519.PublicKey{pubOf(alice)}}
-	send(t, c, create, alice)
-	owner := protocol.NewIdentityID(protocol.AddressOf(pubOf(alice)), create.Nonce)
 	def, err := os.ReadFile("../docs/examples/market.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc := &protocol.DataContractCreate{Identity: owner, Definition: def}
-	send(t, c, cc, alice)
-	contract := protocol.NewContractID(owner, cc.Nonce)
+	owner, contract := ownContract(t, c, alice, def)
 	seller := "[" + strings.TrimSuffix(strings.Repeat("7,", 32), ",") + "]"
 	batch := &protocol.DocumentsBatch{Identity: owner, Contract: contract}
 	ids := map[string]protocol.DocumentID{}
@@ -114,13 +121,8 @@ func TestDocumentRevisions(t *testing.T) {
 	c, _ := newTestClient(t)
 	ctx := context.Background()
 	alice := seedKey("alice")
-	create := &protocol.IdentityCreate{PubKey: pubOf(alice), Amount: 500_000_000_000, Keys: []ed25519.PublicKey{pubOf(alice)}}
-	send(t, c, create, alice)
-	owner := protocol.NewIdentityID(protocol.AddressOf(pubOf(alice)), create.Nonce)
-	cc := &protocol.DataContractCreate{Identity: owner, Definition: []byte(`{"documentSchemas":{"page":{"type":"object","documentsKeepHistory":true,` +
-		`"properties":{"body":{"type":"string","maxLength":100,"position":0}},"required":["body"],"additionalProperties":false}}}`)}
-	send(t, c, cc, alice)
-	contract := protocol.NewContractID(owner, cc.Nonce)
+	owner, contract := ownContract(t, c, alice, []byte(`{"documentSchemas":{"page":{"type":"object","documentsKeepHistory":true,`+
+		`"properties":{"body":{"type":"string","maxLength":100,"position":0}},"required":["body"],"additionalProperties":false}}}`))
 	b := &protocol.DocumentsBatch{Identity: owner, Contract: contract, Actions: []protocol.DocumentAction{{Kind: protocol.ActionCreate, Type: "page", Data: []byte(`{"body":"first"}`)}}}
 	id := b.CreateID(b.Actions[0])
 	send(t, c, b, alice)

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"crypto/ed25519"
 	"os"
 	"testing"
 	"time"
@@ -21,16 +20,11 @@ func TestRenewedSessionReads(t *testing.T) {
 	c, chain := newTestClient(t)
 	ctx := context.Background()
 	alice := seedKey("alice")
-	create := &protocol.IdentityCreate{PubKey: pubOf(alice), Amount: 500_000_000_000, Keys: []ed25519.PublicKey{pubOf(alice)}}
-	send(t, c, create, alice)
-	owner := protocol.NewIdentityID(protocol.AddressOf(pubOf(alice)), create.Nonce)
 	def, err := os.ReadFile("../docs/examples/session.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc := &protocol.DataContractCreate{Identity: owner, Definition: def}
-	send(t, c, cc, alice)
-	contract := protocol.NewContractID(owner, cc.Nonce)
+	owner, contract := ownContract(t, c, alice, def)
 	batch := &protocol.DocumentsBatch{Identity: owner, Contract: contract, Actions: []protocol.DocumentAction{
 		{Kind: protocol.ActionCreate, Type: "session", Entropy: [32]byte{1}, Data: []byte(`{"user":"ada"}`)},
 	}}

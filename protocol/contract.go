@@ -234,8 +234,13 @@ func propertyEqual(a, b Property) bool {
 		eqPtr(a.MinItems, b.MinItems) && eqPtr(a.MaxItems, b.MaxItems) && referenceEqual(a.RefersTo, b.RefersTo)
 }
 
+// indexEqual reports whether an update keeps index a as b: every keyword the index's
+// entries were written under, its time-range grid and window ttl and its ranking
+// included (the stored entries of a time-range index lie where its grid put them and
+// drain by its ttl; a deletion of a stored document looks for them there).
 func indexEqual(a, b Index) bool {
 	if a.Name != b.Name || a.Unique != b.Unique || a.Countable != b.Countable || a.Summable != b.Summable ||
+		a.Ranked != b.Ranked || !eqPtr(a.TimeRange, b.TimeRange) ||
 		!slices.Equal(a.Properties, b.Properties) || (a.Contested == nil) != (b.Contested == nil) {
 		return false
 	}

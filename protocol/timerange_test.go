@@ -172,3 +172,37 @@ func seq(from, step uint64, n int) []uint64 {
 	}
 	return out
 }
+
+// TestTimeRangeIndexUpdate: an update keeps a time-range index exactly
+// (docs/CONTRACTS.md, "Updates": an index "changed" is DocumentTypeUpdateError): its
+// field, range, step, phase, window ttl and ranking. The stored entries lie in the
+// windows the registered grid put them in and drain by its ttl; a deletion looks for
+// them there, so an update that moved the grid would leave them where nothing finds
+// them.
+func TestTimeRangeIndexUpdate(t *testing.T) {
+	parse := func(tr, extra string) Contract {
+		t.Helper()
+		types, err := ParseSubmittedDocumentTypes([]byte(timeRangeType(trIndex("w", tr, extra))), V15)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tr, extra, err)
+		}
+		return Contract{DocumentTypes: types}
+	}
+	const hourly = `{"on":"$createdAt","range":7200,"step":3600,"ttl":86400}`
+	registered := parse(hourly, `"countable":true`)
+	if err := CheckContractUpdate(registered, parse(hourly, `"countable":true`)); err != nil {
+		t.Fatalf("the same index: %v", err)
+	}
+	for name, next := range map[string]Contract{
+		"field":   parse(`{"on":"$renewedAt","range":7200,"step":3600,"ttl":86400}`, `"countable":true`),
+		"range":   parse(`{"on":"$createdAt","range":3600,"step":3600,"ttl":86400}`, `"countable":true`),
+		"step":    parse(`{"on":"$createdAt","range":7200,"step":1800,"ttl":86400}`, `"countable":true`),
+		"phase":   parse(`{"on":"$createdAt","range":7200,"step":3600,"phase":60,"ttl":86400}`, `"countable":true`),
+		"ttl":     parse(`{"on":"$createdAt","range":7200,"step":3600,"ttl":172800}`, `"countable":true`),
+		"no ttl":  parse(`{"on":"$createdAt","range":7200,"step":3600}`, `"countable":true`),
+		"ranked":  parse(hourly, `"countable":true,"ranked":true`),
+		"removed": {DocumentTypes: func() []DocumentType { c := parse(hourly, `"countable":true`); c.DocumentTypes[0].Indices[0].TimeRange = nil; return c.DocumentTypes }()},
+	} {
+		wantCode(t, name, CheckContractUpdate(registered, next), CodeDocumentTypeUpdate)
+	}
+}

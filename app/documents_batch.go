@@ -113,6 +113,11 @@ func applyDocumentsBatch(e *execution, t *protocol.DocumentsBatch) error {
 		return protocol.ErrCreditOverflow{Account: "the ephemeral bytes fee", Amount: s.EphemeralMargin}
 	}
 	e.margin += margin
+	storedMargin, err := e.r.fees.PerpetualStorageFee(s.StoredMargin)
+	if err != nil {
+		return protocol.ErrCreditOverflow{Account: "the storage fee", Amount: s.StoredMargin}
+	}
+	e.margin += storedMargin
 	return nil
 }
 

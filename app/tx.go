@@ -346,6 +346,13 @@ func (e *execution) lifetimeFees() (feeschedule.Result, error) {
 			return out, err
 		}
 		epochs := feeschedule.LifetimeEpochs(remaining, e.r.params.EpochLengthS)
+		if w.MarginBytes > 0 {
+			margin, err := e.r.fees.TTLStorageFee(w.MarginBytes, remaining)
+			if err != nil {
+				return out, err
+			}
+			e.margin += margin
+		}
 		if w.Renewed > 0 {
 			renewal, margin, err := e.renewalFee(w, remaining)
 			if err != nil {

@@ -107,9 +107,13 @@ type Storage struct {
 	// no storage fee; they bill as processing (Time-Range Index TTL).
 	Ephemeral uint64
 	// EphemeralMargin counts the Ephemeral bytes the writes would have added more on a
-	// state without the count records they found: what a fee estimate made on another
-	// state may lack.
+	// state without the count records they found, or in a later block (windowMargin):
+	// what a fee estimate made on another state may lack.
 	EphemeralMargin uint64
+	// StoredMargin counts the bytes of flagged items the writes would have added more
+	// in a later block (windowMargin), stored for ever; those of a document of a type
+	// with a ttl are in its LifetimeWrite's MarginBytes instead.
+	StoredMargin uint64
 	// Forfeit, while set, keeps the refunds of what is removed from their payers: a
 	// moderator's deletion whose type's moderatorAbilities.deleteRefundsOwner is false.
 	// The fees stay with the epochs they were paid to; Forfeited sums the credits kept.
@@ -136,6 +140,9 @@ type LifetimeWrite struct {
 	// paid until RenewedFromMs, the expiry before, they now stay until ExpiresAtMs.
 	Renewed       uint64
 	RenewedFromMs uint64
+	// MarginBytes counts the bytes the write would have added more in a later block
+	// (windowMargin): what a fee estimate prices at the lifetime left.
+	MarginBytes uint64
 }
 
 // IndexLevels is what a document of type t weighs in index levels: the properties of
@@ -188,6 +195,25 @@ func (s *Storage) add(f StorageFlags, n uint64) StorageFlags {
 	}
 	p.Bytes = uint32(n)
 	return append(out[:i], append(StorageFlags{p}, out[i:]...)...)
+}
+
+// addMargin records n bytes of items a later block's write would add more: lifetime
+// bytes of the document being written, if its type has a ttl, else stored bytes.
+func (s *Storage) addMargin(n uint64) {
+	if s.ttl != nil {
+		s.ttl.MarginBytes += n
+		return
+	}
+	s.StoredMargin += n
+}
+
+// itemValueLen is the length of an item's value with an empty payload as s writes it:
+// its flags, one entry of them unless the write is of a document with a ttl.
+func (s *Storage) itemValueLen() int {
+	if s.ttl != nil {
+		return len(AppendFlags(nil, nil))
+	}
+	return len(AppendFlags(nil, StorageFlags{{}}))
 }
 
 // remove takes n bytes off f, latest first, refunds each owner what its fee for them

@@ -262,6 +262,9 @@ func updateWindows(kv KV, s *Storage, t DocumentType, before, after *protocol.Do
 	}
 	for _, k := range slices.Sorted(maps.Keys(nextKeys)) {
 		if _, had := oldKeys[k]; had {
+			if stampsGrid(t, before, after, nextKeys[k].Index.TimeRange.On, s.AtMs) {
+				windowMargin(s, t, after, []byte(k), nextKeys[k])
+			}
 			continue
 		}
 		var err error
@@ -276,6 +279,60 @@ func updateWindows(kv KV, s *Storage, t DocumentType, before, after *protocol.Do
 		}
 	}
 	return updateWindowCounts(kv, s, t, before, after, old, next)
+}
+
+// stampsGrid reports whether the write from before to after sets field on, a time-range
+// grid's field, to the block time atMs ($updatedAt on a change, $renewedAt on a
+// renewal, $transferredAt on a transfer) from another value.
+func stampsGrid(t DocumentType, before, after *protocol.Document, on string, atMs uint64) bool {
+	f, _ := Field(t.DocumentType, on)
+	was, now := FieldValue(f, *before), FieldValue(f, *after)
+	return now.Set && uint64(now.Int) == atMs && (!was.Set || was.Int != now.Int)
+}
+
+// windowMargin counts what a write that stamps w's grid field with the block time
+// (stampsGrid) adds more when, in a later block, that time lies in another window than
+// the one it kept here (entry key): the entry written there and the old one removed,
+// the count records of both windows, and a ranked index's ranks in both. An estimate
+// made just after the last block finds the stamped time in the windows of the time
+// before far more often than the block that executes it will. Ephemeral bytes under a
+// ttl'd grid go to s.EphemeralMargin; a permanent grid's entry is an item
+// (s.addMargin); every write counts in s.Margin.
+func windowMargin(s *Storage, t DocumentType, after *protocol.Document, key []byte, w WindowItem) {
+	ttl := w.Index.TimeRange.TTL > 0
+	entryLen := len(Ephemeral)
+	if !ttl {
+		entryLen = s.itemValueLen()
+		s.addMargin(uint64(len(key) + entryLen))
+	} else {
+		s.EphemeralMargin += uint64(len(key) + entryLen)
+	}
+	ops := SetCost(key, entryLen)
+	ops.BytesWritten += uint64(len(key)) // the old window's entry removed
+	if w.Index.Countable || w.Index.Summable != "" {
+		g := w.Index.TimeRange.Grid()
+		prefixes := IndexPrefixes(IndexFields(t.DocumentType, w.Index), *after)
+		for i, prefix := range prefixes {
+			count := WindowCountKey(t.Contract, t.Name, g, w.StartMs, w.Index.Name, prefix)
+			if ttl {
+				s.EphemeralMargin += uint64(len(count) + indexCountLen)
+			}
+			// Read and written in both windows.
+			ops.Seeks += 2
+			ops.BytesLoaded += 2 * uint64(len(count)+indexCountLen)
+			ops = ops.Add(SetCost(count, indexCountLen)).Add(SetCost(count, indexCountLen))
+			if w.Index.Ranked && i == len(prefixes)-1 {
+				rank := WindowRankKey(t.Contract, t.Name, g, w.StartMs, w.Index.Name, 1, prefix)
+				if ttl {
+					s.EphemeralMargin += uint64(len(rank) + len(Ephemeral))
+				}
+				// Removed and written in both windows.
+				ops.BytesWritten += 2 * uint64(len(rank))
+				ops = ops.Add(SetCost(rank, len(Ephemeral))).Add(SetCost(rank, len(Ephemeral)))
+			}
+		}
+	}
+	s.Margin = s.Margin.Add(ops)
 }
 
 // dropWindowEntry removes the entry at key that w describes.

@@ -227,3 +227,66 @@ func TestCheckCleanupCatchesLeftovers(t *testing.T) {
 		t.Fatal("a document due at the block's time, left by a cleanup that removed nothing, passed")
 	}
 }
+
+// windowsDefinition has a session type (an hour's ttl) counted per minute of its
+// $renewedAt (a ttl'd, ranked grid) and of its $updatedAt (a permanent grid), and a
+// page type without a ttl ranked per minute of its $updatedAt (a permanent grid).
+const windowsDefinition = `{"documentSchemas":{` +
+	`"session":{"type":"object","ttl":3600,"properties":{"user":{"type":"string","maxLength":20,"position":0}},"required":["$createdAt","user"],"additionalProperties":false,"indices":[` +
+	`{"name":"active","properties":[{"user":"asc"}],"countable":true,"ranked":true,"timeRange":{"on":"$renewedAt","range":60,"step":60,"ttl":7200}},` +
+	`{"name":"edited","properties":[{"user":"asc"}],"countable":true,"timeRange":{"on":"$updatedAt","range":120,"step":60}}]},` +
+	`"page":{"type":"object","properties":{"user":{"type":"string","maxLength":20,"position":0}},"required":["user"],"additionalProperties":false,"indices":[` +
+	`{"name":"edits","properties":[{"user":"asc"}],"countable":true,"ranked":true,"timeRange":{"on":"$updatedAt","range":60,"step":60}}]}}}`
+
+// TestDryRunBoundsWindowMoves: a write that stamps a time-range grid's field with the
+// block time ($renewedAt on a renewal, $updatedAt on a replace) keeps its document in
+// the windows it had when a dry run, made a second after the document's block, finds
+// that time in them; the block that executes it half an hour later writes it into other
+// windows: an entry, count records and a rank of its own in each, ephemeral bytes under
+// the ttl'd grid, stored (lifetime or perpetual) bytes under the permanent ones. The dry
+// run's max fee bounds each (drive's windowMargin).
+func TestDryRunBoundsWindowMoves(t *testing.T) {
+	created := GenesisTime.Add(2 * time.Second)
+	for _, c := range []struct {
+		name, typ string
+		action    protocol.DocumentAction
+	}{
+		{"renew a session", "session", protocol.DocumentAction{Kind: protocol.ActionRenew, Revision: 2}},
+		{"replace a session", "session", protocol.DocumentAction{Kind: protocol.ActionReplace, Revision: 2, Data: []byte(`{"user":"ada"}`)}},
+		{"replace a page", "page", protocol.DocumentAction{Kind: protocol.ActionReplace, Revision: 2, Data: []byte(`{"user":"ada"}`)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			chain, err := Open(dbm.NewMemDB())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = chain.Close() })
+			g := NewGenerator(10, 2)
+			if _, err := chain.InitChain(g.Genesis(), g.Validators()...); err != nil {
+				t.Fatal(err)
+			}
+			k := g.keys[0]
+			kv, err := chain.NextBlockState()
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, _, err := drive.GetAddress(kv, protocol.AddressOf(pubOf(k)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			idn := protocol.NewIdentityID(protocol.AddressOf(pubOf(k)), 1)
+			mustBlock(t, chain, GenesisTime.Add(time.Second), protocol.Sign(ChainID, &protocol.IdentityCreate{PubKey: pubOf(k), Nonce: 1, Amount: st.Balance / 2, Keys: []ed25519.PublicKey{pubOf(k)}}, k))
+			cc := &protocol.DataContractCreate{Identity: idn, Nonce: 1, Definition: []byte(windowsDefinition)}
+			create := &protocol.DocumentsBatch{Identity: idn, Nonce: 2, Contract: cc.ContractID(), Actions: []protocol.DocumentAction{
+				{Kind: protocol.ActionCreate, Type: c.typ, Entropy: [32]byte{1}, Data: []byte(`{"user":"ada"}`)},
+			}}
+			create.Actions[0].ID = create.CreateID(create.Actions[0])
+			mustBlock(t, chain, created, protocol.Sign(ChainID, cc, k), protocol.Sign(ChainID, create, k))
+			a := c.action
+			a.Type, a.ID = c.typ, create.Actions[0].ID
+			change := &protocol.DocumentsBatch{Identity: idn, Nonce: 3, Contract: cc.ContractID(), Actions: []protocol.DocumentAction{a}}
+			ans, got := dryRunThenBlock(t, chain, protocol.Sign(ChainID, change, k), created.Add(30*time.Minute), created.Add(24*time.Hour))
+			t.Logf("dry run fee %d, max %d; charged %d", ans.Fee, ans.MaxFee, got.GasUsed)
+		})
+	}
+}

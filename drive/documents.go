@@ -93,7 +93,7 @@ func ReplaceDocument(kv KV, s *Storage, t DocumentType, before StoredDocument, a
 	}
 	defer s.writing(t.DocumentType, after, false)()
 	if from, ok := t.ExpiresAtMs(before.Document); ok && from != s.ttl.ExpiresAtMs {
-		s.ttl.Renewed, s.ttl.RenewedFromMs = LifetimeBytes(t, before.Document, s.AtMs), from
+		s.ttl.Renewed, s.ttl.RenewedFromMs = keptBytes(t, before.Document, after, s.AtMs), from
 	}
 	enc, was := after.Encode(t.DocumentType), before.Encode(t.DocumentType)
 	if s.ttl != nil && len(enc) > len(was) {
@@ -137,21 +137,38 @@ func ReplaceDocument(kv KV, s *Storage, t DocumentType, before StoredDocument, a
 // its expirations tree entry. Count records and entries under ttl'd grids are not
 // lifetime storage.
 func LifetimeBytes(t DocumentType, d protocol.Document, atMs uint64) uint64 {
-	n := uint64(len(DocumentKey(t.Contract, t.Name, d.ID)) + len(d.Encode(t.DocumentType)))
+	return keptBytes(t, d, d, atMs)
+}
+
+// keptBytes is what of before's lifetime storage (LifetimeBytes) a write of after at
+// block time atMs keeps: its row up to the shorter of the two encodings, the index
+// entries and entries under grids without a ttl that after has under the same keys,
+// and its expirations entry, which the write moves. What the write adds it pays as new
+// bytes, and what it removes is no longer held: a renewal renews what it keeps
+// (docs/STATE.md, "Renewal").
+func keptBytes(t DocumentType, before, after protocol.Document, atMs uint64) uint64 {
+	n := uint64(len(DocumentKey(t.Contract, t.Name, before.ID)) + min(len(before.Encode(t.DocumentType)), len(after.Encode(t.DocumentType))))
 	for _, ix := range t.Indices {
 		if ix.TimeRange != nil {
 			continue
 		}
-		values, _ := IndexValues(IndexFields(t.DocumentType, ix), d)
-		n += uint64(len(IndexEntryKey(t.Contract, t.Name, ix.Name, values, d.ID)))
-	}
-	for _, w := range WindowItems(t.DocumentType, &d, atMs, false) {
-		if w.Index.TimeRange.TTL == 0 {
-			n += uint64(len(w.EntryKey(t, d.ID)))
+		fields := IndexFields(t.DocumentType, ix)
+		values, _ := IndexValues(fields, before)
+		if next, _ := IndexValues(fields, after); bytes.Equal(values, next) {
+			n += uint64(len(IndexEntryKey(t.Contract, t.Name, ix.Name, values, before.ID)))
 		}
 	}
-	if at, ok := t.ExpiresAtMs(d); ok {
-		n += uint64(len(ExpirationKey(at, d.ID)) + len(EncodeExpiration(t.Contract, t.Name)))
+	kept := map[string]bool{}
+	for _, w := range WindowItems(t.DocumentType, &after, atMs, false) {
+		kept[string(w.EntryKey(t, after.ID))] = true
+	}
+	for _, w := range WindowItems(t.DocumentType, &before, atMs, false) {
+		if key := w.EntryKey(t, before.ID); w.Index.TimeRange.TTL == 0 && kept[string(key)] {
+			n += uint64(len(key))
+		}
+	}
+	if at, ok := t.ExpiresAtMs(before); ok {
+		n += uint64(len(ExpirationKey(at, before.ID)) + len(EncodeExpiration(t.Contract, t.Name)))
 	}
 	return n
 }

@@ -136,8 +136,9 @@ type LifetimeWrite struct {
 	Created     bool
 	IndexLevels uint64
 	// Renewed counts, for a write that renews the document (its expiry moves later,
-	// protocol version 15), the bytes the document held before it (LifetimeBytes):
-	// paid until RenewedFromMs, the expiry before, they now stay until ExpiresAtMs.
+	// protocol version 15), the bytes the document held before it (LifetimeBytes) that
+	// the write keeps: paid until RenewedFromMs, the expiry before, they now stay until
+	// ExpiresAtMs.
 	Renewed       uint64
 	RenewedFromMs uint64
 	// MarginBytes counts the bytes the write would have added more in a later block

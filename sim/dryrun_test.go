@@ -233,13 +233,17 @@ func dryRun(t *testing.T, c *Chain, tx []byte) proofs.DryRunAnswer {
 
 // absentKeysChain is a chain whose first block created a funded identity of the
 // generator's first key, which signs with it.
-func absentKeysChain(t *testing.T) (*Chain, identity) {
+func absentKeysChain(t *testing.T) (*Chain, identity) { return identityChain(t, 9) }
+
+// identityChain is absentKeysChain on the genesis of generator seed (an even seed
+// starts on the latest protocol version).
+func identityChain(t *testing.T, seed int64) (*Chain, identity) {
 	c, err := Open(dbm.NewMemDB())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	g := NewGenerator(9, 2)
+	g := NewGenerator(seed, 2)
 	if _, err := c.InitChain(g.Genesis(), g.Validators()...); err != nil {
 		t.Fatal(err)
 	}

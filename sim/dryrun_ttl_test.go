@@ -256,26 +256,8 @@ func TestDryRunBoundsWindowMoves(t *testing.T) {
 		{"replace a page", "page", protocol.DocumentAction{Kind: protocol.ActionReplace, Revision: 2, Data: []byte(`{"user":"ada"}`)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			chain, err := Open(dbm.NewMemDB())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = chain.Close() })
-			g := NewGenerator(10, 2)
-			if _, err := chain.InitChain(g.Genesis(), g.Validators()...); err != nil {
-				t.Fatal(err)
-			}
-			k := g.keys[0]
-			kv, err := chain.NextBlockState()
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, _, err := drive.GetAddress(kv, protocol.AddressOf(pubOf(k)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			idn := protocol.NewIdentityID(protocol.AddressOf(pubOf(k)), 1)
-			mustBlock(t, chain, GenesisTime.Add(time.Second), protocol.Sign(ChainID, &protocol.IdentityCreate{PubKey: pubOf(k), Nonce: 1, Amount: st.Balance / 2, Keys: []ed25519.PublicKey{pubOf(k)}}, k))
+			chain, signer := identityChain(t, 10)
+			idn, k := signer.id, signer.key
 			cc := &protocol.DataContractCreate{Identity: idn, Nonce: 1, Definition: []byte(windowsDefinition)}
 			create := &protocol.DocumentsBatch{Identity: idn, Nonce: 2, Contract: cc.ContractID(), Actions: []protocol.DocumentAction{
 				{Kind: protocol.ActionCreate, Type: c.typ, Entropy: [32]byte{1}, Data: []byte(`{"user":"ada"}`)},

@@ -193,15 +193,17 @@ func TestTimeRangeIndexUpdate(t *testing.T) {
 	if err := CheckContractUpdate(registered, parse(hourly, `"countable":true`)); err != nil {
 		t.Fatalf("the same index: %v", err)
 	}
+	plain := parse(hourly, `"countable":true`)
+	plain.DocumentTypes[0].Indices[0].TimeRange = nil
 	for name, next := range map[string]Contract{
-		"field":   parse(`{"on":"$renewedAt","range":7200,"step":3600,"ttl":86400}`, `"countable":true`),
-		"range":   parse(`{"on":"$createdAt","range":3600,"step":3600,"ttl":86400}`, `"countable":true`),
-		"step":    parse(`{"on":"$createdAt","range":7200,"step":1800,"ttl":86400}`, `"countable":true`),
-		"phase":   parse(`{"on":"$createdAt","range":7200,"step":3600,"phase":60,"ttl":86400}`, `"countable":true`),
-		"ttl":     parse(`{"on":"$createdAt","range":7200,"step":3600,"ttl":172800}`, `"countable":true`),
-		"no ttl":  parse(`{"on":"$createdAt","range":7200,"step":3600}`, `"countable":true`),
-		"ranked":  parse(hourly, `"countable":true,"ranked":true`),
-		"removed": {DocumentTypes: func() []DocumentType { c := parse(hourly, `"countable":true`); c.DocumentTypes[0].Indices[0].TimeRange = nil; return c.DocumentTypes }()},
+		"field":         parse(`{"on":"$renewedAt","range":7200,"step":3600,"ttl":86400}`, `"countable":true`),
+		"range":         parse(`{"on":"$createdAt","range":3600,"step":3600,"ttl":86400}`, `"countable":true`),
+		"step":          parse(`{"on":"$createdAt","range":7200,"step":1800,"ttl":86400}`, `"countable":true`),
+		"phase":         parse(`{"on":"$createdAt","range":7200,"step":3600,"phase":60,"ttl":86400}`, `"countable":true`),
+		"ttl":           parse(`{"on":"$createdAt","range":7200,"step":3600,"ttl":172800}`, `"countable":true`),
+		"no ttl":        parse(`{"on":"$createdAt","range":7200,"step":3600}`, `"countable":true`),
+		"ranked":        parse(hourly, `"countable":true,"ranked":true`),
+		"no time range": plain,
 	} {
 		wantCode(t, name, CheckContractUpdate(registered, next), CodeDocumentTypeUpdate)
 	}

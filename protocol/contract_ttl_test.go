@@ -279,19 +279,22 @@ func TestTTLCanonicalJSON(t *testing.T) {
 	}
 }
 
+// typesContract is a contract of the document types raw submits under version v.
+func typesContract(t *testing.T, raw string, v Version) Contract {
+	t.Helper()
+	types, err := ParseSubmittedDocumentTypes([]byte(raw), v)
+	if err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return Contract{DocumentTypes: types}
+}
+
 // TestTTLUpdate: Document Time To Live: "A contract update may not add, remove or change the ttl of
 // an existing document type: every stored document carries the expiry it was written
 // and paid with. A document type added by an update declares it freely." The ttl keyword reference: "On
 // update: Fixed (DocumentTypeUpdateError, 40212)".
 func TestTTLUpdate(t *testing.T) {
-	parse := func(raw string) Contract {
-		t.Helper()
-		types, err := ParseSubmittedDocumentTypes([]byte(raw), V14)
-		if err != nil {
-			t.Fatalf("%s: %v", raw, err)
-		}
-		return Contract{DocumentTypes: types}
-	}
+	parse := func(raw string) Contract { return typesContract(t, raw, V14) }
 	withTTL, without := parse(ttlType(3600, "")), parse(one(typ(`"s":{"type":"string","maxLength":63,"position":0}`, `"required":["$createdAt"]`)))
 	for name, c := range map[string]struct {
 		prev, next Contract

@@ -131,14 +131,7 @@ func TestRenewalKeywords(t *testing.T) {
 			t.Errorf("%s: parsed %+v", c.name, types[0])
 		}
 	}
-	parse := func(raw string) Contract {
-		t.Helper()
-		types, err := ParseSubmittedDocumentTypes([]byte(raw), V15)
-		if err != nil {
-			t.Fatalf("%s: %v", raw, err)
-		}
-		return Contract{DocumentTypes: types}
-	}
+	parse := func(raw string) Contract { return typesContract(t, raw, V15) }
 	plain, renews := parse(ttlType(3600, "")), parse(renewing)
 	for name, c := range map[string][2]Contract{"set": {plain, renews}, "unset": {renews, plain}} {
 		var e ErrDocumentTypeUpdate

@@ -180,14 +180,7 @@ func seq(from, step uint64, n int) []uint64 {
 // them there, so an update that moved the grid would leave them where nothing finds
 // them.
 func TestTimeRangeIndexUpdate(t *testing.T) {
-	parse := func(tr, extra string) Contract {
-		t.Helper()
-		types, err := ParseSubmittedDocumentTypes([]byte(timeRangeType(trIndex("w", tr, extra))), V15)
-		if err != nil {
-			t.Fatalf("%s %s: %v", tr, extra, err)
-		}
-		return Contract{DocumentTypes: types}
-	}
+	parse := func(tr, extra string) Contract { return typesContract(t, timeRangeType(trIndex("w", tr, extra)), V15) }
 	const hourly = `{"on":"$createdAt","range":7200,"step":3600,"ttl":86400}`
 	registered := parse(hourly, `"countable":true`)
 	if err := CheckContractUpdate(registered, parse(hourly, `"countable":true`)); err != nil {

@@ -284,7 +284,7 @@ func checkUnique(kv KV, s *Storage, t DocumentType, d protocol.Document, before 
 				continue
 			}
 		}
-		prefix := append(IndexPrefix(t.Contract, t.Name, ix.Name), values...)
+		prefix := IndexValuesPrefix(t.Contract, t.Name, ix.Name, values)
 		if ix.TimeRange != nil {
 			// range == step on $createdAt (the parser's rule): d lies in one window.
 			windows := WindowItems(t.DocumentType, &d, s.AtMs, false)
@@ -292,7 +292,7 @@ func checkUnique(kv KV, s *Storage, t DocumentType, d protocol.Document, before 
 				continue
 			}
 			w := windows[0]
-			prefix = append(WindowEntriesPrefix(t.Contract, t.Name, ix.TimeRange.Grid(), w.StartMs, ix.Name), values...)
+			prefix = WindowValuesPrefix(t.Contract, t.Name, ix.TimeRange.Grid(), w.StartMs, ix.Name, values)
 		}
 		var other *protocol.DocumentID
 		err := kv.Iterate(prefix, PrefixEnd(prefix), func(k, _ []byte) (bool, error) {

@@ -21,8 +21,8 @@ const (
 
 // Sub-keys: the byte after a root or a prefix of one, every one of them in this block
 // (docs/STATE.md's table gives each key whole, with its value). No other file of the
-// repository names a key byte; builders and parsers below and in windows.go and
-// removals.go use these.
+// repository names a key byte: the builders and parsers below use these, and nothing
+// else of drive builds a key (lint/keys_test.go).
 const (
 	// 32 | id | ...: one identity.
 	identityBalance byte = 'b'
@@ -217,7 +217,13 @@ func IndexPrefix(c protocol.ContractID, typeName, index string) []byte {
 // (AppendIndexPart) | document id -> storage flags. The id ends the key, so documents
 // with equal values are ordered by id.
 func IndexEntryKey(c protocol.ContractID, typeName, index string, values []byte, id protocol.DocumentID) []byte {
-	return append(append(IndexPrefix(c, typeName, index), values...), id[:]...)
+	return append(IndexValuesPrefix(c, typeName, index, values), id[:]...)
+}
+
+// IndexValuesPrefix: IndexPrefix | encoded values, the prefix of the entries of every
+// document whose index properties have those values (IndexEntryKey without the id).
+func IndexValuesPrefix(c protocol.ContractID, typeName, index string, values []byte) []byte {
+	return append(IndexPrefix(c, typeName, index), values...)
 }
 
 // IndexCountKey: DocumentTypePrefix | 'n' | index name length u8 | index name | the
@@ -308,6 +314,186 @@ func ParseDocumentKey(k []byte) (p DocumentKeyParts, ok bool) {
 		cut := len(rest) - protocol.DocumentIDLen
 		p.Values = append([]byte{}, rest[:cut]...)
 		copy(p.ID[:], rest[cut:])
+	default:
+		return p, false
+	}
+	return p, true
+}
+
+// RemovalsPrefix is the prefix of every removal record of contract c: 64 | c | 'r'.
+func RemovalsPrefix(c protocol.ContractID) []byte {
+	return append(ContractPrefix(c), contractRemovals)
+}
+
+// RemovalsTypePrefix is the prefix of the removal records of one document type:
+// RemovalsPrefix | name length u8 | name.
+func RemovalsTypePrefix(c protocol.ContractID, typeName string) []byte {
+	return append(append(RemovalsPrefix(c), uint8(len(typeName))), typeName...)
+}
+
+// RemovalKey: RemovalsTypePrefix | document id -> storage flags ++ the record
+// (EncodeRemoval).
+func RemovalKey(c protocol.ContractID, typeName string, id protocol.DocumentID) []byte {
+	return append(RemovalsTypePrefix(c, typeName), id[:]...)
+}
+
+// ParseRemovalKey reads a key built by RemovalKey.
+func ParseRemovalKey(k []byte) (c protocol.ContractID, typeName string, id protocol.DocumentID, ok bool) {
+	const head = 1 + protocol.ContractIDLen
+	if len(k) < head+2 || k[0] != RootDataContracts || k[head] != contractRemovals {
+		return c, "", id, false
+	}
+	n := int(k[head+1])
+	if len(k) != head+2+n+protocol.DocumentIDLen {
+		return c, "", id, false
+	}
+	copy(c[:], k[1:head])
+	copy(id[:], k[head+2+n:])
+	return c, string(k[head+2 : head+2+n]), id, true
+}
+
+// The windows of a time-range grid (windows.go): WindowPrefix = DocumentTypePrefix | 'w'
+// | grid | start ms u64, then one of the parts WindowEntry, WindowCount, WindowRank.
+
+// windowGridLen is a grid's bytes in a key.
+const windowGridLen = 1 + 4 + 4 + 4
+
+// gridField is the byte of a grid's field in a key.
+func gridField(on string) byte {
+	switch on {
+	case "$createdAt":
+		return 1
+	case "$updatedAt":
+		return 2
+	case "$transferredAt":
+		return 3
+	case "$renewedAt":
+		return 4
+	}
+	panic("drive: a time-range grid on " + on + ", which the parser let through")
+}
+
+// WindowsPrefix is the prefix of every window of grid g of a type.
+func WindowsPrefix(c protocol.ContractID, typeName string, g protocol.Grid) []byte {
+	k := append(DocumentTypePrefix(c, typeName), documentWindows, gridField(g.On))
+	k = binary.BigEndian.AppendUint32(k, g.Range)
+	k = binary.BigEndian.AppendUint32(k, g.Step)
+	return binary.BigEndian.AppendUint32(k, g.Phase)
+}
+
+// WindowPrefix is the prefix of what the window of grid g starting at startMs holds.
+func WindowPrefix(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64) []byte {
+	return binary.BigEndian.AppendUint64(WindowsPrefix(c, typeName, g), startMs)
+}
+
+func windowPart(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, part WindowPart, index string) []byte {
+	k := append(WindowPrefix(c, typeName, g, startMs), byte(part), uint8(len(index)))
+	return append(k, index...)
+}
+
+// WindowEntriesPrefix is the prefix of index's entries in a window.
+func WindowEntriesPrefix(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string) []byte {
+	return windowPart(c, typeName, g, startMs, WindowEntry, index)
+}
+
+// WindowEntryKey: a window's entry of index for a document with the encoded values
+// (AppendIndexPart) and id.
+func WindowEntryKey(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string, values []byte, id protocol.DocumentID) []byte {
+	return append(WindowValuesPrefix(c, typeName, g, startMs, index, values), id[:]...)
+}
+
+// WindowValuesPrefix: the prefix of a window's entries of index for every document with
+// the encoded values, as IndexValuesPrefix is for an ordinary index (WindowEntryKey
+// without the id).
+func WindowValuesPrefix(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string, values []byte) []byte {
+	return append(WindowEntriesPrefix(c, typeName, g, startMs, index), values...)
+}
+
+// WindowCountKey: the count record of index in a window for the encoded leading values
+// prefix, as IndexCountKey is for an ordinary index.
+func WindowCountKey(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string, prefix []byte) []byte {
+	return append(windowPart(c, typeName, g, startMs, WindowCount, index), prefix...)
+}
+
+// WindowRanksPrefix is the prefix of a ranked index's groups in a window, most
+// counted first.
+func WindowRanksPrefix(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string) []byte {
+	return windowPart(c, typeName, g, startMs, WindowRank, index)
+}
+
+// WindowRankKey: the rank of the group with the encoded values of all index's
+// properties and count documents in a window: the count inverted, so that byte order
+// is most counted first, then the values.
+func WindowRankKey(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string, count uint64, group []byte) []byte {
+	return append(binary.BigEndian.AppendUint64(WindowRanksPrefix(c, typeName, g, startMs, index), ^count), group...)
+}
+
+// WindowKeyParts is a key under WindowsPrefix, read back.
+type WindowKeyParts struct {
+	Grid    protocol.Grid
+	StartMs uint64
+	Part    WindowPart
+	Index   string
+	Values  []byte // entries: the parts; counts: the leading parts; ranks: the group
+	ID      protocol.DocumentID
+	Count   uint64 // ranks
+}
+
+// parseGrid reads a grid's bytes.
+func parseGrid(b []byte) (g protocol.Grid, ok bool) {
+	if len(b) != windowGridLen {
+		return g, false
+	}
+	switch b[0] {
+	case 1:
+		g.On = "$createdAt"
+	case 2:
+		g.On = "$updatedAt"
+	case 3:
+		g.On = "$transferredAt"
+	case 4:
+		g.On = "$renewedAt"
+	default:
+		return g, false
+	}
+	g.Range = binary.BigEndian.Uint32(b[1:])
+	g.Step = binary.BigEndian.Uint32(b[5:])
+	g.Phase = binary.BigEndian.Uint32(b[9:])
+	return g, true
+}
+
+// parseWindowKey reads what follows DocumentTypePrefix | 'w' in a key.
+func parseWindowKey(rest []byte) (p WindowKeyParts, ok bool) {
+	if len(rest) < windowGridLen+8+2 {
+		return p, false
+	}
+	if p.Grid, ok = parseGrid(rest[:windowGridLen]); !ok {
+		return p, false
+	}
+	rest = rest[windowGridLen:]
+	p.StartMs, rest = binary.BigEndian.Uint64(rest), rest[8:]
+	p.Part, rest = WindowPart(rest[0]), rest[1:]
+	n := int(rest[0])
+	if len(rest) < 1+n {
+		return p, false
+	}
+	p.Index, rest = string(rest[1:1+n]), rest[1+n:]
+	switch p.Part {
+	case WindowEntry:
+		if len(rest) < protocol.DocumentIDLen {
+			return p, false
+		}
+		cut := len(rest) - protocol.DocumentIDLen
+		p.Values = append([]byte{}, rest[:cut]...)
+		copy(p.ID[:], rest[cut:])
+	case WindowCount:
+		p.Values = append([]byte{}, rest...)
+	case WindowRank:
+		if len(rest) < 8 {
+			return p, false
+		}
+		p.Count = ^binary.BigEndian.Uint64(rest)
+		p.Values = append([]byte{}, rest[8:]...)
 	default:
 		return p, false
 	}
@@ -440,8 +626,14 @@ func ParseEpochKey(k []byte) (epoch uint32, entry EpochEntry, proposer []byte, o
 // (Document Time To Live: Pools (48) / l / <collected in epoch><lifetime in epochs>; the epoch is
 // u32 here as in every epoch key of this chain, whose epochs may be a minute long).
 func LifetimePoolKey(epoch uint32, lifetime uint16) []byte {
-	k := binary.BigEndian.AppendUint32(LifetimePoolsPrefix(), epoch)
-	return binary.BigEndian.AppendUint16(k, lifetime)
+	return binary.BigEndian.AppendUint16(LifetimePoolsFrom(epoch), lifetime)
+}
+
+// LifetimePoolsFrom: 48 | 'l' | epoch u32, the smallest key of every pool collected in
+// epoch or later (a key prefix, not a pool's key): the pools collected before epoch are
+// the keys from LifetimePoolsPrefix up to it.
+func LifetimePoolsFrom(epoch uint32) []byte {
+	return binary.BigEndian.AppendUint32(LifetimePoolsPrefix(), epoch)
 }
 
 // LifetimePoolsPrefix is the prefix of every lifetime storage fee pool.
@@ -552,8 +744,11 @@ func LastBlockKey() []byte { return []byte{RootMisc, miscLastBlock} }
 // PayoutIdentityKey: 104 | 'p' | validator -> the identity (32 bytes) a validator's
 // share of its epochs' pools is paid to. Written at genesis.
 func PayoutIdentityKey(validator []byte) []byte {
-	return append([]byte{RootMisc, miscPayout}, validator...)
+	return append(PayoutIdentitiesPrefix(), validator...)
 }
+
+// PayoutIdentitiesPrefix is the prefix of every PayoutIdentityKey: 104 | 'p'.
+func PayoutIdentitiesPrefix() []byte { return []byte{RootMisc, miscPayout} }
 
 // ConsensusAddressLen is the length of a validator's consensus address (CometBFT's:
 // the first 20 bytes of the SHA-256 of its public key), as payout identity keys hold
@@ -562,7 +757,7 @@ const ConsensusAddressLen = 20
 
 // ParsePayoutIdentityKey reads a key built by PayoutIdentityKey.
 func ParsePayoutIdentityKey(k []byte) (validator []byte, ok bool) {
-	rest, ok := bytes.CutPrefix(k, []byte{RootMisc, miscPayout})
+	rest, ok := bytes.CutPrefix(k, PayoutIdentitiesPrefix())
 	if !ok || len(rest) != ConsensusAddressLen {
 		return nil, false
 	}
@@ -621,6 +816,40 @@ func ParseEpochSignalsKey(k []byte) (epoch uint32, ok bool) {
 	}
 	return binary.BigEndian.Uint32(rest), true
 }
+
+// TimeRangesPrefix is the prefix of the registry of ttl'd time-range grids:
+// 104 | 'W'. Each entry, 104 | 'W' | contract:32 | type name length u8 | type name |
+// grid -> ttl seconds u32, is written when a contract brings a type with such a grid,
+// so that the epoch sweep can find the grids nobody writes into any more.
+func TimeRangesPrefix() []byte { return []byte{RootMisc, miscTimeRanges} }
+
+// TimeRangeKey is the registry entry of grid g of a type.
+func TimeRangeKey(c protocol.ContractID, typeName string, g protocol.Grid) []byte {
+	k := append(append(TimeRangesPrefix(), c[:]...), uint8(len(typeName)))
+	k = append(k, typeName...)
+	return append(k, WindowsPrefix(c, typeName, g)[len(DocumentTypePrefix(c, typeName))+1:]...)
+}
+
+// ParseTimeRangeKey reads a key built by TimeRangeKey.
+func ParseTimeRangeKey(k []byte) (c protocol.ContractID, typeName string, g protocol.Grid, ok bool) {
+	rest, ok := bytes.CutPrefix(k, TimeRangesPrefix())
+	if !ok || len(rest) < protocol.ContractIDLen+1 {
+		return c, "", g, false
+	}
+	copy(c[:], rest)
+	rest = rest[protocol.ContractIDLen:]
+	n := int(rest[0])
+	if len(rest) != 1+n+windowGridLen {
+		return c, "", g, false
+	}
+	typeName = string(rest[1 : 1+n])
+	g, ok = parseGrid(rest[1+n:])
+	return c, typeName, g, ok
+}
+
+// TimeRangeSweepKey: 104 | 'w' -> the registry key the next epoch sweep starts at
+// (absent: the first).
+func TimeRangeSweepKey() []byte { return []byte{RootMisc, miscTimeRangeSweep} }
 
 // PrefixEnd returns the first key after every key that starts with prefix, or nil when
 // there is none (a prefix of 0xff bytes only).

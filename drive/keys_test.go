@@ -25,6 +25,7 @@ var keyParsers = map[string]func(k []byte) bool{
 	"expiration":      func(k []byte) bool { _, _, ok := ParseExpirationKey(k); return ok },
 	"time-range grid": func(k []byte) bool { _, _, _, ok := ParseTimeRangeKey(k); return ok },
 	"payout":          func(k []byte) bool { _, ok := ParsePayoutIdentityKey(k); return ok },
+	"epoch signals":   func(k []byte) bool { _, ok := ParseEpochSignalsKey(k); return ok },
 }
 
 // TestEveryKeyKind: every kind of key, named, built by its builder, is read back by its
@@ -96,6 +97,14 @@ func TestEveryKeyKind(t *testing.T) {
 			p, _ := ParseDocumentKey(k)
 			return p.Entry == DocumentEntryWindow && p.Window.Part == WindowEntry && p.Window.StartMs == 3_600_000 && p.ID == doc
 		}},
+		{"window count", WindowCountKey(c, "like", g, 3_600_000, "trending", []byte{1, 'a'}), "document type", func(k []byte) bool {
+			p, _ := ParseDocumentKey(k)
+			return p.Entry == DocumentEntryWindow && p.Window.Part == WindowCount && p.Window.Grid == g && bytes.Equal(p.Window.Values, []byte{1, 'a'})
+		}},
+		{"window rank", WindowRankKey(c, "like", g, 3_600_000, "trending", 12, []byte{1, 'a'}), "document type", func(k []byte) bool {
+			p, _ := ParseDocumentKey(k)
+			return p.Entry == DocumentEntryWindow && p.Window.Part == WindowRank && p.Window.Count == 12 && bytes.Equal(p.Window.Values, []byte{1, 'a'})
+		}},
 		{"removal", RemovalKey(c, "post", doc), "removal", func(k []byte) bool {
 			gc, typ, gid, _ := ParseRemovalKey(k)
 			return gc == c && typ == "post" && gid == doc
@@ -118,6 +127,8 @@ func TestEveryKeyKind(t *testing.T) {
 		{"supply", SupplyKey(), "", nil},
 		{"total credits", TotalCreditsKey(), "", nil},
 		{"protocol version", ProtocolVersionKey(), "", nil},
+		{"next version", NextVersionKey(), "", nil},
+		{"epoch signals", EpochSignalsKey(70000), "epoch signals", func(k []byte) bool { e, _ := ParseEpochSignalsKey(k); return e == 70000 }},
 	} {
 		for name, parse := range keyParsers {
 			if got, want := parse(kind.key), name == kind.parser; got != want {
@@ -173,5 +184,37 @@ func TestExpirationEntryRoundTrip(t *testing.T) {
 	}
 	if _, ok := DecodeExpirationEntry(exp, []byte{1}); ok {
 		t.Error("a value without a type name decoded")
+	}
+}
+
+// TestKeyPrefixes: every prefix a range is read with starts the keys it names and no
+// other, and the bounds that end a range sort between the keys on either side.
+func TestKeyPrefixes(t *testing.T) {
+	c, doc, other := protocol.ContractID{5, 5}, protocol.DocumentID{4, 2}, protocol.DocumentID{9}
+	g := protocol.Grid{On: "$createdAt", Range: 7200, Step: 3600}
+	validator := bytes.Repeat([]byte{3}, ConsensusAddressLen)
+	for _, p := range []struct {
+		name          string
+		prefix        []byte
+		under, beside []byte
+	}{
+		{"payout identities", PayoutIdentitiesPrefix(), PayoutIdentityKey(validator), SupplyKey()},
+		{"index values", IndexValuesPrefix(c, "note", "byText", []byte{1, 'a'}), IndexEntryKey(c, "note", "byText", []byte{1, 'a'}, doc), IndexEntryKey(c, "note", "byText", []byte{1, 'b'}, doc)},
+		{"window values", WindowValuesPrefix(c, "like", g, 3_600_000, "trending", []byte{1, 'a'}), WindowEntryKey(c, "like", g, 3_600_000, "trending", []byte{1, 'a'}, doc), WindowEntryKey(c, "like", g, 7_200_000, "trending", []byte{1, 'a'}, doc)},
+		{"removals of a type", RemovalsTypePrefix(c, "post"), RemovalKey(c, "post", doc), RemovalKey(c, "posts", other)},
+		{"removals of a contract", RemovalsPrefix(c), RemovalKey(c, "post", doc), DocumentKey(c, "post", doc)},
+		{"time-range grids", TimeRangesPrefix(), TimeRangeKey(c, "like", g), TimeRangeSweepKey()},
+		{"lifetime pools", LifetimePoolsPrefix(), LifetimePoolKey(3, 40), PendingRefundKey(3, 4)},
+		{"lifetime pools from an epoch", LifetimePoolsFrom(3), LifetimePoolKey(3, 1), LifetimePoolKey(2, 40)},
+	} {
+		if !bytes.HasPrefix(p.under, p.prefix) || bytes.HasPrefix(p.beside, p.prefix) {
+			t.Errorf("%s: prefix %x, under it %x (%v), beside it %x (%v)", p.name, p.prefix,
+				p.under, bytes.HasPrefix(p.under, p.prefix), p.beside, bytes.HasPrefix(p.beside, p.prefix))
+		}
+	}
+	for e := uint32(1); e < 300; e += 37 {
+		if from := LifetimePoolsFrom(e); bytes.Compare(LifetimePoolKey(e-1, math.MaxUint16), from) >= 0 || bytes.Compare(from, LifetimePoolKey(e, 0)) > 0 {
+			t.Fatalf("LifetimePoolsFrom(%d) = %x is not between the pools of epochs %d and %d", e, from, e-1, e)
+		}
 	}
 }

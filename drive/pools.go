@@ -227,7 +227,7 @@ func creditsHeld(key, value []byte) (amount uint64, negative, ok bool) {
 
 // PayoutValidators lists the validators that have a payout identity, by address.
 func PayoutValidators(kv KV) ([][]byte, error) {
-	prefix := []byte{RootMisc, miscPayout}
+	prefix := PayoutIdentitiesPrefix()
 	var out [][]byte
 	err := kv.Iterate(prefix, PrefixEnd(prefix), func(k, _ []byte) (bool, error) {
 		out = append(out, append([]byte(nil), k[len(prefix):]...))
@@ -247,8 +247,7 @@ type LifetimePool struct {
 // first.
 func LifetimePools(kv KV, before uint32) ([]LifetimePool, error) {
 	var out []LifetimePool
-	end := binary.BigEndian.AppendUint32(LifetimePoolsPrefix(), before)
-	err := kv.Iterate(LifetimePoolsPrefix(), end, func(k, v []byte) (bool, error) {
+	err := kv.Iterate(LifetimePoolsPrefix(), LifetimePoolsFrom(before), func(k, v []byte) (bool, error) {
 		e, l, ok := ParseLifetimePoolKey(k)
 		if !ok || len(v) != U64Len {
 			return true, ErrCorrupt{Key: k, Reason: "not a lifetime storage fee pool"}

@@ -7,42 +7,10 @@ import (
 	"github.com/ttld-dev/ttld/protocol"
 )
 
-// RemovalsPrefix is the prefix of every removal record of contract c: 64 | c | 'r'.
-func RemovalsPrefix(c protocol.ContractID) []byte {
-	return append(ContractPrefix(c), contractRemovals)
-}
-
-// RemovalsTypePrefix is the prefix of the removal records of one document type:
-// RemovalsPrefix | name length u8 | name.
-func RemovalsTypePrefix(c protocol.ContractID, typeName string) []byte {
-	return append(append(RemovalsPrefix(c), uint8(len(typeName))), typeName...)
-}
-
-// RemovalKey: RemovalsTypePrefix | document id -> storage flags ++ the record
-// (EncodeRemoval).
-func RemovalKey(c protocol.ContractID, typeName string, id protocol.DocumentID) []byte {
-	return append(RemovalsTypePrefix(c, typeName), id[:]...)
-}
-
 // RemovalRef names a removal record: its document's type and id.
 type RemovalRef struct {
 	Type string
 	ID   protocol.DocumentID
-}
-
-// ParseRemovalKey reads a key built by RemovalKey.
-func ParseRemovalKey(k []byte) (c protocol.ContractID, typeName string, id protocol.DocumentID, ok bool) {
-	const head = 1 + protocol.ContractIDLen
-	if len(k) < head+2 || k[0] != RootDataContracts || k[head] != contractRemovals {
-		return c, "", id, false
-	}
-	n := int(k[head+1])
-	if len(k) != head+2+n+protocol.DocumentIDLen {
-		return c, "", id, false
-	}
-	copy(c[:], k[1:head])
-	copy(id[:], k[head+2+n:])
-	return c, string(k[head+2 : head+2+n]), id, true
 }
 
 // removalFormat leads an encoded removal record.

@@ -22,151 +22,14 @@ import (
 // | phase u32, seconds; the ttl is not in it. Windows are in start order, so a grid's
 // oldest window is its first key, and under a window the entries sort before the
 // counts and the counts before the ranks: draining a window in key order takes the
-// entries (where the mass is) first, the structure last. The key bytes are declared with
-// every other in keys.go.
-
-// windowGridLen is a grid's bytes in a key.
-const windowGridLen = 1 + 4 + 4 + 4
+// entries (where the mass is) first, the structure last. The keys are built and read in
+// keys.go, with every other.
 
 // Ephemeral is the value of what a ttl'd grid's windows hold besides counts: no
 // storage flags (Time-Range Index TTL: "TTL'd subtrees never create refundable storage. No
 // StorageFlags"), and IAVL stores no empty value. A permanent grid's entries carry
 // flags like any index entry; its ranks hold this marker too.
 var Ephemeral = []byte{0}
-
-func gridField(on string) byte {
-	switch on {
-	case "$createdAt":
-		return 1
-	case "$updatedAt":
-		return 2
-	case "$transferredAt":
-		return 3
-	case "$renewedAt":
-		return 4
-	}
-	panic("drive: a time-range grid on " + on + ", which the parser let through")
-}
-
-// WindowsPrefix is the prefix of every window of grid g of a type.
-func WindowsPrefix(c protocol.ContractID, typeName string, g protocol.Grid) []byte {
-	k := append(DocumentTypePrefix(c, typeName), documentWindows, gridField(g.On))
-	k = binary.BigEndian.AppendUint32(k, g.Range)
-	k = binary.BigEndian.AppendUint32(k, g.Step)
-	return binary.BigEndian.AppendUint32(k, g.Phase)
-}
-
-// WindowPrefix is the prefix of what the window of grid g starting at startMs holds.
-func WindowPrefix(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64) []byte {
-	return binary.BigEndian.AppendUint64(WindowsPrefix(c, typeName, g), startMs)
-}
-
-func windowPart(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, part WindowPart, index string) []byte {
-	k := append(WindowPrefix(c, typeName, g, startMs), byte(part), uint8(len(index)))
-	return append(k, index...)
-}
-
-// WindowEntriesPrefix is the prefix of index's entries in a window.
-func WindowEntriesPrefix(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string) []byte {
-	return windowPart(c, typeName, g, startMs, WindowEntry, index)
-}
-
-// WindowEntryKey: a window's entry of index for a document with the encoded values
-// (AppendIndexPart) and id.
-func WindowEntryKey(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string, values []byte, id protocol.DocumentID) []byte {
-	return append(append(WindowEntriesPrefix(c, typeName, g, startMs, index), values...), id[:]...)
-}
-
-// WindowCountKey: the count record of index in a window for the encoded leading values
-// prefix, as IndexCountKey is for an ordinary index.
-func WindowCountKey(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string, prefix []byte) []byte {
-	return append(windowPart(c, typeName, g, startMs, WindowCount, index), prefix...)
-}
-
-// WindowRanksPrefix is the prefix of a ranked index's groups in a window, most
-// counted first.
-func WindowRanksPrefix(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string) []byte {
-	return windowPart(c, typeName, g, startMs, WindowRank, index)
-}
-
-// WindowRankKey: the rank of the group with the encoded values of all index's
-// properties and count documents in a window: the count inverted, so that byte order
-// is most counted first, then the values.
-func WindowRankKey(c protocol.ContractID, typeName string, g protocol.Grid, startMs uint64, index string, count uint64, group []byte) []byte {
-	return append(binary.BigEndian.AppendUint64(WindowRanksPrefix(c, typeName, g, startMs, index), ^count), group...)
-}
-
-// WindowKeyParts is a key under WindowsPrefix, read back.
-type WindowKeyParts struct {
-	Grid    protocol.Grid
-	StartMs uint64
-	Part    WindowPart
-	Index   string
-	Values  []byte // entries: the parts; counts: the leading parts; ranks: the group
-	ID      protocol.DocumentID
-	Count   uint64 // ranks
-}
-
-// parseGrid reads a grid's bytes.
-func parseGrid(b []byte) (g protocol.Grid, ok bool) {
-	if len(b) != windowGridLen {
-		return g, false
-	}
-	switch b[0] {
-	case 1:
-		g.On = "$createdAt"
-	case 2:
-		g.On = "$updatedAt"
-	case 3:
-		g.On = "$transferredAt"
-	case 4:
-		g.On = "$renewedAt"
-	default:
-		return g, false
-	}
-	g.Range = binary.BigEndian.Uint32(b[1:])
-	g.Step = binary.BigEndian.Uint32(b[5:])
-	g.Phase = binary.BigEndian.Uint32(b[9:])
-	return g, true
-}
-
-// parseWindowKey reads what follows DocumentTypePrefix | 'w' in a key.
-func parseWindowKey(rest []byte) (p WindowKeyParts, ok bool) {
-	if len(rest) < windowGridLen+8+2 {
-		return p, false
-	}
-	if p.Grid, ok = parseGrid(rest[:windowGridLen]); !ok {
-		return p, false
-	}
-	rest = rest[windowGridLen:]
-	p.StartMs, rest = binary.BigEndian.Uint64(rest), rest[8:]
-	p.Part, rest = WindowPart(rest[0]), rest[1:]
-	n := int(rest[0])
-	if len(rest) < 1+n {
-		return p, false
-	}
-	p.Index, rest = string(rest[1:1+n]), rest[1+n:]
-	switch p.Part {
-	case WindowEntry:
-		if len(rest) < protocol.DocumentIDLen {
-			return p, false
-		}
-		cut := len(rest) - protocol.DocumentIDLen
-		p.Values = append([]byte{}, rest[:cut]...)
-		copy(p.ID[:], rest[cut:])
-	case WindowCount:
-		p.Values = append([]byte{}, rest...)
-	case WindowRank:
-		if len(rest) < 8 {
-			return p, false
-		}
-		p.Count = ^binary.BigEndian.Uint64(rest)
-		p.Values = append([]byte{}, rest[8:]...)
-	default:
-		return p, false
-	}
-	return p, true
-}
 
 // hasWindows reports whether t has a time-range index.
 func hasWindows(t protocol.DocumentType) bool {
@@ -530,40 +393,6 @@ func DrainWindows(kv KV, t DocumentType, r protocol.TimeRange, nowMs uint64, bud
 	}
 	return removed, nil
 }
-
-// TimeRangesPrefix is the prefix of the registry of ttl'd time-range grids:
-// 104 | 'W'. Each entry, 104 | 'W' | contract:32 | type name length u8 | type name |
-// grid -> ttl seconds u32, is written when a contract brings a type with such a grid,
-// so that the epoch sweep can find the grids nobody writes into any more.
-func TimeRangesPrefix() []byte { return []byte{RootMisc, miscTimeRanges} }
-
-// TimeRangeKey is the registry entry of grid g of a type.
-func TimeRangeKey(c protocol.ContractID, typeName string, g protocol.Grid) []byte {
-	k := append(append(TimeRangesPrefix(), c[:]...), uint8(len(typeName)))
-	k = append(k, typeName...)
-	return append(k, WindowsPrefix(c, typeName, g)[len(DocumentTypePrefix(c, typeName))+1:]...)
-}
-
-// ParseTimeRangeKey reads a key built by TimeRangeKey.
-func ParseTimeRangeKey(k []byte) (c protocol.ContractID, typeName string, g protocol.Grid, ok bool) {
-	rest, ok := bytes.CutPrefix(k, TimeRangesPrefix())
-	if !ok || len(rest) < protocol.ContractIDLen+1 {
-		return c, "", g, false
-	}
-	copy(c[:], rest)
-	rest = rest[protocol.ContractIDLen:]
-	n := int(rest[0])
-	if len(rest) != 1+n+windowGridLen {
-		return c, "", g, false
-	}
-	typeName = string(rest[1 : 1+n])
-	g, ok = parseGrid(rest[1+n:])
-	return c, typeName, g, ok
-}
-
-// TimeRangeSweepKey: 104 | 'w' -> the registry key the next epoch sweep starts at
-// (absent: the first).
-func TimeRangeSweepKey() []byte { return []byte{RootMisc, miscTimeRangeSweep} }
 
 // RegisterTimeRanges writes the registry entries of t's ttl'd grids and returns the
 // bytes (keys and values) written.

@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,6 +59,7 @@ const (
 	transfersChain chainKind = iota
 	marketChain              // newMarketChain
 	forumChain               // newForumChain
+	upgradesChain            // newUpgradesChain
 )
 
 const docChainID = "ttld-doc"
@@ -90,6 +92,9 @@ func newChain(t *testing.T, kind chainKind) *docChain {
 	c := &docChain{kind: kind, app: app, alice: alice, bob: protocol.AddressOf(docKey("bob").Public().(ed25519.PublicKey))}
 	ctx := context.Background()
 	state := genesis.AppState{EpochTimeLengthS: genesis.DefaultEpochLengthS, Addresses: []genesis.Address{{Address: aliceAddr.String(), Balance: 1_000_000_000_000}}}
+	if kind == upgradesChain {
+		state.ProtocolVersion, state.EpochTimeLengthS = protocol.V14, protocol.MinEpochLengthS
+	}
 	if _, err := app.InitChain(ctx, &abcitypes.RequestInitChain{ChainId: docChainID, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), InitialHeight: 1, AppStateBytes: state.Encode()}); err != nil {
 		t.Fatal(err)
 	}
@@ -109,17 +114,26 @@ func newChain(t *testing.T, kind chainKind) *docChain {
 	return c
 }
 
-// block executes and commits block h of one transition signed by key.
+// block executes and commits block h, h seconds after genesis, of one transition
+// signed by key.
 func (c *docChain) block(t *testing.T, h int64, tr protocol.Transition, key ed25519.PrivateKey) {
+	t.Helper()
+	c.blockAt(t, h, time.Duration(h)*time.Second, protocol.Sign(docChainID, tr, key))
+}
+
+// blockAt executes and commits block h, at after genesis, of txs.
+func (c *docChain) blockAt(t *testing.T, h int64, at time.Duration, txs ...[]byte) {
 	t.Helper()
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	res, err := c.app.FinalizeBlock(ctx, &abcitypes.RequestFinalizeBlock{Height: h, Time: t0.Add(time.Duration(h) * time.Second), Txs: [][]byte{protocol.Sign(docChainID, tr, key)}})
+	res, err := c.app.FinalizeBlock(ctx, &abcitypes.RequestFinalizeBlock{Height: h, Time: t0.Add(at), Txs: txs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code := res.TxResults[0].Code; code != 0 {
-		t.Fatalf("block %d refused its transition with code %d", h, code)
+	for i, r := range res.TxResults {
+		if r.Code != 0 {
+			t.Fatalf("block %d refused its transaction %d with code %d", h, i, r.Code)
+		}
 	}
 	if _, err := c.app.Commit(ctx, &abcitypes.RequestCommit{}); err != nil {
 		t.Fatal(err)
@@ -152,6 +166,23 @@ func newMarketChain(t *testing.T) *docChain {
 		}
 		c.block(t, int64(3+i), batch, key)
 	}
+	return c
+}
+
+// newUpgradesChain is the fixed chain of the protocol upgrade example: genesis on
+// version 14 with one-minute epochs; after alice's identity (block 1), the blocks of
+// epoch 0 at 2, 3 and 4 s signal version 15, three of its four blocks, so block 5, the
+// first of epoch 1 (at 60 s), decides the chain moves to 15 at the next epoch change;
+// blocks 5 and 6 (61 s) signal 15 in epoch 1.
+func newUpgradesChain(t *testing.T) *docChain {
+	t.Helper()
+	c := newChain(t, upgradesChain)
+	signal := protocol.EncodeVersionSignal(protocol.V15)
+	for h := int64(2); h <= 4; h++ {
+		c.blockAt(t, h, time.Duration(h)*time.Second, signal)
+	}
+	c.blockAt(t, 5, time.Minute, signal)
+	c.blockAt(t, 6, time.Minute+time.Second, signal)
 	return c
 }
 
@@ -219,12 +250,14 @@ func jsonBytes(id [32]byte) string {
 }
 
 // example is one worked example: a query and how the node answered it. documents,
-// when set, checks the documents a /documents example verifies to.
+// when set, checks the documents a /documents example verifies to; entries, the
+// entries a range example verifies to.
 type example struct {
 	name      string
 	path      string
 	data      []byte
 	documents func(t *testing.T, got VerifiedDocuments)
+	entries   func(t *testing.T, got []KV)
 }
 
 func (c *docChain) examples() []example {
@@ -233,6 +266,11 @@ func (c *docChain) examples() []example {
 		return c.marketExamples()
 	case forumChain:
 		return c.forumExamples()
+	case upgradesChain:
+		return []example{{name: "upgrades-present", path: "/upgrades", entries: upgrades(Upgrades{Next: 15, Signals: []EpochSignals{
+			{Epoch: 0, Blocks: 4, Counts: []VersionCount{{Version: 15, Blocks: 3}}},
+			{Epoch: 1, Blocks: 0, Counts: []VersionCount{{Version: 15, Blocks: 2}}},
+		}})}}
 	}
 	aliceAddr := protocol.AddressOf(c.alice.Public().(ed25519.PublicKey))
 	nobody := protocol.AddressOf(docKey("nobody").Public().(ed25519.PublicKey))
@@ -249,7 +287,18 @@ func (c *docChain) examples() []example {
 		{name: "pools-present", path: "/pools", data: nil},
 		{name: "pending-refunds", path: "/pending-refunds", data: nil},
 		{name: "total-credits", path: "/total-credits", data: nil},
-		{name: "upgrades-none", path: "/upgrades", data: nil},
+		{name: "upgrades-none", path: "/upgrades", data: nil, entries: upgrades(Upgrades{})},
+	}
+}
+
+// upgrades checks that an /upgrades example's entries decode to want.
+func upgrades(want Upgrades) func(t *testing.T, got []KV) {
+	return func(t *testing.T, got []KV) {
+		t.Helper()
+		u, err := DecodeUpgrades(got)
+		if err != nil || !reflect.DeepEqual(u, want) {
+			t.Fatalf("/upgrades decodes to %+v, %v; want %+v", u, err, want)
+		}
 	}
 }
 
@@ -405,7 +454,7 @@ func TestProofsDocExamples(t *testing.T) {
 	}
 	doc := string(raw)
 	ctx := context.Background()
-	chains := []*docChain{newDocChain(t), newMarketChain(t), newForumChain(t)}
+	chains := []*docChain{newDocChain(t), newMarketChain(t), newForumChain(t), newUpgradesChain(t)}
 	for _, c := range chains {
 		info, err := c.app.Info(ctx, &abcitypes.RequestInfo{})
 		if err != nil {
@@ -538,6 +587,9 @@ func checkExample(t *testing.T, ex example, text string) {
 	}
 	if len(entries) == 0 && strings.HasSuffix(ex.name, "present") {
 		t.Fatalf("%s: no entries", ex.name)
+	}
+	if ex.entries != nil {
+		ex.entries(t, entries)
 	}
 	// and a changed value does not verify
 	if len(entries) > 0 {

@@ -38,14 +38,19 @@ func (s snapshotOutput) text(w io.Writer) {
 func newSnapshotsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshots",
-		Short: "List, take and restore the state snapshots of --home, offline (docs/STATE.md, Snapshots)",
+		Short: "List, take and restore the state snapshots of --home (docs/STATE.md, Snapshots)",
 		Long: `A node keeps snapshots of its state in --home's data/snapshots: those it takes every
 snapshot_interval blocks (app.toml) and those ttld snapshots export writes. It offers
-them to the nodes that join by state sync. These commands work on a stopped node.`,
+them to the nodes that join by state sync.
+
+list reads data/snapshots alone and works on a running node (a snapshot the node is
+still writing is left out). export and restore open the node's state, whose database a
+running node holds locked: stop the node first (they fail while it runs), and restore
+only into a new home, with no state yet.`,
 	}
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List the snapshots --home keeps, newest first",
+		Short: "List the snapshots --home keeps, newest first (works on a running node)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			infos, dir, err := node.Snapshots(globalFlags(cmd).Home)
@@ -69,7 +74,7 @@ them to the nodes that join by state sync. These commands work on a stopped node
 	}
 	export := &cobra.Command{
 		Use:   "export [--height H]",
-		Short: "Take a snapshot of the stopped node's state at a height it keeps (default: its last)",
+		Short: "Take a snapshot of the node's state at a height it keeps (default: its last; the node stopped)",
 		Long: `export writes a snapshot of --home's state after block --height (default: the last the
 node saved; any height within keep_recent) into its data/snapshots, where the node offers
 it to peers once started, and where ttld snapshots restore finds it when the folder is
@@ -94,7 +99,7 @@ copied into another home.`,
 	export.Flags().Int64("height", 0, "height of the state to export (0: the last saved)")
 	restore := &cobra.Command{
 		Use:   "restore [--height H]",
-		Short: "Restore a new node's state from a snapshot in its data/snapshots, checked by its light client",
+		Short: "Restore a new node's state from a snapshot in its data/snapshots, checked by its light client (the node stopped)",
 		Long: `restore imports the snapshot at --height (default: the newest) from --home's
 data/snapshots (a snapshot folder copied there from another node's) into the state of a
 node that has none, then bootstraps CometBFT's state at that height: the light client

@@ -12,7 +12,7 @@ import (
 
 // statesync-config writes state sync on with a header read from a running node of the
 // home's chain, and refuses a node of another chain; the snapshot commands list, take
-// and refuse on a stopped node's home.
+// and refuse on a stopped node's home, and on a running node's list and refuse to take.
 func TestStateSyncAndSnapshotCommands(t *testing.T) {
 	env := e2e.StartNode(t)
 	joiner := filepath.Join(t.TempDir(), "joiner")
@@ -64,6 +64,21 @@ func TestStateSyncAndSnapshotCommands(t *testing.T) {
 		t.Fatal("--state-sync without full nodes")
 	}
 
+	// On the running node, list reads the snapshot folder; export, which opens the
+	// state, is refused (ttld snapshots --help says which is which).
+	out, err = runCLI(t, "snapshots", "list", "--home", env.Home, "-o", "json")
+	if err != nil {
+		t.Fatalf("list on a running node: %v", err)
+	}
+	if running := decodeJSON[struct {
+		Dir       string           `json:"dir"`
+		Snapshots []snapshotOutput `json:"snapshots"`
+	}](t, out); running.Dir != filepath.Join(env.Home, "data", "snapshots") || len(running.Snapshots) != 0 {
+		t.Fatalf("list on a running node: %+v", running)
+	}
+	if _, err := runCLI(t, "snapshots", "export", "--home", env.Home); err == nil {
+		t.Fatal("export on a running node")
+	}
 	if err := env.Node.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -265,3 +265,34 @@ func TestEveryKindHasATxCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotsHelpSaysWhenTheNodeMayRun: ttld snapshots --help tells, for each
+// subcommand, whether it works on a running node (list reads the snapshot folder
+// alone) or needs the node stopped (export and restore open its state, whose lock a
+// running node holds); TestStateSyncAndSnapshotCommands runs them both ways.
+func TestSnapshotsHelpSaysWhenTheNodeMayRun(t *testing.T) {
+	out, err := runCLI(t, "snapshots", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, commands, ok := strings.Cut(out, "Available Commands:\n")
+	if !ok {
+		t.Fatalf("no commands in:\n%s", out)
+	}
+	listed := map[string]string{}
+	for _, line := range strings.Split(commands, "\n") {
+		name, short, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok || !strings.HasPrefix(line, "  ") {
+			break
+		}
+		listed[name] = short
+	}
+	for name, want := range map[string]string{"list": "works on a running node", "export": "the node stopped", "restore": "the node stopped"} {
+		if !strings.Contains(listed[name], want) {
+			t.Errorf("ttld snapshots --help shows %s as %q, which does not say %q", name, listed[name], want)
+		}
+	}
+	if len(listed) != 3 {
+		t.Errorf("ttld snapshots --help lists %v: say for each command whether the node may run", listed)
+	}
+}

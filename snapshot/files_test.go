@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ttld-dev/ttld/snapshot"
@@ -153,4 +154,39 @@ func TestScheduler(t *testing.T) {
 		}
 	}
 	t.Logf("took %v, kept %v", took, hs)
+}
+
+// Close, racing a commit that makes a snapshot due, either stops that snapshot before
+// it returns or keeps it from starting: no snapshot runs after Close, whatever the
+// order of the two.
+func TestSchedulerCloseRacesCommitted(t *testing.T) {
+	t.Parallel()
+	c := chain(t, 1)
+	files, err := snapshot.OpenFiles(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5000 {
+		var closed, late, go1 atomic.Bool
+		s := snapshot.NewScheduler(c.Store, files, 1, 1, 8<<10, func(snapshot.Taken) {
+			if closed.Load() {
+				late.Store(true)
+			}
+		})
+		committed := make(chan struct{})
+		go func() {
+			defer close(committed)
+			for !go1.Load() {
+			}
+			s.Committed(c.Height)
+		}()
+		go1.Store(true)
+		s.Close()
+		closed.Store(true)
+		<-committed
+		s.Wait()
+		if late.Load() {
+			t.Fatalf("round %d: a snapshot ran after Close returned", i)
+		}
+	}
 }

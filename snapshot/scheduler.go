@@ -20,6 +20,10 @@ type Scheduler struct {
 	done       func(Taken)
 
 	running atomic.Bool
+	// mu orders Committed's start of a snapshot with Close: a snapshot is counted in
+	// wg before Close sets stopped, or never starts. stopped is also read, without mu,
+	// between the chunks of a snapshot being taken.
+	mu      sync.Mutex
 	stopped atomic.Bool
 	wg      sync.WaitGroup
 }
@@ -48,14 +52,21 @@ func NewScheduler(src *drive.Store, files *Files, interval int64, keep, chunkByt
 // Committed tells the scheduler that height was saved. It returns at once: a snapshot
 // due at height runs in the background, unless the one before still runs.
 func (s *Scheduler) Committed(height int64) {
-	if s.interval <= 0 || height%s.interval != 0 || s.stopped.Load() {
+	if s.interval <= 0 || height%s.interval != 0 {
+		return
+	}
+	s.mu.Lock()
+	if s.stopped.Load() {
+		s.mu.Unlock()
 		return
 	}
 	if !s.running.CompareAndSwap(false, true) {
+		s.mu.Unlock()
 		s.done(Taken{Height: height, Skipped: true})
 		return
 	}
 	s.wg.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		defer s.running.Store(false)
@@ -76,6 +87,8 @@ func (s *Scheduler) Wait() { s.wg.Wait() }
 // Close stops a snapshot in progress between two chunks (it leaves nothing) and waits
 // for its goroutine: after Close nothing reads the store for it.
 func (s *Scheduler) Close() {
+	s.mu.Lock()
 	s.stopped.Store(true)
+	s.mu.Unlock()
 	s.wg.Wait()
 }

@@ -89,6 +89,16 @@ type Application struct {
 	// InitChain. InitChain and Commit replace it; CheckTx and the check-state queries
 	// judge on the one they load.
 	check atomic.Pointer[checkState]
+	// mempool is what CheckTx knows of CometBFT's mempool (SetMempool); settling
+	// serialises settling a check state after the recheck (settledCheck).
+	mempool  MempoolConfig
+	settling sync.Mutex
+	// catchingUp reports whether CometBFT is catching up with the chain (SetCatchingUp);
+	// nil: never.
+	catchingUp atomic.Pointer[func() bool]
+	// decided are the transactions of the block FinalizeBlock staged: Commit carries
+	// the check state's others over (carry.go). Consensus connection only.
+	decided [][]byte
 }
 
 // New wraps a store. metrics may be nil.
@@ -129,23 +139,64 @@ func New(store *drive.Store, log zerolog.Logger, metrics *Metrics) (*Application
 // height when it does not. Call it before the node starts.
 func (a *Application) CheckInvariants() { a.checkInvariants = true }
 
-// resetCheckState stages a fresh check state over the last saved version.
+// resetCheckState stages a fresh check state over the last saved version, holding no
+// transaction.
 func (a *Application) resetCheckState() error {
+	cs, err := a.savedCheckState()
+	if cs != nil {
+		cs.settled.Store(true)
+	}
+	if err == nil {
+		a.check.Store(cs)
+	}
+	return err
+}
+
+// savedCheckState is a fresh check state over the last saved version; nil before the
+// first commit.
+func (a *Application) savedCheckState() (*checkState, error) {
 	v, _ := a.store.LastCommit()
 	if v == 0 {
-		a.check.Store(nil)
-		return nil
+		return nil, nil
 	}
 	saved, err := a.store.Saved(v)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cs, err := newCheckState(drive.NewMemo(saved), nil)
+	return newCheckState(drive.NewMemo(saved), nil, a.mempool.MarginMs, a.mempool.Limits)
+}
+
+// settledCheck is the check state new transactions are judged on. The first call after
+// a block ends the recheck, since CometBFT holds new transactions back until its
+// recheck is over: a transaction carried over (carry.go) that the recheck did not ask
+// for is not in CometBFT's mempool (it dropped it, or an operator flushed it), so the
+// check state is judged again without it.
+func (a *Application) settledCheck() (*checkState, error) {
+	cs := a.check.Load()
+	if cs == nil || cs.settled.Load() {
+		return cs, nil
+	}
+	a.settling.Lock()
+	defer a.settling.Unlock()
+	if cs = a.check.Load(); cs.settled.Load() {
+		return cs, nil
+	}
+	if a.mempool.NoRecheck || !cs.carried.anyUnasked() {
+		cs.settled.Store(true)
+		return cs, nil
+	}
+	keep := cs.accepted.inOrder(cs.carried.unasked)
+	a.log.Warn().Int("held", cs.accepted.size()).Int("kept", len(keep)).
+		Msg("the mempool no longer holds transactions the check state carried over from the last block: judging the others again without them")
+	next, err := newCheckState(cs.base, nil, cs.marginMs, a.mempool.Limits)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	a.check.Store(cs)
-	return nil
+	next.carry(keep, a.signatures, a.answer)
+	next.carried = nil // no recheck asks for these: they are the mempool's already
+	next.settled.Store(true)
+	a.check.Store(next)
+	return next, nil
 }
 
 // Info reports the last saved height and its root, so CometBFT's handshake replays the
@@ -187,10 +238,11 @@ func (a *Application) InitChain(_ context.Context, req *abcitypes.RequestInitCha
 	}
 	// Until the first commit the check state is the genesis state, built apart from
 	// the working tree, which FinalizeBlock is about to change.
-	check, err := newCheckState(drive.Empty(), func(kv drive.KV) error { return genesis.InitChain(kv, p, req.AppStateBytes) })
+	check, err := newCheckState(drive.Empty(), func(kv drive.KV) error { return genesis.InitChain(kv, p, req.AppStateBytes) }, a.mempool.MarginMs, a.mempool.Limits)
 	if err != nil {
 		return nil, err
 	}
+	check.settled.Store(true)
 	a.check.Store(check)
 	v, err := drive.GetProtocolVersion(a.store.Working())
 	if err != nil {
@@ -203,28 +255,78 @@ func (a *Application) InitChain(_ context.Context, req *abcitypes.RequestInitCha
 	return &abcitypes.ResponseInitChain{AppHash: a.store.WorkingHash(), ConsensusParams: params}, nil
 }
 
-// CheckTx runs the transaction against the check state at the last block's time. A
-// success stays in the check state so later transactions of the same signer see it; a
+// CheckTx judges the transaction on the check state as the next block would
+// (app.Judge). A success stays in the check state so later transactions see it; a
 // refusal, or a failure to check this one transaction, leaves the check state of the
 // other pending transactions as it was. It is safe for concurrent use: the mempool
 // connection's client calls it on the goroutine of each sender (ClientCreator), and
 // the check state judges the transactions as one serial order would (checkstate.go).
+// A recheck after a block gets the verdict the check state gave the transaction when
+// it carried it over (carry.go). A node that cannot judge a new transaction (it is
+// catching up with the chain, or its mempool is full) refuses it with a node code
+// (CodespaceNode).
 func (a *Application) CheckTx(_ context.Context, req *abcitypes.RequestCheckTx) (*abcitypes.ResponseCheckTx, error) {
-	cs := a.check.Load()
-	if cs == nil {
-		return nil, errors.New("abci: CheckTx before InitChain")
+	if req.Type == abcitypes.CheckTxType_Recheck {
+		cs := a.check.Load()
+		if cs == nil {
+			return nodeRefusal(NodeCodeCatchingUp, "the node holds no state yet"), nil
+		}
+		if res, ok := cs.carried.recheck(req.Tx); ok {
+			return res, nil
+		}
+		cs.accepted.reserve(len(req.Tx), true)
+		return a.judgeOn(cs, req.Tx, false), nil
 	}
-	res, _, err := cs.checkTx(req.Tx, req.Type == abcitypes.CheckTxType_New, a.signatures)
-	if err != nil {
-		a.log.Error().Err(err).Msg("checking a transaction failed; it is refused, the other pending ones are kept")
+	if f := a.catchingUp.Load(); f != nil && (*f)() {
+		return nodeRefusal(NodeCodeCatchingUp, "the node is catching up with the chain (block sync or state sync): its state is behind, so it cannot judge the transaction; send it to a node that is in step, or again once this one is (ttld status: catching_up false)"), nil
+	}
+	cs, err := a.settledCheck()
+	switch {
+	case err != nil:
+		a.log.Error().Err(err).Msg("settling the check state after the recheck failed; the transaction is refused")
 		return &abcitypes.ResponseCheckTx{Codespace: CodespaceInternal, Code: CheckCodeInternal, Log: err.Error()}, nil
+	case cs == nil:
+		return nodeRefusal(NodeCodeCatchingUp, "the node holds no state yet"), nil
+	case !cs.accepted.reserve(len(req.Tx), false):
+		l := cs.accepted.limits
+		return nodeRefusal(NodeCodeMempoolFull, fmt.Sprintf("the node's mempool is full (%d transactions or %d bytes): send the transaction again after the next block, or to another node", l.Size, l.MaxTxsBytes)), nil
 	}
-	if res.Code == protocol.CodeOK {
-		a.checked.Add(sha256.Sum256(req.Tx), struct{}{})
+	return a.judgeOn(cs, req.Tx, true), nil
+}
+
+// judgeOn judges tx on cs, in the room reserved for it, which it gives back unless tx
+// is accepted.
+func (a *Application) judgeOn(cs *checkState, tx []byte, isNew bool) *abcitypes.ResponseCheckTx {
+	res, _, err := cs.checkTx(tx, isNew, a.signatures)
+	ans := checkAnswer{res: res, err: err}
+	if !ans.ok() {
+		cs.accepted.release(len(tx))
+	}
+	return a.answer(tx, ans)
+}
+
+// checkAnswer is a transaction's judgement on the check state: its result, or the
+// failure inside the node that kept it from being judged.
+type checkAnswer struct {
+	res app.TxResult
+	err error
+}
+
+func (c checkAnswer) ok() bool { return c.err == nil && c.res.Code == protocol.CodeOK }
+
+// answer is CheckTx's response of tx's judgement. FinalizeBlock verifies ahead the
+// signatures of the transactions CheckTx did not accept (checked).
+func (a *Application) answer(tx []byte, c checkAnswer) *abcitypes.ResponseCheckTx {
+	if c.err != nil {
+		a.log.Error().Err(c.err).Msg("checking a transaction failed; it is refused, the other pending ones are kept")
+		return &abcitypes.ResponseCheckTx{Codespace: CodespaceInternal, Code: CheckCodeInternal, Log: c.err.Error()}
+	}
+	if c.ok() {
+		a.checked.Add(sha256.Sum256(tx), struct{}{})
 	}
 	// NB: a refused transaction is kept out of the mempool even when the block
 	// would charge it: the mempool only carries what can succeed.
-	return &abcitypes.ResponseCheckTx{Code: uint32(res.Code), Log: res.Log, GasWanted: gas(res.Charged)}, nil
+	return &abcitypes.ResponseCheckTx{Code: uint32(c.res.Code), Log: c.res.Log, GasWanted: gas(c.res.Charged)}
 }
 
 // gas reports a credit amount in an int64 field of CometBFT's, clamped.
@@ -272,7 +374,7 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 		}
 		return nil, err
 	}
-	a.staged, a.swept = req.Height, 0
+	a.staged, a.swept, a.decided = req.Height, 0, req.Txs
 	for _, e := range x.res.Events {
 		switch e.Type {
 		case protocol.EventTimeRangeSweep:
@@ -372,7 +474,7 @@ func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcity
 		return nil, err
 	}
 	a.staged = 0
-	if err := a.resetCheckState(); err != nil {
+	if err := a.carryCheckState(); err != nil {
 		return nil, err
 	}
 	a.readCleanupAhead()
@@ -392,6 +494,30 @@ func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcity
 	}
 	a.log.Debug().Int64("height", v).Hex("app_hash", hash).Msg("committed")
 	return &abcitypes.ResponseCommit{}, nil
+}
+
+// carryCheckState replaces the check state after a commit by one over the new version
+// that holds what the one before accepted and the block did not include, judged again
+// in the order it accepted them (carry.go).
+func (a *Application) carryCheckState() error {
+	prev := a.check.Load()
+	next, err := a.savedCheckState()
+	if err != nil {
+		return err
+	}
+	if prev != nil {
+		included := make(map[txKey]bool, len(a.decided))
+		for _, tx := range a.decided {
+			included[sha256.Sum256(tx)] = true
+		}
+		// A transaction carried over into prev that the recheck never asked for is not
+		// in the mempool (settledCheck drops it too, once a new transaction comes).
+		gone := func(k txKey) bool { return included[k] || (!a.mempool.NoRecheck && prev.carried.unasked(k)) }
+		next.carry(prev.accepted.inOrder(gone), a.signatures, a.answer)
+	}
+	a.decided = nil
+	a.check.Store(next)
+	return nil
 }
 
 // observePools sets the pool gauges from saved version v. A failure to read them is

@@ -49,9 +49,10 @@ const optimisticAttempts = 3
 // accepted transactions.
 type checkState struct {
 	base drive.KV
-	// atMs is the block time transactions are judged at: the last block's
-	// (app.JudgeTime), which only a block changes.
-	atMs uint64
+	// lastMs is the last block's time (app.JudgeTime), which only a block changes:
+	// transactions are judged as the next block would, at lastMs+1 at the earliest and
+	// up to marginMs later (app.Judge).
+	lastMs, marginMs uint64
 	// intake reads a transaction's signer and signature check from the check state.
 	intake *app.SignatureReader
 
@@ -60,6 +61,16 @@ type checkState struct {
 	signers [signerStripes]sync.Mutex
 	// applied is the position of the last transaction whose writes were staged.
 	applied atomic.Uint64
+
+	// accepted are the transactions the check state holds and what they take of the
+	// mempool (carry.go).
+	accepted accepted
+	// carried are the verdicts of the transactions carried over from the check state
+	// before the last block, which CometBFT's recheck asks for (carry.go); nil: none.
+	carried *carried
+	// settled is set once the recheck after the last block is over and the check state
+	// holds only what CometBFT's mempool holds (Application.settledCheck).
+	settled atomic.Bool
 }
 
 type stagedShard struct {
@@ -75,21 +86,23 @@ type stagedValue struct {
 }
 
 // newCheckState stages over base; seed, if not nil, writes the state's first contents
-// (the genesis state, before the first commit).
-func newCheckState(base drive.KV, seed func(drive.KV) error) (*checkState, error) {
-	cs := &checkState{base: base, seed: maphash.MakeSeed()}
+// (the genesis state, before the first commit). Deadlines are judged marginMs ahead
+// (app.Judge), and the accepted transactions may take up to limits of the mempool.
+func newCheckState(base drive.KV, seed func(drive.KV) error, marginMs uint64, limits MempoolLimits) (*checkState, error) {
+	cs := &checkState{base: base, seed: maphash.MakeSeed(), marginMs: marginMs}
+	cs.accepted.init(limits)
 	if seed != nil {
 		if _, err := cs.exclusive(seed); err != nil {
 			return nil, err
 		}
 	}
 	r := checkReader{cs}
-	at, err := app.JudgeTime(r)
+	last, err := app.JudgeTime(r)
 	if err != nil {
 		return nil, err
 	}
-	cs.atMs = at
-	if cs.intake, err = app.NewSignatureReader(r, at); err != nil {
+	cs.lastMs = last
+	if cs.intake, err = app.NewSignatureReader(r, last+1); err != nil {
 		return nil, err
 	}
 	return cs, nil
@@ -107,19 +120,25 @@ func (cs *checkState) shardOf(key string) int {
 // outside every lock; a recheck's was remembered when it was new.
 func (cs *checkState) checkTx(tx []byte, isNew bool, sigs *verifiedSignatures) (res app.TxResult, position uint64, err error) {
 	in, err := cs.intake.Intake(tx)
-	if err == nil && in.Checked && isNew {
+	if err != nil {
+		return app.TxResult{}, 0, err
+	}
+	if in.Checked && isNew {
 		sigs.Verify(in.Check.PubKey, in.Check.Message, in.Check.Signature)
 	}
-	if err == nil && in.Decoded {
+	if in.Decoded {
 		stripe := &cs.signers[maphash.Bytes(cs.seed, signerKey(in.Signer))%signerStripes]
 		stripe.Lock()
 		defer stripe.Unlock()
 	}
 	position, err = cs.judge(func(kv drive.KV) error {
 		var err error
-		res, err = app.CheckTx(kv, tx, cs.atMs, sigs)
+		res, err = app.CheckTx(kv, tx, app.Judge{LastMs: cs.lastMs, MarginMs: cs.marginMs, Verifier: sigs})
 		return err
 	})
+	if err == nil && res.Code == protocol.CodeOK {
+		cs.accepted.add(tx, position)
+	}
 	return res, position, err
 }
 
@@ -374,7 +393,7 @@ func (a *Application) dryRun(req *abcitypes.RequestQuery) *abcitypes.ResponseQue
 	var res app.TxResult
 	_, err := cs.judge(func(kv drive.KV) error {
 		var err error
-		res, err = app.DryRun(kv, req.Data, cs.atMs)
+		res, err = app.DryRun(kv, req.Data, cs.lastMs)
 		return err
 	})
 	var ans proofs.DryRunAnswer

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -67,7 +68,7 @@ func replaySerially(t *testing.T, h *harness, cs *checkState, answers []checked)
 	ref := drive.NewCache(drive.NewMemo(saved))
 	serialOrder(answers)
 	for i, a := range answers {
-		res, err := app.CheckTx(ref, a.tx, cs.atMs, nil)
+		res, err := app.CheckTx(ref, a.tx, app.Judge{LastMs: cs.lastMs, MarginMs: cs.marginMs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +313,7 @@ func (c *contention) readWhileSending(t *testing.T, stop chan struct{}) {
 func TestCheckStateRuns(t *testing.T) {
 	cs, err := newCheckState(drive.Empty(), func(kv drive.KV) error {
 		return genesis.InitChain(kv, genesis.Params{ChainID: testChainID, GenesisTimeMs: protocol.BlockTimeMs(genesisTime), InitialHeight: 1}, genesis.AppState{EpochTimeLengthS: genesis.DefaultEpochLengthS}.Encode())
-	})
+	}, 0, MempoolLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,5 +360,51 @@ func TestCheckStateRuns(t *testing.T) {
 	}
 	if p, _ := cs.judge(func(kv drive.KV) error { _, err := kv.Get(k); return err }); p != start+2 {
 		t.Fatalf("a read-only run at position %d; want %d", p, start+2)
+	}
+}
+
+// failingOnce is a store that fails the first read of one key.
+type failingOnce struct {
+	drive.KV
+	key    []byte
+	failed bool
+}
+
+var errInjected = errors.New("abci test: an injected storage failure")
+
+func (f *failingOnce) Get(key []byte) ([]byte, error) {
+	if !f.failed && bytes.Equal(key, f.key) {
+		f.failed = true
+		return nil, errInjected
+	}
+	return f.KV.Get(key)
+}
+
+// TestIntakeFailureRefuses: a storage failure while reading a transaction's signer key
+// before it is judged (the intake) refuses the transaction as a failure inside the
+// node, even when the judgement's own read of the key would succeed.
+func TestIntakeFailureRefuses(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	id := genesisIdentityID("gina")
+	h.identities["gina"] = id
+	h.initChain(genesis.AppState{Identities: []genesis.Identity{{ID: id.String(), Balance: 1_000_000_000, Keys: []string{hex.EncodeToString(pub("gina"))}}}})
+	h.block(genesisTime.Add(time.Second), nil)
+	saved, err := h.store.Saved(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := &failingOnce{KV: drive.NewMemo(saved), key: drive.IdentityKeyKey(id, 0)}
+	cs, err := newCheckState(base, nil, 0, MempoolLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := h.tx("identity-to-address identity=gina signer=gina nonce=1 to=bob amount=5")
+	res, _, err := cs.checkTx(tx, true, h.app.signatures)
+	if !errors.Is(err, errInjected) {
+		t.Fatalf("checkTx: code %s, error %v; want the intake's storage failure", res.Code, err)
+	}
+	if cs.accepted.size() != 0 {
+		t.Fatal("the transaction was accepted")
 	}
 }

@@ -124,14 +124,15 @@ func (a *Application) proposalBlock(height int64, at time.Time, proposer []byte,
 }
 
 // PrepareProposal builds the proposer's block: it executes the mempool's transactions
-// in order (app.ProposeBlock) while they fit, counted as CometBFT counts them (with
+// in the order the check state accepted them (orderByAcceptance: the mempool's list
+// may hold them in another) while they fit, counted as CometBFT counts them (with
 // their protobuf framing), leaving out every transaction the block would refuse unpaid
 // (docs/ERRORS.md), which ProcessProposal would reject the block for. The execution is
 // kept: CometBFT v0.38 hands the proposer's own block to its ProcessProposal, which
 // then finds it executed. The request's time is the block's: CometBFT makes the block
 // again from the transactions returned, at the same (median) time.
 func (a *Application) PrepareProposal(_ context.Context, req *abcitypes.RequestPrepareProposal) (*abcitypes.ResponsePrepareProposal, error) {
-	blk := a.proposalBlock(req.Height, req.Time, req.ProposerAddress, req.Txs)
+	blk := a.proposalBlock(req.Height, req.Time, req.ProposerAddress, orderByAcceptance(a.check.Load(), req.Txs))
 	x, err := a.executeAhead(blk, req.Time, &app.Room{MaxBytes: req.MaxTxBytes, Size: txSize})
 	if a.haltOn(err) {
 		// NB: CometBFT panics on an error here; the node stops (HoldHalted).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -38,6 +39,10 @@ import (
 //	                             why, and checks that nothing was staged or saved
 //	protocol                     the protocol version and upgrade records, proven
 //	check-tx                     input: one transaction; runs CheckTx on the check state
+//	dry-run                      input: one transaction; the node's dry run (code, fee,
+//	                             max fee) on the check state
+//	mempool margin=MS            CheckTx judges deadlines MS after the next block's
+//	                             earliest time (MempoolConfig.MarginMs)
 //	prepare-proposal [time=DURATION] [proposer=NAME] [max-bytes=N] [signal=VERSION]
 //	                             input: the mempool's transactions; which
 //	                             PrepareProposal takes, and the signal it adds (signal:
@@ -287,6 +292,20 @@ func (h *harness) run(d *datadriven.TestData) string {
 			break
 		}
 		fmt.Fprintf(&out, "%s fee=%d\n", codeName(res.Code), res.GasWanted)
+	case "dry-run":
+		res, err := h.app.Query(context.Background(), &abcitypes.RequestQuery{Path: proofs.PathDryRun, Data: h.tx(strings.TrimSpace(d.Input))})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		var ans proofs.DryRunAnswer
+		if err := json.Unmarshal(res.Value, &ans); err != nil {
+			h.t.Fatalf("dry run: %v (%s)", err, res.Log)
+		}
+		fmt.Fprintf(&out, "%s fee=%d max-fee=%d\n", codeName(ans.Code), ans.Fee, ans.MaxFee)
+	case "mempool":
+		if err := h.app.SetMempool(MempoolConfig{MarginMs: h.u64(m, "margin")}); err != nil {
+			h.t.Fatal(err)
+		}
 	case "process-proposal":
 		req := &abcitypes.RequestProcessProposal{Txs: h.txs(d.Input), Height: h.height + 1, Time: h.timeArg(m), ProposerAddress: h.proposer}
 		if name, ok := m["proposer"]; ok {

@@ -112,6 +112,9 @@ type rules struct {
 	fees    feeschedule.Schedule
 	// verifier checks signatures: never nil once loadRules returns.
 	verifier protocol.Verifier
+	// check: the transaction is judged for the mempool (CheckTx), not executed in a
+	// block.
+	check bool
 }
 
 // epoch is the index of the epoch of the block the rules judge.

@@ -112,13 +112,36 @@ func (e *execution) discard() {
 	e.effects = effects{}
 }
 
-// CheckTx runs tx against kv (the check state) as a block at atMs would, checking its
-// signature through v (nil: protocol.VerifyEd25519). Only a success is kept in kv, so
-// later transactions of the same signer build on it: the mempool carries what can
-// succeed, and a paid refusal, which the block would charge, is refused here without
-// touching the check state. A Fault leaves kv unchanged too.
-func CheckTx(kv drive.KV, tx []byte, atMs uint64, v protocol.Verifier) (TxResult, error) {
-	res, staged, err := stageTx(kv, tx, atMs, v)
+// Judge is how CheckTx judges a transaction for the mempool between blocks (docs/TX.md,
+// "What accepted means"): as the block that includes it would, whenever that block
+// comes.
+type Judge struct {
+	// LastMs is the last block's time (JudgeTime). The transaction is judged at the
+	// earliest time the next block can have, LastMs + 1, as the dry run is.
+	LastMs uint64
+	// MarginMs is how much later than that the block that includes the transaction
+	// may come: a deadline that passes within it counts as passed
+	// (protocol.Context.MarginMs).
+	MarginMs uint64
+	// Verifier checks signatures; nil: protocol.VerifyEd25519.
+	Verifier protocol.Verifier
+}
+
+// CheckTx runs tx against kv (the check state) as the next block would (Judge). Only a
+// success is kept in kv, so later transactions of the same signer build on it: the
+// mempool carries what can succeed, and a paid refusal, which the block would charge,
+// is refused here without touching the check state. A success must leave its payer
+// able to pay the largest fee a later block may charge it (its MaxCharged), and that
+// fee is what it takes from the payer's balance in kv, so that the payer's next
+// transactions are judged on what remains whatever the block charges
+// (protocol.ErrMaxFeeNotCovered otherwise). A Fault leaves kv unchanged too.
+func CheckTx(kv drive.KV, tx []byte, j Judge) (TxResult, error) {
+	r, err := loadRules(kv, j.LastMs+1, j.Verifier)
+	if err != nil {
+		return TxResult{}, asFault(err)
+	}
+	r.ctx.MarginMs, r.check = j.MarginMs, true
+	res, staged, err := stageTxWith(kv, tx, r)
 	if err != nil || res.Code != protocol.CodeOK {
 		return res, err
 	}
@@ -172,11 +195,18 @@ func (e *execution) run(collected uint64) (TxResult, error) {
 	if err := e.payable(v.charged, collected); err != nil {
 		return refused(err)
 	}
-	if err := e.charge(v.charged); err != nil {
+	maxCharged := e.maxCharged(v.charged)
+	debit := v.charged
+	if e.r.check && v.refusal == nil {
+		if e.payer.balance-e.spent < maxCharged {
+			return refused(protocol.ErrMaxFeeNotCovered{Payer: e.payerName(), Balance: e.payer.balance, Amount: e.spent, Fee: v.charged, MaxFee: maxCharged})
+		}
+		debit = maxCharged
+	}
+	if err := e.charge(debit); err != nil {
 		return TxResult{}, err
 	}
-	maxCharged, err := e.flush(v.charged)
-	if err != nil {
+	if err := e.cache.Flush(); err != nil {
 		return TxResult{}, err
 	}
 	return e.result(v, maxCharged), nil
@@ -300,20 +330,16 @@ func (e *execution) charge(charged uint64) error {
 	return nil
 }
 
-// flush writes the staged transition to the state under the cache and returns the
-// estimate's ceiling (MaxCharged): charged plus the margin of what the transition found
-// absent, counted before the flush clears the counts, or the payer's balance when no
-// margin bounds it.
-func (e *execution) flush(charged uint64) (uint64, error) {
+// maxCharged is the estimate's ceiling (MaxCharged): charged plus the margin of what
+// the transition found absent, counted before the cache is flushed, or the payer's
+// balance when no margin bounds it.
+func (e *execution) maxCharged(charged uint64) uint64 {
 	margin := e.cache.Operations().AbsentReads*e.r.fees.AbsentReadMargin(drive.MaxReadValueLen) + e.margin
-	if err := e.cache.Flush(); err != nil {
-		return 0, err
-	}
 	maxCharged := charged + margin
 	if e.unbounded || maxCharged < charged {
 		maxCharged = max(charged, e.payer.balance)
 	}
-	return maxCharged, nil
+	return maxCharged
 }
 
 // result is the charged transition's result: its fee, the balances and events it set
@@ -610,19 +636,19 @@ func feeParts(fee feeschedule.Result) protocol.FeeParts {
 // time. (Judged at lastMs itself, a document written in the last block would keep an
 // index entry on $updatedAt that any later block moves.)
 func DryRun(kv drive.KV, tx []byte, lastMs uint64) (TxResult, error) {
-	res, _, err := stageTx(kv, tx, lastMs+1, nil)
+	r, err := loadRules(kv, lastMs+1, nil)
+	if err != nil {
+		return TxResult{}, asFault(err)
+	}
+	res, _, err := stageTxWith(kv, tx, r)
 	return res, err
 }
 
-// stageTx runs tx over a cache on kv, outside a block at atMs, and returns the cache
-// holding its writes: CheckTx keeps them on success, DryRun never does.
-func stageTx(kv drive.KV, tx []byte, atMs uint64, v protocol.Verifier) (TxResult, *drive.Cache, error) {
-	r, err := loadRules(kv, atMs, v)
-	if err != nil {
-		return TxResult{}, nil, asFault(err)
-	}
+// stageTxWith runs tx over a cache on kv, outside a block, under r, and returns the
+// cache holding its writes: CheckTx keeps them on success, DryRun never does.
+func stageTxWith(kv drive.KV, tx []byte, r rules) (TxResult, *drive.Cache, error) {
 	staged := drive.NewCache(kv)
-	pool, err := epochPool(staged, r, atMs)
+	pool, err := epochPool(staged, r, r.ctx.BlockTimeMs)
 	if err != nil {
 		return TxResult{}, nil, asFault(err)
 	}

@@ -49,6 +49,7 @@ const (
 	CodeAddressNotFound  Code = 20010
 
 	CodeBalanceIsNotEnough Code = 30000
+	CodeMaxFeeNotCovered   Code = 30001
 
 	CodeDataContractAlreadyPresent Code = 40000
 
@@ -151,6 +152,7 @@ func codeRows(l13, l14, every Limits) []CodeInfo {
 		{CodeInvalidSignature, "InvalidSignature", false, "the signature does not verify over the sign bytes (wrong key, chain or type)"},
 		{CodeAddressNotFound, "AddressNotFound", false, "the signing address holds nothing"},
 		{CodeBalanceIsNotEnough, "BalanceIsNotEnough", false, "the payer cannot pay the processing fee"},
+		{CodeMaxFeeNotCovered, "MaxFeeNotCovered", false, "CheckTx only, never in a block: the payer's balance covers the amount and the fee at the next block's earliest time, but not the amount and the largest fee a later block may charge (the dry run's max_fee, with what the payer's other pending transactions reserve): the node does not accept a transaction its block may refuse for want of credits"},
 		{CodeDataContractAlreadyPresent, "DataContractAlreadyPresentError", true, "a contract create's id (from its owner and nonce) names a stored contract"},
 		{CodeInvalidIdentityNonce, "InvalidIdentityNonce", false, fmt.Sprintf("the identity's nonce is used already, more than %d below its highest, or more than %d above it", NonceWindow, every.MaxNonceGap)},
 		{CodeIdentityInsufficientBalance, "IdentityInsufficientBalance", true, "the identity can pay the processing of its authentication but not the amount and the transition's full fee (storage included) as well"},

@@ -50,6 +50,7 @@ func TestCodesPinned(t *testing.T) {
 		{CodeInvalidSignature, 20002, "InvalidSignature", false, ErrInvalidSignature{}},
 		{CodeAddressNotFound, 20010, "AddressNotFound", false, ErrAddressNotFound{}},
 		{CodeBalanceIsNotEnough, 30000, "BalanceIsNotEnough", false, ErrBalanceIsNotEnough{}},
+		{CodeMaxFeeNotCovered, 30001, "MaxFeeNotCovered", false, ErrMaxFeeNotCovered{}},
 		{CodeDataContractAlreadyPresent, 40000, "DataContractAlreadyPresentError", true, ErrDataContractAlreadyPresent{}},
 		{CodeInvalidIdentityNonce, 40204, "InvalidIdentityNonce", false, ErrInvalidIdentityNonce{}},
 		{CodeIdentityInsufficientBalance, 40210, "IdentityInsufficientBalance", true, ErrIdentityInsufficientBalance{}},

@@ -193,8 +193,8 @@ func planModeration(ctx Context, c Contract, signer IdentityID, t DocumentType, 
 		if before == nil {
 			return plan, ErrDocumentNotFound{ID: a.ID}
 		}
-		if w := t.ModeratorAbilities.DeleteWithinSeconds; w > 0 && now-min(now, before.UpdatedAt) > uint64(w)*1000 {
-			return plan, ErrModerationWindowPassed{ID: a.ID, UpdatedAtMs: before.UpdatedAt, WithinSeconds: w, BlockTimeMs: now}
+		if w, end := t.ModeratorAbilities.DeleteWithinSeconds, ctx.Horizon(); w > 0 && end-min(end, before.UpdatedAt) > uint64(w)*1000 {
+			return plan, ErrModerationWindowPassed{ID: a.ID, UpdatedAtMs: before.UpdatedAt, WithinSeconds: w, BlockTimeMs: now, MarginMs: ctx.MarginMs}
 		}
 		if t.ModeratorAbilities.DeleteKeepsRecord {
 			plan.Removal = &RemovalRecord{Type: t.Name, ID: a.ID, Owner: before.Owner, Moderator: signer, Reason: a.Reason,
@@ -220,8 +220,8 @@ func planModeration(ctx Context, c Contract, signer IdentityID, t DocumentType, 
 	if err := ValidateDocumentNotExpired(ctx, c.ID, t, d); err != nil {
 		return plan, err
 	}
-	if now-min(now, removal.AtMs) >= ctx.Limits.RestoreWindowMs {
-		return plan, ErrRestoreWindowPassed{ID: a.ID, RemovedAtMs: removal.AtMs, BlockTimeMs: now}
+	if end := ctx.Horizon(); end-min(end, removal.AtMs) >= ctx.Limits.RestoreWindowMs {
+		return plan, ErrRestoreWindowPassed{ID: a.ID, RemovedAtMs: removal.AtMs, BlockTimeMs: now, MarginMs: ctx.MarginMs}
 	}
 	plan.After, plan.Removal = &d, removal
 	return plan, nil
@@ -233,8 +233,8 @@ func planModeration(ctx Context, c Contract, signer IdentityID, t DocumentType, 
 // calls it for every action on a stored document but a delete (its owner's or a
 // moderator's), and a restore calls it on the document it restores.
 func ValidateDocumentNotExpired(ctx Context, c ContractID, t DocumentType, d Document) error {
-	if at, ok := t.ExpiresAtMs(d); ok && ctx.BlockTimeMs >= at {
-		return ErrDocumentExpired{Contract: c, Type: t.Name, ID: d.ID, ExpiredAtMs: at, BlockTimeMs: ctx.BlockTimeMs}
+	if at, ok := t.ExpiresAtMs(d); ok && ctx.Horizon() >= at {
+		return ErrDocumentExpired{Contract: c, Type: t.Name, ID: d.ID, ExpiredAtMs: at, BlockTimeMs: ctx.BlockTimeMs, MarginMs: ctx.MarginMs}
 	}
 	return nil
 }

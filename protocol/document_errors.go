@@ -148,12 +148,21 @@ type ErrDocumentExpired struct {
 	ID          DocumentID
 	ExpiredAtMs uint64
 	BlockTimeMs uint64
+	// MarginMs is the context's (Context.MarginMs): 0 in a block.
+	MarginMs uint64
 }
 
 func (e ErrDocumentExpired) Code() Code { return CodeDocumentExpired }
 func (e ErrDocumentExpired) Error() string {
+	if e.MarginMs > 0 {
+		return fmt.Sprintf("document %s of type %q in contract %s expires at %d ms, before the block that includes the transaction can be counted on: the next block comes at %d ms at the earliest, and may come %d ms later%s", e.ID, e.Type, e.Contract, e.ExpiredAtMs, e.BlockTimeMs, e.MarginMs, checkOnly)
+	}
 	return fmt.Sprintf("document %s of type %q in contract %s expired at %d ms; the block time is %d ms", e.ID, e.Type, e.Contract, e.ExpiredAtMs, e.BlockTimeMs)
 }
+
+// checkOnly ends the message of a refusal that only CheckTx's margin (Context.MarginMs)
+// decided.
+const checkOnly = " (refused by the node's mempool, which judges deadlines that far ahead: nothing was charged)"
 
 // ErrReferencedDocumentNotFound: a document written names, through a reference, a
 // document that is not stored (by id, or by the value of the lookup index).
@@ -189,10 +198,15 @@ type ErrModerationWindowPassed struct {
 	UpdatedAtMs   uint64
 	WithinSeconds uint32
 	BlockTimeMs   uint64
+	// MarginMs is the context's (Context.MarginMs): 0 in a block.
+	MarginMs uint64
 }
 
 func (e ErrModerationWindowPassed) Code() Code { return CodeModerationWindowPassed }
 func (e ErrModerationWindowPassed) Error() string {
+	if e.MarginMs > 0 {
+		return fmt.Sprintf("document %s last changed at %d ms: moderators delete it within %d s, which ends before the block that includes the transaction can be counted on (the next block comes at %d ms at the earliest, and may come %d ms later)%s", e.ID, e.UpdatedAtMs, e.WithinSeconds, e.BlockTimeMs, e.MarginMs, checkOnly)
+	}
 	return fmt.Sprintf("document %s last changed at %d ms: moderators delete it within %d s, the block time is %d ms", e.ID, e.UpdatedAtMs, e.WithinSeconds, e.BlockTimeMs)
 }
 
@@ -213,10 +227,15 @@ type ErrRestoreWindowPassed struct {
 	ID          DocumentID
 	RemovedAtMs uint64
 	BlockTimeMs uint64
+	// MarginMs is the context's (Context.MarginMs): 0 in a block.
+	MarginMs uint64
 }
 
 func (e ErrRestoreWindowPassed) Code() Code { return CodeRestoreWindowPassed }
 func (e ErrRestoreWindowPassed) Error() string {
+	if e.MarginMs > 0 {
+		return fmt.Sprintf("document %s was removed at %d ms: its restore window ends before the block that includes the transaction can be counted on (the next block comes at %d ms at the earliest, and may come %d ms later)%s", e.ID, e.RemovedAtMs, e.BlockTimeMs, e.MarginMs, checkOnly)
+	}
 	return fmt.Sprintf("document %s was removed at %d ms: the block time %d ms is past its restore window", e.ID, e.RemovedAtMs, e.BlockTimeMs)
 }
 

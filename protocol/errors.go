@@ -114,6 +114,21 @@ func (e ErrBalanceIsNotEnough) Error() string {
 	return fmt.Sprintf("balance %d cannot pay the processing fee %d", e.Balance, e.Fee)
 }
 
+// ErrMaxFeeNotCovered: CheckTx only, never in a block (docs/TX.md, "What accepted
+// means"). Payer's balance covers the Amount the transaction moves and its fee at the
+// earliest time of the next block, but not the amount and MaxFee, the largest fee a
+// later block may charge it (the dry run's max_fee).
+type ErrMaxFeeNotCovered struct {
+	Payer                        string
+	Balance, Amount, Fee, MaxFee uint64
+}
+
+func (e ErrMaxFeeNotCovered) Code() Code { return CodeMaxFeeNotCovered }
+func (e ErrMaxFeeNotCovered) Error() string {
+	return fmt.Sprintf("%s holds %d, which covers the amount %d and the fee %d at the next block's earliest time but not the fee a later block may charge, at most %d%s",
+		e.Payer, e.Balance, e.Amount, e.Fee, e.MaxFee, checkOnly)
+}
+
 // NonceReason says why a nonce was refused.
 type NonceReason uint8
 

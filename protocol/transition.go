@@ -61,11 +61,27 @@ func (s Signer) Address() Address { return AddressOf(s.PubKey) }
 
 // Context is what structure validation judges a transition against: the rules of the
 // protocol version in force and the time of the block it is judged for (the block's
-// own time in a block, the last block's time in CheckTx).
+// own time in a block; in CheckTx the earliest time the next block can have, one
+// millisecond after the last block's).
 type Context struct {
 	Version     Version
 	Limits      Limits
 	BlockTimeMs uint64
+	// MarginMs is 0 in a block. CheckTx sets it to how much later than BlockTimeMs the
+	// block that includes the transaction may come: a deadline (a document's expiry, a
+	// moderator's deletion or restore window) that passes before Horizon counts as
+	// passed, so that the mempool does not take what that block would refuse and
+	// charge (docs/TX.md, "What accepted means").
+	MarginMs uint64
+}
+
+// Horizon is the latest time the context judges deadlines at: BlockTimeMs plus
+// MarginMs, at most MaxBlockTimeMs past which no block time lies.
+func (c Context) Horizon() uint64 {
+	if c.MarginMs > MaxBlockTimeMs-min(c.BlockTimeMs, MaxBlockTimeMs) {
+		return MaxBlockTimeMs
+	}
+	return c.BlockTimeMs + c.MarginMs
 }
 
 // ContextFor returns the context of version v at a block time.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,6 +49,9 @@ const (
 	TestnetHostPrometheusPort = 660
 	TestnetHostWebPort        = 680
 	TestnetHostPortStep       = 100
+	// TestnetLocalP2PPort is a local testnet's P2P port beside the host ports
+	// (TestnetOptions.Local): validator i's at P*1000 + 656 + i*TestnetHostPortStep.
+	TestnetLocalP2PPort = 656
 	// DefaultTestnetHostPortPrefix is P when none is given, TTLD_DEVNET_PORTS's default.
 	DefaultTestnetHostPortPrefix = 26
 )
@@ -112,6 +116,12 @@ type TestnetOptions struct {
 	// config.toml's [statesync], RPC servers written; the trust height and hash are
 	// written from the running network by StateSyncConfig before they start).
 	StateSync bool
+	// Local writes the homes for processes side by side on this machine instead of
+	// docker-compose.yml's network: every node listens on 127.0.0.1 only, its RPC,
+	// Prometheus endpoint and web view at its host ports (HostPortPrefix), its P2P at
+	// TestnetLocalP2PPort beside them, and dials the validators there. SubnetBase must
+	// be "".
+	Local bool
 	// Force replaces the homes of an Output folder that is not empty. Only its
 	// node<N>, full<N> and client folders are deleted; anything else is left alone.
 	Force bool
@@ -122,9 +132,13 @@ type TestnetOptions struct {
 type TestnetNode struct {
 	Name string // node<i> or full<j>, also its moniker and its folder in Output
 	Home string // absolute
-	IP   string // its address in the private network
-	// NodeID is the P2P id; peers dial NodeID@IP:TestnetP2PPort.
+	IP   string // its address in the private network, 127.0.0.1 on a local one
+	// NodeID is the P2P id; peers dial NodeID@IP:P2PPort.
 	NodeID string
+	// P2PPort and RPCPort are where the node listens for peers and serves RPC at IP:
+	// TestnetP2PPort and TestnetRPCPort in its container; on a local network, its own
+	// P2P port and HostRPCPort.
+	P2PPort, RPCPort int
 	// Validator: a genesis validator; otherwise a full node, whose validator key is in
 	// no genesis and which never votes.
 	Validator bool
@@ -135,7 +149,8 @@ type TestnetNode struct {
 	// PayoutKeyName(Name); zero for a full node.
 	PayoutIdentity protocol.IdentityID
 	// HostRPCPort, HostPrometheusPort and HostWebPort are where the compose files
-	// publish the node's RPC, metrics and web view on 127.0.0.1.
+	// publish the node's RPC, metrics and web view on 127.0.0.1, where a local node
+	// listens itself.
 	HostRPCPort        int
 	HostPrometheusPort int
 	HostWebPort        int
@@ -146,6 +161,7 @@ type TestnetResult struct {
 	Output         string // absolute
 	ChainID        string
 	HostPortPrefix int
+	Local          bool // TestnetOptions.Local
 	// ClientHome holds the keyring (the dev key, funded with DevBalance, and the
 	// validators' payout keys) and a copy of the genesis, for the CLI's --home.
 	ClientHome string // absolute
@@ -163,14 +179,15 @@ func (e ErrOutputExists) Error() string {
 
 var testnetDirName = regexp.MustCompile(`^(node[0-9]+|full[0-9]+|` + TestnetClientDir + `)$`)
 
-// Testnet writes the homes of a network for docker-compose.yml: one genesis shared by
-// all, with every validator at ValidatorPower, a payout identity per validator
-// (PayoutIdentityID, balance 0), and one funded address, the client home's dev key.
-// The keys that own credits (the dev key, the payout identities' keys) are written to
-// the client home only, never to a node home, which a container mounts. Each node
-// listens on every interface of its container and dials the validators by IP, as
-// hostnames that do not resolve when CometBFT starts are dropped from persistent_peers
-// for good.
+// Testnet writes the homes of a network for docker-compose.yml, or for processes on
+// this machine (Local): one genesis shared by all, with every validator at
+// ValidatorPower, a payout identity per validator (PayoutIdentityID, balance 0), and
+// one funded address, the client home's dev key. The keys that own credits (the dev
+// key, the payout identities' keys) are written to the client home only, never to a
+// node home, which a container mounts. Each node listens on every interface of its
+// container and dials the validators by IP, as hostnames that do not resolve when
+// CometBFT starts are dropped from persistent_peers for good; a local node listens on
+// 127.0.0.1 at ports of its own and dials the validators there.
 func Testnet(opts TestnetOptions) (TestnetResult, error) {
 	if opts.Validators < 1 || opts.Validators > MaxTestnetValidators {
 		return TestnetResult{}, fmt.Errorf("validators must be 1 to %d, not %d", MaxTestnetValidators, opts.Validators)
@@ -182,7 +199,7 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 	if prefix == 0 {
 		prefix = DefaultTestnetHostPortPrefix
 	}
-	if err := checkHostPorts(prefix, opts.Validators, opts.FullNodes); err != nil {
+	if err := checkHostPorts(prefix, opts.Validators, opts.FullNodes, opts.Local); err != nil {
 		return TestnetResult{}, err
 	}
 	chainID := opts.ChainID
@@ -206,11 +223,7 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 	if err != nil {
 		return TestnetResult{}, err
 	}
-	base := opts.SubnetBase
-	if base == "" {
-		base = DefaultSubnetBase
-	}
-	ips, err := testnetIPs(base, opts.Validators+opts.FullNodes)
+	ips, err := testnetAddresses(opts)
 	if err != nil {
 		return TestnetResult{}, err
 	}
@@ -226,7 +239,7 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 		return TestnetResult{}, err
 	}
 
-	res := TestnetResult{Output: out, ChainID: chainID, HostPortPrefix: prefix, DevBalance: balance,
+	res := TestnetResult{Output: out, ChainID: chainID, HostPortPrefix: prefix, Local: opts.Local, DevBalance: balance,
 		ClientHome: filepath.Join(out, TestnetClientDir)}
 	client := keyring.Open(res.ClientHome)
 	dev, err := client.Add(DevKeyName)
@@ -251,9 +264,16 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 			port = prefix*1000 - TestnetHostPortStep*(j+1)
 		}
 		n.HostRPCPort, n.HostPrometheusPort, n.HostWebPort = port+TestnetHostRPCPort, port+TestnetHostPrometheusPort, port+TestnetHostWebPort
-		cfg := testnetConfig(filepath.Join(out, n.Name), n.Name, n.IP)
+		n.P2PPort, n.RPCPort = TestnetP2PPort, TestnetRPCPort
+		if opts.Local {
+			n.P2PPort, n.RPCPort = port+TestnetLocalP2PPort, n.HostRPCPort
+		}
+		cfg := testnetConfig(filepath.Join(out, n.Name), n, opts.Local)
 		app := DefaultAppConfig()
 		app.Web.Laddr = "0.0.0.0:" + strconv.Itoa(TestnetWebPort) // the container's every interface, published on the host's loopback
+		if opts.Local {
+			app.Web.Laddr = net.JoinHostPort(n.IP, strconv.Itoa(n.HostWebPort))
+		}
 		app.SignalVersion = opts.SignalVersion
 		app.SnapshotInterval = max(0, cmp.Or(opts.SnapshotInterval, DefaultTestnetSnapshotInterval))
 		keys, err := writeHome(cfg, app)
@@ -279,7 +299,7 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 	}
 	validators := res.Nodes[:opts.Validators]
 	for i, n := range res.Nodes {
-		cfg := testnetConfig(n.Home, n.Name, n.IP)
+		cfg := testnetConfig(n.Home, n, opts.Local)
 		cfg.P2P.PersistentPeers = testnetPeers(validators, i)
 		if err := cfg.ValidateBasic(); err != nil {
 			return TestnetResult{}, fmt.Errorf("%s config: %w", n.Name, err)
@@ -307,12 +327,16 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 }
 
 // checkHostPorts: every host port of the network, with prefix P, keeps P's digits and
-// is a port a user may bind (1024 to 65535).
-func checkHostPorts(prefix, validators, fullNodes int) error {
-	low := prefix*1000 - TestnetHostPortStep*fullNodes + TestnetHostRPCPort
+// is a port a user may bind (1024 to 65535); a local network's P2P ports too.
+func checkHostPorts(prefix, validators, fullNodes int, local bool) error {
+	first := TestnetHostRPCPort
+	if local {
+		first = TestnetLocalP2PPort
+	}
+	low := prefix*1000 - TestnetHostPortStep*fullNodes + first
 	high := prefix*1000 + TestnetHostPortStep*(validators-1) + TestnetHostWebPort
 	if fullNodes == 0 {
-		low = prefix*1000 + TestnetHostRPCPort
+		low = prefix*1000 + first
 	}
 	if prefix < 1 || low < 1024 || high > 65535 {
 		return fmt.Errorf("host port prefix %d gives ports %d to %d, outside 1024..65535", prefix, low, high)
@@ -321,16 +345,21 @@ func checkHostPorts(prefix, validators, fullNodes int) error {
 }
 
 // testnetConfig is DefaultConfig with the listeners on every interface of the node's
-// container and the P2P settings of a private network.
-func testnetConfig(home, name, ip string) *config.Config {
-	cfg := DefaultConfig(home, name)
-	cfg.RPC.ListenAddress = "tcp://0.0.0.0:" + strconv.Itoa(TestnetRPCPort)
-	cfg.P2P.ListenAddress = "tcp://0.0.0.0:" + strconv.Itoa(TestnetP2PPort)
-	cfg.Instrumentation.PrometheusListenAddr = "0.0.0.0:" + strconv.Itoa(TestnetPrometheusPort)
+// container, or on 127.0.0.1 at the node's own ports when local, and the P2P settings
+// of a private network.
+func testnetConfig(home string, n TestnetNode, local bool) *config.Config {
+	cfg := DefaultConfig(home, n.Name)
+	host, prometheus := "0.0.0.0", TestnetPrometheusPort
+	if local {
+		host, prometheus = n.IP, n.HostPrometheusPort
+	}
+	cfg.RPC.ListenAddress = "tcp://" + net.JoinHostPort(host, strconv.Itoa(n.RPCPort))
+	cfg.P2P.ListenAddress = "tcp://" + net.JoinHostPort(host, strconv.Itoa(n.P2PPort))
+	cfg.Instrumentation.PrometheusListenAddr = net.JoinHostPort(host, strconv.Itoa(prometheus))
 	// Peers advertise the address the others can dial, not 0.0.0.0.
-	cfg.P2P.ExternalAddress = net.JoinHostPort(ip, strconv.Itoa(TestnetP2PPort))
-	// Private addresses are the only ones there are, and docker's port publishing can
-	// make peers appear from one address.
+	cfg.P2P.ExternalAddress = net.JoinHostPort(n.IP, strconv.Itoa(n.P2PPort))
+	// Private addresses are the only ones there are, docker's port publishing can
+	// make peers appear from one address, and a local network's nodes all have one.
 	cfg.P2P.AddrBookStrict = false
 	cfg.P2P.AllowDuplicateIP = true
 	return cfg
@@ -343,24 +372,37 @@ func testnetPeers(validators []TestnetNode, self int) string {
 	var peers []string
 	for i, n := range validators {
 		if i != self {
-			peers = append(peers, n.NodeID+"@"+net.JoinHostPort(n.IP, strconv.Itoa(TestnetP2PPort)))
+			peers = append(peers, n.NodeID+"@"+net.JoinHostPort(n.IP, strconv.Itoa(n.P2PPort)))
 		}
 	}
 	return strings.Join(peers, ",")
 }
 
-// testnetRPCServers are the validators' RPC addresses in the private network, the
+// testnetRPCServers are the validators' RPC addresses in the network, the
 // light client's primary and witnesses of a state sync (CometBFT wants two at least:
 // a lone validator is named twice).
 func testnetRPCServers(validators []TestnetNode) []string {
 	var servers []string
 	for _, n := range validators {
-		servers = append(servers, "http://"+net.JoinHostPort(n.IP, strconv.Itoa(TestnetRPCPort)))
+		servers = append(servers, "http://"+net.JoinHostPort(n.IP, strconv.Itoa(n.RPCPort)))
 	}
 	if len(servers) == 1 {
 		servers = append(servers, servers[0])
 	}
 	return servers
+}
+
+// testnetAddresses are the nodes' addresses: 127.0.0.1 for every node of a local
+// network, consecutive ones from the subnet base otherwise.
+func testnetAddresses(opts TestnetOptions) ([]string, error) {
+	n := opts.Validators + opts.FullNodes
+	if opts.Local {
+		if opts.SubnetBase != "" {
+			return nil, fmt.Errorf("a local testnet runs on 127.0.0.1: subnet base %s is for docker's network", opts.SubnetBase)
+		}
+		return slices.Repeat([]string{"127.0.0.1"}, n), nil
+	}
+	return testnetIPs(cmp.Or(opts.SubnetBase, DefaultSubnetBase), n)
 }
 
 // testnetIPs are n consecutive IPv4 addresses from base, all in base's /24 and none

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,9 +23,14 @@ const hostPortsEnv = "TTLD_DEVNET_PORTS"
 
 // testnetOutput is what testnet prints (-o json: this object).
 type testnetOutput struct {
-	Output     string `json:"output"`
-	ChainID    string `json:"chain_id"`
-	HostPorts  int    `json:"host_ports"` // TTLD_DEVNET_PORTS the ports are for
+	Output    string `json:"output"`
+	ChainID   string `json:"chain_id"`
+	HostPorts int    `json:"host_ports"` // TTLD_DEVNET_PORTS the ports are for
+	// Local: the homes are for processes on this machine (--local), each node
+	// listening on 127.0.0.1 at its ports; otherwise for docker-compose.yml.
+	Local bool `json:"local"`
+	// StateSync: the full nodes join by state sync (--state-sync).
+	StateSync  bool   `json:"state_sync"`
 	ClientHome string `json:"client_home"`
 	DevKey     string `json:"dev_key"`
 	DevAddress string `json:"dev_address"`
@@ -39,10 +45,12 @@ type testnetNodeOutput struct {
 	Role             string `json:"role"` // roleValidator or roleFullNode
 	Home             string `json:"home"`
 	IP               string `json:"ip"`
+	P2P              string `json:"p2p"` // where the other nodes dial it: IP and port
 	NodeID           string `json:"node_id"`
 	ValidatorAddress string `json:"validator_address,omitempty"`
 	PayoutIdentity   string `json:"payout_identity,omitempty"`
-	// HostRPC, HostMetrics and HostWeb are where the compose files publish the node.
+	// HostRPC, HostMetrics and HostWeb are where the compose files publish the node,
+	// and where a local node listens.
 	HostRPC     string `json:"host_rpc"`
 	HostMetrics string `json:"host_metrics"`
 	HostWeb     string `json:"host_web"`
@@ -54,8 +62,8 @@ const (
 	roleFullNode  = "full node"
 )
 
-func newTestnetOutput(r node.TestnetResult) testnetOutput {
-	out := testnetOutput{Output: r.Output, ChainID: r.ChainID, HostPorts: r.HostPortPrefix, ClientHome: r.ClientHome,
+func newTestnetOutput(r node.TestnetResult, stateSync bool) testnetOutput {
+	out := testnetOutput{Output: r.Output, ChainID: r.ChainID, HostPorts: r.HostPortPrefix, Local: r.Local, StateSync: stateSync, ClientHome: r.ClientHome,
 		DevKey: node.DevKeyName, DevAddress: r.DevAddress.String(), DevBalance: r.DevBalance, PayoutKeys: []string{}}
 	for _, n := range r.Nodes {
 		o := testnetNodeOutput{
@@ -63,6 +71,7 @@ func newTestnetOutput(r node.TestnetResult) testnetOutput {
 			Role:        roleFullNode,
 			Home:        n.Home,
 			IP:          n.IP,
+			P2P:         net.JoinHostPort(n.IP, strconv.Itoa(n.P2PPort)),
 			NodeID:      n.NodeID,
 			HostRPC:     fmt.Sprintf("http://127.0.0.1:%d", n.HostRPCPort),
 			HostMetrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", n.HostPrometheusPort),
@@ -98,17 +107,33 @@ func (o testnetOutput) text(w io.Writer) {
 			validators++
 		}
 	}
-	fmt.Fprintf(w, "Wrote %d validator and %d full node homes of chain %q in %s\n", validators, len(o.Nodes)-validators, o.ChainID, o.Output)
-	fmt.Fprintf(w, "%-7s %-10s %-15s %-23s %-38s %s\n", "node", "role", "ip", "host rpc", "host metrics", "web view")
-	for _, n := range o.Nodes {
-		fmt.Fprintf(w, "%-7s %-10s %-15s %-23s %-38s %s\n", n.Name, n.Role, n.IP, n.HostRPC, n.HostMetrics, n.HostWeb)
+	if o.Local {
+		fmt.Fprintf(w, "Wrote %d validator and %d full node homes of chain %q in %s, for processes on this machine\n", validators, len(o.Nodes)-validators, o.ChainID, o.Output)
+		fmt.Fprintf(w, "%-7s %-10s %-16s %-23s %-38s %s\n", "node", "role", "p2p", "rpc", "metrics", "web view")
+		for _, n := range o.Nodes {
+			fmt.Fprintf(w, "%-7s %-10s %-16s %-23s %-38s %s\n", n.Name, n.Role, n.P2P, n.HostRPC, n.HostMetrics, n.HostWeb)
+		}
+	} else {
+		fmt.Fprintf(w, "Wrote %d validator and %d full node homes of chain %q in %s\n", validators, len(o.Nodes)-validators, o.ChainID, o.Output)
+		fmt.Fprintf(w, "%-7s %-10s %-15s %-23s %-38s %s\n", "node", "role", "ip", "host rpc", "host metrics", "web view")
+		for _, n := range o.Nodes {
+			fmt.Fprintf(w, "%-7s %-10s %-15s %-23s %-38s %s\n", n.Name, n.Role, n.IP, n.HostRPC, n.HostMetrics, n.HostWeb)
+		}
 	}
 	client := relative(o.ClientHome)
-	fmt.Fprintf(w, "The host ports are the compose files' with %s=%d.\n", hostPortsEnv, o.HostPorts)
+	if o.Local {
+		fmt.Fprintf(w, "Every node listens on 127.0.0.1 only, at the ports above (--host-ports %d).\n", o.HostPorts)
+	} else {
+		fmt.Fprintf(w, "The host ports are the compose files' with %s=%d.\n", hostPortsEnv, o.HostPorts)
+	}
 	fmt.Fprintf(w, "Client home %s (the CLI's --home); no node home holds a key that owns credits:\n", client)
 	fmt.Fprintf(w, "  key %q, address %s, holds %d credits in genesis\n", o.DevKey, o.DevAddress, o.DevBalance)
 	fmt.Fprintf(w, "  keys %s own the validators' payout identities\n", strings.Join(o.PayoutKeys, ", "))
-	fmt.Fprintf(w, "Start the network with: make devnet-up (full nodes: make devnet-up FULL_NODES=1); then try:\n")
+	if o.Local {
+		o.localStart(w)
+	} else {
+		fmt.Fprintf(w, "Start the network with: make devnet-up (full nodes: make devnet-up FULL_NODES=1); then try:\n")
+	}
 	if len(o.Nodes) > 0 {
 		last := o.Nodes[len(o.Nodes)-1]
 		fmt.Fprintf(w, "  %s --node %s status\n", repoBinary, o.Nodes[0].HostRPC)
@@ -117,10 +142,23 @@ func (o testnetOutput) text(w io.Writer) {
 	}
 }
 
+// localStart prints the commands that start a local network's nodes, one process
+// each.
+func (o testnetOutput) localStart(w io.Writer) {
+	fmt.Fprintln(w, "Start each node in a terminal of its own (blocks come once the validators of more than 2/3 of the power run):")
+	for _, n := range o.Nodes {
+		if n.Role == roleFullNode && o.StateSync {
+			fmt.Fprintf(w, "  %s statesync-config --home %s --node %s   (once the validators have made a snapshot)\n", repoBinary, relative(n.Home), o.Nodes[0].HostRPC)
+		}
+		fmt.Fprintf(w, "  %s start --home %s\n", repoBinary, relative(n.Home))
+	}
+	fmt.Fprintln(w, "then try:")
+}
+
 func newTestnetCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "testnet --validators N [--full-nodes M [--state-sync]] --output DIR [--chain-id ID] [--subnet-base IP] [--host-ports P] [--force]",
-		Short: "Write the homes of a validator network for docker-compose",
+		Use:   "testnet --validators N [--full-nodes M [--state-sync]] --output DIR [--chain-id ID] [--local | --subnet-base IP] [--host-ports P] [--force]",
+		Short: "Write the homes of a validator network for docker-compose, or for processes on this machine (--local)",
 		Long: `testnet writes DIR/node0 .. DIR/node{N-1}, one home per validator, DIR/full0 ..
 DIR/full{M-1}, one home per full node, and DIR/client, the client home. All share one
 genesis in which every validator has equal power and a payout identity; the full
@@ -139,6 +177,11 @@ its container (RPC 26657, P2P 26656, Prometheus 26660, web view 26680). With
 127.0.0.1 at P*1000+657+100i, its metrics at P*1000+660+100i and its web view at
 P*1000+680+100i; full node j's at P*1000+557-100j, P*1000+560-100j and P*1000+580-100j
 (P=26: 26657, 26757, ...; full0 26557).
+
+With --local the homes are for processes side by side on this machine instead (ttld
+start --home DIR/node<i> each): every node listens on 127.0.0.1 only, at the ports
+above, and for P2P one below its RPC port (P*1000+656+100i; full node j
+P*1000+556-100j); it dials the validators there.
 
 Every node takes a snapshot of the state every --snapshot-interval blocks. With
 --state-sync the full nodes join by state sync instead of executing every block since
@@ -163,6 +206,13 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 			signal, _ := f.GetUint32(flagSignalVersion)
 			stateSync, _ := f.GetBool("state-sync")
 			interval, _ := f.GetInt64("snapshot-interval")
+			local, _ := f.GetBool("local")
+			if local && f.Changed("subnet-base") {
+				return errUsage{"subnet-base", base, "no subnet with --local: every node runs on 127.0.0.1"}
+			}
+			if local {
+				base = ""
+			}
 			if interval < 0 {
 				return errUsage{"snapshot-interval", strconv.FormatInt(interval, 10), "a number of blocks, or 0 for none"}
 			}
@@ -189,7 +239,7 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 				Output: output, Validators: validators, FullNodes: fullNodes, ChainID: chainID,
 				SubnetBase: base, HostPortPrefix: ports, DevBalance: balance, Force: force, EpochLengthS: epochLength,
 				ProtocolVersion: protocol.Version(version), SignalVersion: signal, LocalMinTTLSeconds: localMinTTL(cmd, chainID),
-				SnapshotInterval: interval, StateSync: stateSync,
+				SnapshotInterval: interval, StateSync: stateSync, Local: local,
 			})
 			if errors.As(err, new(node.ErrOutputExists)) {
 				return fmt.Errorf("%w; --force replaces the homes in it", err)
@@ -197,7 +247,7 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 			if err != nil {
 				return err
 			}
-			out := newTestnetOutput(res)
+			out := newTestnetOutput(res, stateSync)
 			return printResult(cmd, out.text, out)
 		},
 	}
@@ -216,6 +266,7 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 	f.Uint32(flagSignalVersion, 0, "every node's app.toml signal_version: the protocol version its proposals signal (0: the newest its binary implements; docs/STATE.md, Protocol upgrades)")
 	f.Int64("snapshot-interval", node.DefaultTestnetSnapshotInterval, "every node's app.toml snapshot_interval: a snapshot of the state every this many blocks, offered to nodes joining by state sync (0: none)")
 	f.Bool("state-sync", false, "the full nodes join by state sync from the validators: [statesync] on with the validators' RPC servers; ttld statesync-config --home DIR/full<j> --node URL writes the header to trust once the network runs (make devnet-up does)")
+	f.Bool("local", false, "homes for processes on this machine: every node on 127.0.0.1 at ports of its own (from --host-ports), not docker's network")
 	f.Bool("force", false, "replace the homes of a DIR that is not empty")
 	return cmd
 }

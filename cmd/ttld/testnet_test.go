@@ -77,3 +77,48 @@ func TestTestnetCommand(t *testing.T) {
 		t.Fatalf("%s not a number: %v", hostPortsEnv, err)
 	}
 }
+
+// ttld testnet --local writes homes for processes on this machine: every node on
+// 127.0.0.1 at ports of its own, listed with the commands that start each; a subnet
+// base, which is for docker's network, is refused with it.
+func TestTestnetCommandLocal(t *testing.T) {
+	t.Setenv(hostPortsEnv, "")
+	dir := filepath.Join(t.TempDir(), "net")
+	out, err := runCLI(t, "testnet", "--local", "--validators", "2", "--full-nodes", "1", "--host-ports", "28", "--output", dir, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := decodeJSON[testnetOutput](t, out)
+	if !res.Local || len(res.Nodes) != 3 {
+		t.Fatalf("json: %+v", res)
+	}
+	for i, want := range []struct{ name, p2p, rpc, web string }{
+		{"node0", "127.0.0.1:28656", "http://127.0.0.1:28657", "http://127.0.0.1:28680/"},
+		{"node1", "127.0.0.1:28756", "http://127.0.0.1:28757", "http://127.0.0.1:28780/"},
+		{"full0", "127.0.0.1:28556", "http://127.0.0.1:28557", "http://127.0.0.1:28580/"},
+	} {
+		n := res.Nodes[i]
+		if n.Name != want.name || n.IP != "127.0.0.1" || n.P2P != want.p2p || n.HostRPC != want.rpc || n.HostWeb != want.web {
+			t.Errorf("json node %d: %+v, want %+v", i, n, want)
+		}
+		cfg, err := node.LoadConfig(n.Home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.RPC.ListenAddress != "tcp://"+strings.TrimPrefix(want.rpc, "http://") || cfg.P2P.ListenAddress != "tcp://"+want.p2p {
+			t.Errorf("%s listens at %s and %s", n.Name, cfg.RPC.ListenAddress, cfg.P2P.ListenAddress)
+		}
+	}
+	out, err = runCLI(t, "testnet", "--local", "--validators", "2", "--host-ports", "28", "--output", dir, "--force")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ttld start --home " + filepath.Join(dir, "node0"), "ttld start --home " + filepath.Join(dir, "node1")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := runCLI(t, "testnet", "--local", "--subnet-base", "10.0.0.2", "--output", t.TempDir()); !errors.As(err, new(errUsage)) {
+		t.Fatalf("--local with --subnet-base: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
@@ -70,6 +71,17 @@ type ErrInconsistentAnswer struct {
 
 func (e ErrInconsistentAnswer) Error() string {
 	return fmt.Sprintf("client: query %s: %s", e.Path, e.Reason)
+}
+
+// ErrUnknownInfo is returned for an answer whose info is neither empty nor
+// proofs.InfoMore, the two values docs/PROOFS.md gives it ("Asking").
+type ErrUnknownInfo struct {
+	Path string
+	Info string
+}
+
+func (e ErrUnknownInfo) Error() string {
+	return fmt.Sprintf("client: query %s answered with info %q, neither empty nor %q", e.Path, e.Info, proofs.InfoMore)
 }
 
 // ErrCorruptValue is returned when a value in an answer does not decode.

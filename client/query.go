@@ -56,8 +56,9 @@ type AddressChanges struct {
 	Verified bool
 }
 
-// query runs one abci_query and fails on a non-zero code, and on an answer at another
-// height than height when height is not 0 (the latest).
+// query runs one abci_query and fails on a non-zero code, on an answer at another
+// height than height when height is not 0 (the latest), and on an info that is neither
+// empty nor proofs.InfoMore.
 func (c *Client) query(ctx context.Context, path string, data []byte, height int64, prove bool) (abcitypes.ResponseQuery, error) {
 	res, err := c.rpc.ABCIQueryWithOptions(ctx, path, data, rpcclient.ABCIQueryOptions{Height: height, Prove: prove})
 	if err != nil {
@@ -75,6 +76,9 @@ func (c *Client) query(ctx context.Context, path string, data []byte, height int
 	}
 	if height != 0 && resp.Height != height {
 		return resp, ErrWrongHeight{Path: path, Want: height, Got: resp.Height}
+	}
+	if resp.Info != "" && resp.Info != proofs.InfoMore {
+		return resp, ErrUnknownInfo{Path: path, Info: resp.Info}
 	}
 	return resp, nil
 }

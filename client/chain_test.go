@@ -45,6 +45,13 @@ type memChain struct {
 	// heightHook, when set, rewrites the height of every query request, as a
 	// tampering proxy between client and node could.
 	heightHook func(path string, height int64) int64
+	// blocks are the transactions and results of every block, by height.
+	blocks map[int64]memBlock
+}
+
+type memBlock struct {
+	txs     [][]byte
+	results []*abcitypes.ExecTxResult
 }
 
 func seedKey(name string) ed25519.PrivateKey {
@@ -64,7 +71,7 @@ func newMemChain(t testing.TB, state genesis.AppState) *memChain {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &memChain{t: t, app: app, store: store, time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := &memChain{t: t, app: app, store: store, time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), blocks: map[int64]memBlock{}}
 	if _, err := app.InitChain(context.Background(), &abcitypes.RequestInitChain{
 		ChainId: testChainID, Time: c.time, InitialHeight: 1, AppStateBytes: state.Encode(),
 	}); err != nil {
@@ -86,7 +93,35 @@ func (c *memChain) block(txs [][]byte) []*abcitypes.ExecTxResult {
 	if _, err := c.app.Commit(ctx, &abcitypes.RequestCommit{}); err != nil {
 		c.t.Fatal(err)
 	}
+	c.blocks[c.height] = memBlock{txs: txs, results: res.TxResults}
 	return res.TxResults
+}
+
+// errNoBlock: the in-memory chain has not made a block of that height.
+var errNoBlock = errors.New("the in-memory chain has no block of that height")
+
+func (c *memChain) Block(_ context.Context, height *int64) (*coretypes.ResultBlock, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.blocks[*height]
+	if !ok {
+		return nil, errNoBlock
+	}
+	blk := &cmttypes.Block{Header: cmttypes.Header{Height: *height}}
+	for _, tx := range b.txs {
+		blk.Txs = append(blk.Txs, tx)
+	}
+	return &coretypes.ResultBlock{Block: blk}, nil
+}
+
+func (c *memChain) BlockResults(_ context.Context, height *int64) (*coretypes.ResultBlockResults, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.blocks[*height]
+	if !ok {
+		return nil, errNoBlock
+	}
+	return &coretypes.ResultBlockResults{Height: *height, TxsResults: b.results}, nil
 }
 
 func (c *memChain) Status(context.Context) (*coretypes.ResultStatus, error) {
@@ -125,7 +160,7 @@ func (c *memChain) BroadcastTxSync(ctx context.Context, tx cmttypes.Tx) (*corety
 	if err != nil {
 		return nil, err
 	}
-	return &coretypes.ResultBroadcastTx{Code: res.Code, Log: res.Log, Hash: tx.Hash()}, nil
+	return &coretypes.ResultBroadcastTx{Code: res.Code, Codespace: res.Codespace, Log: res.Log, Hash: tx.Hash()}, nil
 }
 
 func (c *memChain) BroadcastTxCommit(ctx context.Context, tx cmttypes.Tx) (*coretypes.ResultBroadcastTxCommit, error) {

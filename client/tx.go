@@ -101,11 +101,20 @@ func (c *Client) Sign(ctx context.Context, t protocol.Transition, key ed25519.Pr
 	return protocol.Sign(chainID, t, key), nil
 }
 
-// BroadcastResult is what became of a broadcast transaction.
+// BroadcastResult is what became of a broadcast transaction. Without Committed, a zero
+// Code means accepted, and accepted only: the node's CheckTx took the transaction into
+// its mempool, which says it is valid on the node's state now, not that any block will
+// include it (docs/TX.md, "What accepted means"). Await tells what became of it.
 type BroadcastResult struct {
 	// Code is CheckTx's code, or, once the transaction is in a block, the block's code
-	// for it. Zero: accepted; otherwise a protocol code (or abci's internal-error code).
+	// for it. Zero: accepted; otherwise a protocol code, or, with a Codespace, a code of
+	// the node's.
 	Code protocol.Code
+	// Codespace is empty for a protocol code; CheckTx's refusals that say something of
+	// the node rather than of the transaction carry "ttld-node" (catching up, mempool
+	// full: nothing was charged, and it may be sent again, later or to another node),
+	// and a failure inside the node "ttld-internal" (docs/ERRORS.md).
+	Codespace string
 	// CheckCode is CheckTx's code alone.
 	CheckCode protocol.Code
 	// Log is the readable reason of a refusal.
@@ -123,6 +132,14 @@ type BroadcastResult struct {
 
 // Refused reports whether the transaction was refused, by CheckTx or by its block.
 func (r BroadcastResult) Refused() bool { return r.Code != protocol.CodeOK }
+
+// ByNode reports whether CheckTx refused the transaction for what it knows of the node
+// (Codespace "ttld-node"): the same bytes may be accepted later, or by another node.
+func (r BroadcastResult) ByNode() bool { return r.Codespace == CodespaceNode }
+
+// CodespaceNode is the codespace of CheckTx's refusals for the node's own state
+// (abci.CodespaceNode; docs/ERRORS.md, "CheckTx's node codes").
+const CodespaceNode = "ttld-node"
 
 // Paid reports whether the refusal still charged a fee and consumed the nonce, which
 // only a block does.
@@ -142,7 +159,7 @@ func (c *Client) Broadcast(ctx context.Context, tx []byte, commit bool) (Broadca
 			return BroadcastResult{Hash: hash}, broadcastError(err, hash, false)
 		}
 		code := protocol.Code(res.Code)
-		return BroadcastResult{Code: code, CheckCode: code, Log: res.Log, Hash: res.Hash}, nil
+		return BroadcastResult{Code: code, Codespace: res.Codespace, CheckCode: code, Log: res.Log, Hash: res.Hash}, nil
 	}
 	res, err := c.rpc.BroadcastTxCommit(ctx, cmttypes.Tx(tx))
 	if err != nil {
@@ -150,6 +167,7 @@ func (c *Client) Broadcast(ctx context.Context, tx []byte, commit bool) (Broadca
 	}
 	out := BroadcastResult{
 		Code:        protocol.Code(res.CheckTx.Code),
+		Codespace:   res.CheckTx.Codespace,
 		CheckCode:   protocol.Code(res.CheckTx.Code),
 		Log:         res.CheckTx.Log,
 		FeeEstimate: uint64(res.CheckTx.GasWanted),

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/spf13/cobra"
@@ -21,10 +22,16 @@ import (
 // the result is printed, so the command exits non-zero.
 type errRefused struct {
 	Code protocol.Code
-	Log  string
+	// Codespace is not empty for a refusal by the node rather than the chain
+	// (client.BroadcastResult.Codespace).
+	Codespace string
+	Log       string
 }
 
 func (e errRefused) Error() string {
+	if e.Codespace != "" {
+		return fmt.Sprintf("transaction refused by the node (codespace %s, code %d): %s", e.Codespace, e.Code, e.Log)
+	}
 	return fmt.Sprintf("transaction refused with code %d: %s", e.Code, e.Log)
 }
 
@@ -42,12 +49,22 @@ const (
 	txCommitTimeout = "commit_timeout"
 	// txInCache: the node already holds these exact bytes: pending or included.
 	txInCache = "already_in_cache"
+	// txSendFailed: the RPC call that sent it failed: the node may or may not have
+	// received it.
+	txSendFailed = "send_failed"
 )
+
+// txHash is a transaction's hash as outputs print it (CometBFT's, upper-case hex).
+func txHash(tx []byte) string { return strings.ToUpper(hex.EncodeToString(cmttypes.Tx(tx).Hash())) }
 
 // txOutput is what a tx command prints (-o json: this object).
 type txOutput struct {
-	Status    string `json:"status"`
-	Code      uint32 `json:"code"`
+	Status string `json:"status"`
+	Code   uint32 `json:"code"`
+	// Codespace is empty for a protocol code; "ttld-node" for a refusal that says
+	// something of the node rather than of the transaction (docs/ERRORS.md, "CheckTx's
+	// node codes").
+	Codespace string `json:"codespace,omitempty"`
 	Log       string `json:"log,omitempty"`
 	Committed bool   `json:"committed"`
 	Height    int64  `json:"height,omitempty"`
@@ -75,11 +92,19 @@ func (o txOutput) text(w io.Writer) {
 	fmt.Fprintf(w, "status: %s\n", o.Status)
 	switch o.Status {
 	case txCommitTimeout:
-		fmt.Fprintln(w, "the wait for the block ended before the transaction was included: it may still commit; look it up by its hash before sending it again")
+		fmt.Fprintln(w, "not known: the wait for the block ended before the transaction was included: it may still commit; look it up by its hash before sending it again")
 	case txInCache:
 		fmt.Fprintln(w, "the node already holds this exact transaction: it is pending in the mempool and will be included, or has been already")
+	case txSendFailed:
+		fmt.Fprintf(w, "not known: the node did not answer the broadcast (%s): it may or may not have received the transaction; look it up by its hash before sending it again\n", o.Log)
+	case txAccepted:
+		fmt.Fprintln(w, "accepted, not committed: the node's CheckTx took the transaction into its mempool, which says it is valid on the node's state now, not that a block will include it (docs/TX.md, \"What accepted means\"); pass --commit to wait for its block, or look it up by its hash")
 	default:
-		fmt.Fprintf(w, "code: %d\n", o.Code)
+		if o.Codespace != "" {
+			fmt.Fprintf(w, "refused by the node, not the chain: codespace %s, code %d (nothing was charged; it may be sent again later or to another node)\n", o.Codespace, o.Code)
+		} else {
+			fmt.Fprintf(w, "code: %d\n", o.Code)
+		}
 		if o.Code != 0 {
 			fmt.Fprintf(w, "error: %s\n", o.Log)
 		}
@@ -99,7 +124,7 @@ func (o txOutput) text(w io.Writer) {
 	case o.Committed:
 		fmt.Fprintf(w, "height: %d\n", o.Height)
 	case o.Status == txAccepted:
-		fmt.Fprintln(w, "height: not committed yet (broadcast_tx_sync; pass --commit to wait for the block)")
+		fmt.Fprintln(w, "height: none yet (not committed)")
 	}
 	fmt.Fprintf(w, "tx hash: %s\n", o.TxHash)
 	fmt.Fprintf(w, "nonce: %d\n", o.Nonce)
@@ -329,6 +354,7 @@ func broadcastTx(ctx context.Context, cmd *cobra.Command, c *client.Client, tx [
 	res, err := c.Broadcast(ctx, tx, flagBool(cmd, "commit"))
 	out := txOutput{
 		Code:        uint32(res.Code),
+		Codespace:   res.Codespace,
 		Log:         res.Log,
 		Committed:   res.Committed,
 		Height:      res.Height,
@@ -355,7 +381,7 @@ func broadcastTx(ctx context.Context, cmd *cobra.Command, c *client.Client, tx [
 		out.Status = txAccepted
 	}
 	if err == nil && res.Refused() {
-		err = errRefused{Code: res.Code, Log: res.Log}
+		err = errRefused{Code: res.Code, Codespace: res.Codespace, Log: res.Log}
 	}
 	return out, err
 }
@@ -456,6 +482,14 @@ func flagStringSlice(cmd *cobra.Command, name string) []string {
 
 func flagUint64(cmd *cobra.Command, name string) uint64 {
 	v, err := cmd.Flags().GetUint64(name)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func flagDuration(cmd *cobra.Command, name string) time.Duration {
+	v, err := cmd.Flags().GetDuration(name)
 	if err != nil {
 		panic(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -36,6 +37,7 @@ func init() {
 		Flags: func(cmd *cobra.Command) {
 			documentSignerFlags(cmd)
 			cmd.Flags().Bool("split", false, "cut a file over the limits (or naming several contracts) into as few transactions as they allow, sent in file order")
+			cmd.Flags().Duration("wait", defaultBatchWait, "how long to wait for the blocks of the transactions sent (without --commit); 0: do not wait, and report them accepted")
 		},
 		Run: runDocumentsBatchFile,
 	})
@@ -72,7 +74,12 @@ refused before anything is signed, naming the line (or array element) and the li
 --split cuts the file, in order, into as few batches as the limits allow, one contract
 each, signs them with consecutive nonces (from --nonce, or the signer's next), sends them
 in turn (with --commit, each after the block of the one before) and stops at the first
-refusal, printing what was sent and what was not. --dry-run asks the node about the first
+refusal or failed send. Then, without --commit, it waits (--wait) for the blocks that
+include them, and reports each transaction: committed (its height, code and fee),
+refused (its code: nothing was charged), or not known (no block held it when the wait
+ended: it may still commit; look it up by its hash before sending it again), and the
+actions not sent. It exits non-zero unless every transaction was committed with code 0
+(with --wait 0: accepted by the node). --dry-run asks the node about the first
 batch only: its dry run keeps nothing, so it would judge later batches without the
 earlier ones. The output names every action's document (a create's, the id it creates).
 docs/TX.md, "Batches from a file", has the details.`,
@@ -352,11 +359,23 @@ func signedSize(b *protocol.DocumentsBatch, a protocol.DocumentAction) int {
 	return len(protocol.EncodeUnsigned(&with)) + protocol.SignatureLen
 }
 
+// defaultBatchWait is how long `tx document batch` waits for the blocks of what it
+// sent: many blocks at the default block time.
+const defaultBatchWait = time.Minute
+
 // sendBatches signs the batches with consecutive nonces (the first --nonce's, or the
 // signer's next) and sends them in order, stopping at the first that is refused or
-// whose fate is unknown; it prints what was sent and what was not.
+// whose send failed; then, without --commit, it waits up to --wait for the blocks of
+// those sent. It prints what became of each transaction and which actions were not
+// sent, and returns errBatchNotCommitted unless every transaction was committed with
+// code 0 (with --wait 0: accepted).
 func sendBatches(ctx context.Context, cmd *cobra.Command, c *client.Client, batches []fileBatch, priv ed25519.PrivateKey) error {
 	out := batchOutput{Identity: batches[0].Batch.Identity.String(), Transactions: len(batches), Sent: []batchTxOutput{}, NotSent: []batchActionOutput{}}
+	wait, commit := flagDuration(cmd, "wait"), flagBool(cmd, "commit")
+	from, err := c.LatestHeight(ctx)
+	if err != nil {
+		return err
+	}
 	var stop error
 	for k, b := range batches {
 		if k == 0 {
@@ -365,33 +384,122 @@ func sendBatches(ctx context.Context, cmd *cobra.Command, c *client.Client, batc
 			b.Batch.SetNonce(batches[k-1].Batch.Nonce + 1)
 		}
 		tx, err := c.Sign(ctx, b.Batch, priv)
-		var sent txOutput
 		if err == nil {
+			var sent txOutput
 			sent, err = broadcastTx(ctx, cmd, c, tx, b.Batch.Nonce)
-		}
-		// next is the first batch not sent, should the run stop here.
-		next := k
-		switch {
-		case sent.Status != "":
+			if sent.Status == "" {
+				// The RPC failed: the node may or may not have the transaction.
+				sent = txOutput{Status: txSendFailed, Log: err.Error(), TxHash: txHash(tx), Nonce: b.Batch.Nonce}
+			}
 			sent.Contract = b.Batch.Contract.String()
 			out.Sent = append(out.Sent, batchTxOutput{txOutput: sent, Actions: actionOutputs(b.Items)})
-			next = k + 1
-		case k == 0:
-			return err // nothing was sent: nothing to report but the error
 		}
 		if err != nil {
-			for _, rest := range batches[next:] {
+			// Refused, of unknown fate, or not sent: the later batches are not sent.
+			stop = err
+			for _, rest := range batches[len(out.Sent):] {
 				out.NotSent = append(out.NotSent, actionOutputs(rest.Items)...)
 			}
-			stop = err
 			break
+		}
+	}
+	if !commit && wait > 0 {
+		if err := awaitBatches(ctx, c, from+1, wait, out.Sent); err != nil {
+			return err
 		}
 	}
 	if err := printResult(cmd, out.text, out); err != nil {
 		return err
 	}
-	return stop
+	return out.outcome(wait, stop)
 }
+
+// awaitBatches waits up to wait for the blocks, from height from on, of the
+// transactions sent whose fate is open (accepted, already in the node's cache, or
+// whose send failed), and records what the blocks say: committed, or, when the wait
+// ends, not known (txCommitTimeout).
+func awaitBatches(ctx context.Context, c *client.Client, from int64, wait time.Duration, sent []batchTxOutput) error {
+	var open []int
+	var hashes [][]byte
+	for i, s := range sent {
+		switch s.Status {
+		case txAccepted, txInCache, txSendFailed:
+			h, err := hex.DecodeString(s.TxHash)
+			if err != nil {
+				return err
+			}
+			open, hashes = append(open, i), append(hashes, h)
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	outcomes, err := c.Await(waitCtx, from, hashes)
+	if err != nil {
+		return err
+	}
+	for k, i := range open {
+		o, s := outcomes[k], &sent[i]
+		switch {
+		case o.Committed:
+			fee := o.Fee
+			s.Status, s.Committed, s.Height, s.Code, s.Log, s.Fee = txCommitted, true, o.Height, uint32(o.Code), o.Log, &fee
+		case s.Status != txSendFailed:
+			s.Status = txCommitTimeout
+		}
+	}
+	return nil
+}
+
+// outcome is the error a batch run returns after printing o: nil when every
+// transaction was committed with code 0, or, without a wait, accepted.
+func (o batchOutput) outcome(wait time.Duration, stop error) error {
+	e := errBatchNotCommitted{Transactions: o.Transactions, Stop: stop}
+	for _, s := range o.Sent {
+		switch {
+		case s.Status == txCommitted && s.Code == 0:
+			e.Committed++
+		case s.Status == txAccepted && wait == 0:
+			e.Accepted++
+		case s.Status == txCommitted, s.Status == txRefused:
+			e.Refused++
+		default:
+			e.Unknown++
+		}
+	}
+	if e.Committed+e.Accepted == o.Transactions {
+		return nil
+	}
+	return e
+}
+
+// errBatchNotCommitted: a batch run ended with transactions that were not committed
+// with code 0: refused (by CheckTx, or by their block), of unknown fate, or not sent.
+type errBatchNotCommitted struct {
+	Transactions                          int
+	Committed, Accepted, Refused, Unknown int
+	// Stop is what stopped the run before its last transaction was sent, if anything
+	// did: a refusal (errRefused), an unknown fate (client.ErrCommitTimeout,
+	// client.ErrTxInCache) or the RPC's error.
+	Stop error
+}
+
+func (e errBatchNotCommitted) Error() string {
+	msg := fmt.Sprintf("of %d transactions, %d committed with code 0", e.Transactions, e.Committed)
+	if e.Accepted > 0 {
+		msg += fmt.Sprintf(", %d accepted", e.Accepted)
+	}
+	msg += fmt.Sprintf(", %d refused, %d of unknown fate (no block held them when the wait ended: they may still commit), and the actions of %d not sent",
+		e.Refused, e.Unknown, e.Transactions-e.Committed-e.Accepted-e.Refused-e.Unknown)
+	if e.Stop != nil {
+		msg += "; the run stopped at: " + e.Stop.Error()
+	}
+	return msg
+}
+
+func (e errBatchNotCommitted) Unwrap() error { return e.Stop }
 
 // dryRunFirstBatch asks the node what the first batch would do, and prints it with how
 // many batches the file makes. NB: the node's dry run keeps nothing of what it runs, so
@@ -477,7 +585,9 @@ type batchOutput struct {
 	// --split).
 	Transactions int `json:"transactions"`
 	// Sent are the transactions sent, in order: all of them, or up to the first that
-	// was refused or whose fate is unknown (a commit timeout), which is the last.
+	// was refused or whose send failed, which is the last; each with what became of it
+	// (its status: committed, refused, accepted without a wait, or of unknown fate:
+	// commit_timeout, send_failed).
 	Sent []batchTxOutput `json:"sent"`
 	// NotSent are the actions of the transactions not sent, in file order.
 	NotSent []batchActionOutput `json:"not_sent"`
@@ -491,6 +601,24 @@ func (o batchOutput) text(w io.Writer) {
 		writeActions(w, t.Actions)
 	}
 	fmt.Fprintf(w, "\ntransactions sent: %d of %d\n", len(o.Sent), o.Transactions)
+	counts := map[string]int{}
+	for _, t := range o.Sent {
+		switch {
+		case t.Status == txCommitted && t.Code == 0:
+			counts["committed"]++
+		case t.Status == txCommitted || t.Status == txRefused:
+			counts["refused"]++
+		case t.Status == txAccepted:
+			counts["accepted (not committed: not waited for)"]++
+		default:
+			counts["not known (may still commit: look them up by hash)"]++
+		}
+	}
+	for _, k := range []string{"committed", "refused", "accepted (not committed: not waited for)", "not known (may still commit: look them up by hash)"} {
+		if counts[k] > 0 {
+			fmt.Fprintf(w, "%s: %d\n", k, counts[k])
+		}
+	}
 	if len(o.NotSent) > 0 {
 		fmt.Fprintf(w, "not sent: the %d actions from %s on\n", len(o.NotSent), o.NotSent[0].at())
 	}

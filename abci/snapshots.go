@@ -3,11 +3,15 @@ package abci
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 
+	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/snapshot"
 )
 
@@ -21,10 +25,12 @@ const (
 // ServeSnapshots makes the application offer the snapshots in files to the nodes that
 // state-sync from it (ListSnapshots, LoadSnapshotChunk) and, when interval > 0, take one
 // of every height that is a multiple of interval after its commit, in the background,
-// keeping the keep newest (docs/STATE.md, "Snapshots"). Call it before the node starts,
-// and CloseSnapshots once it has stopped.
+// keeping the keep newest (docs/STATE.md, "Snapshots"). It also readies the node's own
+// state sync, whose progress queries read (RestoreStatus). Call it before the node
+// starts, and CloseSnapshots once it has stopped.
 func (a *Application) ServeSnapshots(files *snapshot.Files, interval int64, keep int) {
 	a.snapshots = files
+	a.restoring = &restore{}
 	if interval > 0 {
 		a.scheduler = snapshot.NewScheduler(a.store, files, interval, keep, 0, a.snapshotTaken)
 	}
@@ -38,8 +44,7 @@ func (a *Application) CloseSnapshots() {
 		a.scheduler.Close()
 	}
 	if a.restoring != nil {
-		a.restoring.r.Close()
-		a.restoring = nil
+		a.endRun()
 	}
 }
 
@@ -110,12 +115,114 @@ func (a *Application) LoadSnapshotChunk(_ context.Context, req *abcitypes.Reques
 	return &abcitypes.ResponseLoadSnapshotChunk{Chunk: chunk}, nil
 }
 
-// restore is a state sync in progress: the snapshot accepted and what of it is
-// imported.
+// MaxChunkRefusals is how many chunks of one snapshot the application refuses (chunks
+// whose hash is not the one the manifest names) before it refuses the snapshot, so
+// that CometBFT's syncer tries the next one, older (docs/STATE.md, "Snapshots").
+const MaxChunkRefusals = 3
+
+// restore is the node's state sync as the application sees it. ServeSnapshots makes
+// it before the node starts (OfferSnapshot, for an application that serves none), and
+// it is never replaced: run, the snapshot being restored, belongs to the snapshot
+// connection; status is published under mu for the query connection and the node
+// (RestoreStatus).
 type restore struct {
+	run *restoreRun
+
+	mu     sync.Mutex
+	status RestoreStatus
+}
+
+// restoreRun is the snapshot accepted and what of it is imported.
+type restoreRun struct {
 	r     *snapshot.Restorer
 	start time.Time
 	bytes int64
+	// refused counts its chunks refused (MaxChunkRefusals).
+	refused int
+}
+
+// RestoreStatus is what the node's state sync has done: the snapshot it is restoring,
+// if any, and what it was offered and refused since the process started. It is the
+// value of proofs.PathRestore, in JSON.
+type RestoreStatus struct {
+	// Height is the height of the snapshot being restored; 0: none is.
+	Height int64 `json:"height"`
+	// Chunks is how many chunks it has, ChunksApplied how many of them, in order, are
+	// imported, BytesApplied their size.
+	Chunks        int   `json:"chunks"`
+	ChunksApplied int   `json:"chunks_applied"`
+	BytesApplied  int64 `json:"bytes_applied"`
+	// Restored is the height of the snapshot the state was restored from; 0: none.
+	Restored int64 `json:"restored"`
+	// Offered counts the snapshots CometBFT offered, Refused those the application
+	// refused (at the offer, or whole after chunks), ChunksRefused the chunks it
+	// refused.
+	Offered       int `json:"offered"`
+	Refused       int `json:"refused"`
+	ChunksRefused int `json:"chunks_refused"`
+}
+
+// RestoreStatus is what the node's state sync has done so far; safe to call from any
+// goroutine.
+func (a *Application) RestoreStatus() RestoreStatus {
+	rs := a.restoring
+	if rs == nil {
+		return RestoreStatus{}
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.status
+}
+
+// publish changes the status under its lock and sets the restore gauges from it.
+func (a *Application) publish(change func(*RestoreStatus)) {
+	rs := a.restoring
+	rs.mu.Lock()
+	change(&rs.status)
+	st := rs.status
+	rs.mu.Unlock()
+	a.metrics.RestoreChunks.Set(float64(st.Chunks))
+	a.metrics.RestoreApplied.Set(float64(st.ChunksApplied))
+	a.metrics.RestoreBytes.Set(float64(st.BytesApplied))
+}
+
+// restoreStatus answers proofs.PathRestore: RestoreStatus in JSON, with no height and
+// no proof (it is no saved state).
+func (a *Application) restoreStatus(req *abcitypes.RequestQuery) *abcitypes.ResponseQuery {
+	if req.Prove || req.Height != 0 || len(req.Data) != 0 {
+		return &abcitypes.ResponseQuery{Code: proofs.QueryCodeBadRequest, Log: proofs.ErrBadQuery{Path: req.Path, Reason: "no data, height 0 and no proof: the node's own progress is no saved state"}.Error()}
+	}
+	st := a.RestoreStatus()
+	value, err := json.Marshal(st)
+	if err != nil {
+		return &abcitypes.ResponseQuery{Code: proofs.QueryCodeInternal, Log: err.Error()}
+	}
+	log := "no snapshot being restored"
+	if st.Height != 0 {
+		log = fmt.Sprintf("restoring the snapshot at height %d: chunk %d of %d, %d bytes (unproven)", st.Height, st.ChunksApplied, st.Chunks, st.BytesApplied)
+	}
+	return &abcitypes.ResponseQuery{Value: value, Log: log}
+}
+
+// endRun ends the restore in progress, if any, emptying the store unless it is done;
+// it fails only when the store cannot be emptied.
+func (a *Application) endRun() error {
+	run := a.restoring.run
+	if run == nil {
+		return nil
+	}
+	a.restoring.run = nil
+	a.publish(func(st *RestoreStatus) { st.Height, st.Chunks, st.ChunksApplied, st.BytesApplied = 0, 0, 0, 0 })
+	if err := run.r.Close(); err != (snapshot.ErrAbandoned{}) {
+		return err
+	}
+	return nil
+}
+
+// refuse counts a snapshot refused and answers CometBFT with res.
+func (a *Application) refuse(res abcitypes.ResponseOfferSnapshot_Result) *abcitypes.ResponseOfferSnapshot {
+	a.publish(func(st *RestoreStatus) { st.Refused++ })
+	return &abcitypes.ResponseOfferSnapshot{Result: res}
 }
 
 // OfferSnapshot takes a snapshot to restore when it is one this binary restores:
@@ -125,19 +232,21 @@ type restore struct {
 // height (else REJECT). The store must be empty: whatever it holds cannot be CometBFT's
 // (which state-syncs only a node with no state of its own) and is deleted first.
 func (a *Application) OfferSnapshot(_ context.Context, req *abcitypes.RequestOfferSnapshot) (*abcitypes.ResponseOfferSnapshot, error) {
-	if a.restoring != nil {
-		// CometBFT offers another snapshot after the one before failed.
-		a.restoring.r.Close()
-		a.restoring = nil
-		a.metrics.RestoreChunks.Set(0)
+	if a.restoring == nil {
+		a.restoring = &restore{}
 	}
+	// CometBFT offers another snapshot after the one before failed.
+	if err := a.endRun(); err != nil {
+		return nil, err
+	}
+	a.publish(func(st *RestoreStatus) { st.Offered++ })
 	s := req.Snapshot
 	if s == nil {
-		return &abcitypes.ResponseOfferSnapshot{Result: abcitypes.ResponseOfferSnapshot_REJECT}, nil
+		return a.refuse(abcitypes.ResponseOfferSnapshot_REJECT), nil
 	}
 	if s.Format != snapshot.Format1 {
 		a.log.Info().Uint64("height", s.Height).Uint32("format", s.Format).Msg("snapshot refused: a format this binary does not restore")
-		return &abcitypes.ResponseOfferSnapshot{Result: abcitypes.ResponseOfferSnapshot_REJECT_FORMAT}, nil
+		return a.refuse(abcitypes.ResponseOfferSnapshot_REJECT_FORMAT), nil
 	}
 	m, err := snapshot.DecodeManifest(s.Metadata)
 	if err == nil && (uint64(m.Height) != s.Height || uint32(len(m.Chunks)) != s.Chunks || !bytes.Equal(m.Hash(), s.Hash)) {
@@ -145,7 +254,7 @@ func (a *Application) OfferSnapshot(_ context.Context, req *abcitypes.RequestOff
 	}
 	if err != nil {
 		a.log.Warn().Err(err).Uint64("height", s.Height).Msg("snapshot refused, and its sender")
-		return &abcitypes.ResponseOfferSnapshot{Result: abcitypes.ResponseOfferSnapshot_REJECT_SENDER}, nil
+		return a.refuse(abcitypes.ResponseOfferSnapshot_REJECT_SENDER), nil
 	}
 	if v, _ := a.store.LastCommit(); v != 0 {
 		a.log.Warn().Int64("height", v).Msg("state sync: the application store holds a state CometBFT has none of (a restore its node did not record); deleting it")
@@ -157,68 +266,96 @@ func (a *Application) OfferSnapshot(_ context.Context, req *abcitypes.RequestOff
 	var root snapshot.ErrRoot
 	if errors.As(err, &root) {
 		a.log.Warn().Err(err).Int64("height", m.Height).Msg("snapshot refused")
-		return &abcitypes.ResponseOfferSnapshot{Result: abcitypes.ResponseOfferSnapshot_REJECT}, nil
+		return a.refuse(abcitypes.ResponseOfferSnapshot_REJECT), nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	a.restoring = &restore{r: r, start: time.Now()}
-	a.metrics.RestoreChunks.Set(float64(len(m.Chunks)))
-	a.metrics.RestoreApplied.Set(0)
-	a.metrics.RestoreBytes.Set(0)
+	a.restoring.run = &restoreRun{r: r, start: time.Now()}
+	a.publish(func(st *RestoreStatus) {
+		st.Height, st.Chunks, st.ChunksApplied, st.BytesApplied = m.Height, len(m.Chunks), 0, 0
+	})
 	a.log.Info().Int64("height", m.Height).Int("chunks", len(m.Chunks)).Hex("app_hash", m.Root).Msg("restoring the state from a snapshot")
 	return &abcitypes.ResponseOfferSnapshot{Result: abcitypes.ResponseOfferSnapshot_ACCEPT}, nil
 }
 
 // ApplySnapshotChunk imports the next chunk of the snapshot accepted. A chunk that is
 // not the one the manifest names is fetched again, from another peer (its sender is
-// rejected); chunks that hash right but make no tree, or a tree of another root than
-// the trusted one, refuse the snapshot, and the store is emptied again. After the last
-// chunk the store holds the state at the snapshot's height, and the check state is
-// rebuilt from it.
+// rejected), until MaxChunkRefusals of the snapshot's chunks are refused: then the
+// snapshot is, and CometBFT tries the next. Chunks that hash right but make no tree,
+// or a tree of another root than the trusted one, refuse the snapshot. A refused
+// snapshot leaves the store empty again. After the last chunk the store holds the
+// state at the snapshot's height, and the check state is rebuilt from it.
 func (a *Application) ApplySnapshotChunk(_ context.Context, req *abcitypes.RequestApplySnapshotChunk) (*abcitypes.ResponseApplySnapshotChunk, error) {
-	rs := a.restoring
-	if rs == nil {
+	if a.restoring == nil || a.restoring.run == nil {
 		return &abcitypes.ResponseApplySnapshotChunk{Result: abcitypes.ResponseApplySnapshotChunk_ABORT}, nil
 	}
-	m := rs.r.Manifest()
-	err := rs.r.Apply(req.Index, req.Chunk)
+	run := a.restoring.run
+	m := run.r.Manifest()
+	err := run.r.Apply(req.Index, req.Chunk)
 	var hash snapshot.ErrChunkHash
 	var order snapshot.ErrChunkOrder
 	switch {
 	case errors.As(err, &hash):
-		a.log.Warn().Uint32("chunk", req.Index).Str("sender", req.Sender).Msg("snapshot chunk refused: not the chunk the manifest names; fetching it again from another peer")
+		run.refused++
+		a.publish(func(st *RestoreStatus) { st.ChunksRefused++ })
 		res := &abcitypes.ResponseApplySnapshotChunk{Result: abcitypes.ResponseApplySnapshotChunk_RETRY, RefetchChunks: []uint32{req.Index}}
 		if req.Sender != "" {
 			res.RejectSenders = []string{req.Sender}
+		}
+		if run.refused < MaxChunkRefusals {
+			a.log.Warn().Int64("height", m.Height).Uint32("chunk", req.Index).Str("sender", req.Sender).Int("refused", run.refused).
+				Msgf("snapshot chunk refused: not the chunk the manifest names; fetching it again from another peer (the snapshot is refused at %d)", MaxChunkRefusals)
+			return res, nil
+		}
+		a.log.Warn().Int64("height", m.Height).Uint32("chunk", req.Index).Str("sender", req.Sender).
+			Msgf("snapshot refused: %d of its chunks were not the chunks its manifest names; trying another snapshot", run.refused)
+		res.Result, res.RefetchChunks = abcitypes.ResponseApplySnapshotChunk_REJECT_SNAPSHOT, nil
+		a.publish(func(st *RestoreStatus) { st.Refused++ })
+		if err := a.endRun(); err != nil {
+			return nil, err
 		}
 		return res, nil
 	case errors.As(err, &order):
 		return &abcitypes.ResponseApplySnapshotChunk{Result: abcitypes.ResponseApplySnapshotChunk_RETRY}, nil
 	case err != nil:
-		a.restoring = nil
-		a.metrics.RestoreChunks.Set(0)
-		if cerr := rs.r.Close(); cerr != nil {
+		a.publish(func(st *RestoreStatus) { st.Refused++ })
+		if cerr := a.endRun(); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 		a.log.Error().Err(err).Int64("height", m.Height).Uint32("chunk", req.Index).Msg("snapshot refused: its chunks do not make the state the light client trusts; the store is empty again")
 		return &abcitypes.ResponseApplySnapshotChunk{Result: abcitypes.ResponseApplySnapshotChunk_REJECT_SNAPSHOT}, nil
 	}
-	rs.bytes += int64(len(req.Chunk))
-	done := rs.r.Next()
-	a.metrics.RestoreApplied.Set(float64(done))
-	a.metrics.RestoreBytes.Set(float64(rs.bytes))
-	a.log.Info().Int64("height", m.Height).Msgf("restoring: chunk %d of %d, %.1f MiB, %d%%", done, len(m.Chunks), float64(rs.bytes)/(1<<20), int(done)*100/len(m.Chunks))
-	if !rs.r.Done() {
+	run.bytes += int64(len(req.Chunk))
+	done := run.r.Next()
+	a.publish(func(st *RestoreStatus) { st.ChunksApplied, st.BytesApplied = int(done), run.bytes })
+	a.log.Info().Int64("height", m.Height).Msgf("restoring: chunk %d of %d, %.1f MiB, %d%%", done, len(m.Chunks), float64(run.bytes)/(1<<20), int(done)*100/len(m.Chunks))
+	if !run.r.Done() {
 		return &abcitypes.ResponseApplySnapshotChunk{Result: abcitypes.ResponseApplySnapshotChunk_ACCEPT}, nil
 	}
-	a.restoring = nil
+	if err := a.endRun(); err != nil {
+		return nil, err
+	}
 	if err := a.restored(m.Height); err != nil {
 		return nil, err
 	}
-	a.log.Info().Int64("height", m.Height).Hex("app_hash", m.Root).Int("chunks", len(m.Chunks)).Int64("bytes", rs.bytes).
-		Dur("took", time.Since(rs.start)).Msg("state restored from a snapshot")
+	a.log.Info().Int64("height", m.Height).Hex("app_hash", m.Root).Int("chunks", len(m.Chunks)).Int64("bytes", run.bytes).
+		Dur("took", time.Since(run.start)).Msg("state restored from a snapshot")
 	return &abcitypes.ResponseApplySnapshotChunk{Result: abcitypes.ResponseApplySnapshotChunk_ACCEPT}, nil
+}
+
+// HaltStateSync halts the node for good on err, a state sync that cannot end, which the
+// node finds in what CometBFT's syncer logs (node/statesync_watch.go): it logs err,
+// closes Halted and HaltErr is err. A node halted already keeps its first reason.
+func (a *Application) HaltStateSync(err error) {
+	a.halted.once.Do(func() {
+		if a.halted.notify != nil {
+			a.halted.notify()
+		}
+		a.log.Error().Msg(err.Error())
+		a.halted.err = err
+		close(a.halted.done)
+	})
 }
 
 // restored makes the state at height, just imported, the application's: the check
@@ -231,6 +368,7 @@ func (a *Application) restored(height int64) error {
 	if err := a.resetCheckState(); err != nil {
 		return err
 	}
+	a.publish(func(st *RestoreStatus) { st.Restored = height })
 	a.metrics.RestoreSucceeded.Set(float64(height))
 	a.metrics.Height.Set(float64(height))
 	a.observePools(height)

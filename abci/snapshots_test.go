@@ -3,12 +3,14 @@ package abci
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 
+	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/snapshot"
 )
 
@@ -203,5 +205,150 @@ func TestStateSyncRefusesAnotherTree(t *testing.T) {
 	}
 	if v, root := dst.store.LastCommit(); v != 2 || !bytes.Equal(root, m2.Root) {
 		t.Fatalf("restored %d %X", v, root)
+	}
+}
+
+// A snapshot whose chunk every peer sends corrupted, as CometBFT's syncer drives the
+// application: each refused chunk is fetched again and its sender rejected, and the
+// MaxChunkRefusals-th refuses the snapshot, leaving the store empty, so that the
+// syncer offers the next, older one, which restores.
+func TestStateSyncRefusesCorruptSnapshot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src := fundedHarness(t, "alice")
+	files, err := snapshot.OpenFiles(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.app.ServeSnapshots(files, 3, 2)
+	var nonce uint64
+	transfers(src, 9, &nonce)
+	src.app.CloseSnapshots()
+	list, err := src.app.ListSnapshots(ctx, &abcitypes.RequestListSnapshots{})
+	if err != nil || len(list.Snapshots) != 2 {
+		t.Fatalf("snapshots offered: %v %v", list, err)
+	}
+	newest, older := list.Snapshots[0], list.Snapshots[1]
+
+	dst := newHarness(t)
+	dst.app.ServeSnapshots(nil, 0, 0)
+	if res, err := dst.app.OfferSnapshot(ctx, &abcitypes.RequestOfferSnapshot{Snapshot: newest, AppHash: src.rootAt(int64(newest.Height))}); err != nil || res.Result != abcitypes.ResponseOfferSnapshot_ACCEPT {
+		t.Fatalf("offer of %d: %v %v", newest.Height, res, err)
+	}
+	chunk, err := files.Chunk(int64(newest.Height), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(chunk)
+	bad[len(bad)-1] ^= 1
+	for i := range MaxChunkRefusals {
+		sender := fmt.Sprintf("peer-%d", i)
+		res, err := dst.app.ApplySnapshotChunk(ctx, &abcitypes.RequestApplySnapshotChunk{Index: 0, Chunk: bad, Sender: sender})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, refetch := abcitypes.ResponseApplySnapshotChunk_RETRY, 1
+		if i == MaxChunkRefusals-1 {
+			want, refetch = abcitypes.ResponseApplySnapshotChunk_REJECT_SNAPSHOT, 0
+		}
+		if res.Result != want || len(res.RefetchChunks) != refetch || len(res.RejectSenders) != 1 || res.RejectSenders[0] != sender {
+			t.Fatalf("refusal %d: %+v, want %v", i+1, res, want)
+		}
+	}
+	if v, _ := dst.store.LastCommit(); v != 0 {
+		t.Fatalf("the store holds height %d after the snapshot was refused", v)
+	}
+	if st := dst.app.RestoreStatus(); st != (RestoreStatus{Offered: 1, Refused: 1, ChunksRefused: MaxChunkRefusals}) {
+		t.Fatalf("status after the refusal: %+v", st)
+	}
+	// A chunk arriving late for the refused snapshot is not taken.
+	if res, err := dst.app.ApplySnapshotChunk(ctx, &abcitypes.RequestApplySnapshotChunk{Index: 0, Chunk: chunk}); err != nil || res.Result != abcitypes.ResponseApplySnapshotChunk_ABORT {
+		t.Fatalf("a chunk after the refusal: %v %v", res, err)
+	}
+	if res, err := dst.app.OfferSnapshot(ctx, &abcitypes.RequestOfferSnapshot{Snapshot: older, AppHash: src.rootAt(int64(older.Height))}); err != nil || res.Result != abcitypes.ResponseOfferSnapshot_ACCEPT {
+		t.Fatalf("offer of %d: %v %v", older.Height, res, err)
+	}
+	for i := range older.Chunks {
+		chunk, err := files.Chunk(int64(older.Height), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := dst.app.ApplySnapshotChunk(ctx, &abcitypes.RequestApplySnapshotChunk{Index: i, Chunk: chunk, Sender: "honest"}); err != nil || res.Result != abcitypes.ResponseApplySnapshotChunk_ACCEPT {
+			t.Fatalf("chunk %d: %v %v", i, res, err)
+		}
+	}
+	if v, root := dst.store.LastCommit(); v != int64(older.Height) || !bytes.Equal(root, src.rootAt(v)) {
+		t.Fatalf("restored %d %X", v, root)
+	}
+	if st := dst.app.RestoreStatus(); st != (RestoreStatus{Restored: int64(older.Height), Offered: 2, Refused: 1, ChunksRefused: MaxChunkRefusals}) {
+		t.Fatalf("status after the restore: %+v", st)
+	}
+}
+
+// The restore in progress, as proofs.PathRestore answers it while chunks are
+// imported: the snapshot's height, chunks applied of all and their bytes; then none,
+// and the height restored from. The path takes no data, height or proof.
+func TestRestoreStatus(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src := fundedHarness(t, "alice")
+	var nonce uint64
+	transfers(src, 3, &nonce)
+	files, err := snapshot.OpenFiles(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := files.Take(src.store, src.height, 256, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Chunks) < 3 {
+		t.Fatalf("%d chunks: the test wants a few", len(m.Chunks))
+	}
+	dst := newHarness(t)
+	dst.app.ServeSnapshots(nil, 0, 0)
+	status := func() RestoreStatus {
+		t.Helper()
+		res := dst.app.restoreStatus(&abcitypes.RequestQuery{Path: proofs.PathRestore})
+		var st RestoreStatus
+		if res.Code != 0 || res.Height != 0 || res.ProofOps != nil {
+			t.Fatalf("answer: %+v", res)
+		}
+		if err := json.Unmarshal(res.Value, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := status(); st != (RestoreStatus{}) {
+		t.Fatalf("before any offer: %+v", st)
+	}
+	if res, err := dst.app.OfferSnapshot(ctx, &abcitypes.RequestOfferSnapshot{Snapshot: abciSnapshot(m), AppHash: m.Root}); err != nil || res.Result != abcitypes.ResponseOfferSnapshot_ACCEPT {
+		t.Fatalf("offer: %v %v", res, err)
+	}
+	var applied int64
+	for i := range m.Chunks {
+		if st := status(); st != (RestoreStatus{Height: m.Height, Chunks: len(m.Chunks), ChunksApplied: i, BytesApplied: applied, Offered: 1}) {
+			t.Fatalf("before chunk %d: %+v", i, st)
+		}
+		chunk, err := files.Chunk(m.Height, uint32(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := dst.app.ApplySnapshotChunk(ctx, &abcitypes.RequestApplySnapshotChunk{Index: uint32(i), Chunk: chunk}); err != nil || res.Result != abcitypes.ResponseApplySnapshotChunk_ACCEPT {
+			t.Fatalf("chunk %d: %v %v", i, res, err)
+		}
+		applied += int64(len(chunk))
+	}
+	if st := status(); st != (RestoreStatus{Restored: m.Height, Offered: 1}) {
+		t.Fatalf("after the restore: %+v", st)
+	}
+	for _, bad := range []*abcitypes.RequestQuery{
+		{Path: proofs.PathRestore, Prove: true},
+		{Path: proofs.PathRestore, Height: 2},
+		{Path: proofs.PathRestore, Data: []byte{1}},
+	} {
+		if res := dst.app.restoreStatus(bad); res.Code != proofs.QueryCodeBadRequest {
+			t.Fatalf("%+v: %+v", bad, res)
+		}
 	}
 }

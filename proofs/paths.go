@@ -173,6 +173,13 @@ const PathPendingNonce = "/pending-nonce"
 // height and no proof.
 const PathDryRun = "/dry-run"
 
+// PathRestore: no data; value = the node's state sync in JSON (abci.RestoreStatus): the
+// height of the snapshot it is restoring (0: none), its chunks and how many of them are
+// imported, their bytes, the height it restored from, and the snapshots and chunks it
+// was offered and refused. Like PathPendingNonce it has no height (0) and no proof:
+// it is the node's own progress, not a saved state (ttld status shows it).
+const PathRestore = "/restore"
+
 // DryRunAnswer is the value of a PathDryRun answer.
 type DryRunAnswer struct {
 	// Code is the result code the transaction would get (0: accepted).

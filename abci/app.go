@@ -552,6 +552,8 @@ func (a *Application) Query(_ context.Context, req *abcitypes.RequestQuery) (*ab
 		return a.pendingNonce(req), nil
 	case proofs.PathDryRun:
 		return a.dryRun(req), nil
+	case proofs.PathRestore:
+		return a.restoreStatus(req), nil
 	case proofs.PathDocuments, proofs.PathCount, proofs.PathSum, proofs.PathRanked:
 		return a.documentQuery(req), nil
 	}

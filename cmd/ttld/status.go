@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
+	rpcclient "github.com/cometbft/cometbft/rpc/client"
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 	"github.com/spf13/cobra"
 
+	"github.com/ttld-dev/ttld/abci"
 	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/proofs"
 )
 
 // statusOutput is what status prints (-o json: this object), from the node's RPC
@@ -28,6 +32,10 @@ type statusOutput struct {
 	// Protocol is the protocol version and the upgrade in place under way at the
 	// node's last saved height (ttld query protocol; unproven here).
 	Protocol protocolJSON `json:"protocol"`
+	// Restore is the node's state sync (the /restore query, unproven): the snapshot it
+	// is restoring, the height it restored from, what it refused; absent when it never
+	// state-synced.
+	Restore *abci.RestoreStatus `json:"restore,omitempty"`
 }
 
 type peerOutput struct {
@@ -73,6 +81,9 @@ func nodeStatus(ctx context.Context, url string) (statusOutput, error) {
 	for _, p := range ni.Peers {
 		out.Peers = append(out.Peers, peerOutput{ID: string(p.NodeInfo.ID()), Moniker: p.NodeInfo.Moniker, RemoteIP: p.RemoteIP, Outbound: p.IsOutbound})
 	}
+	if out.Restore, err = nodeRestore(ctx, rpc); err != nil {
+		return statusOutput{}, fmt.Errorf("restore of %s: %w", url, err)
+	}
 	if out.Height > 0 {
 		p, err := client.New(rpc, client.Options{MaxAge: -1}).Protocol(ctx, 0, false)
 		if err != nil {
@@ -81,6 +92,26 @@ func nodeStatus(ctx context.Context, url string) (statusOutput, error) {
 		out.Protocol = protocolOutput(p)
 	}
 	return out, nil
+}
+
+// nodeRestore asks the node for its state sync (proofs.PathRestore); nil when it never
+// state-synced, or answers no such path.
+func nodeRestore(ctx context.Context, rpc rpcclient.ABCIClient) (*abci.RestoreStatus, error) {
+	res, err := rpc.ABCIQuery(ctx, proofs.PathRestore, nil)
+	if err != nil {
+		return nil, err
+	}
+	if res.Response.Code != 0 {
+		return nil, nil
+	}
+	var st abci.RestoreStatus
+	if err := json.Unmarshal(res.Response.Value, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", proofs.PathRestore, err)
+	}
+	if st == (abci.RestoreStatus{}) {
+		return nil, nil
+	}
+	return &st, nil
 }
 
 func (o statusOutput) text(w io.Writer) {
@@ -93,6 +124,15 @@ func (o statusOutput) text(w io.Writer) {
 	fmt.Fprintf(w, "height:       %d (block time %s)\n", o.Height, o.BlockTime.UTC().Format(time.RFC3339Nano))
 	fmt.Fprintf(w, "app hash:     %s\n", o.AppHash)
 	fmt.Fprintf(w, "catching up:  %t\n", o.CatchingUp)
+	if r := o.Restore; r != nil {
+		if r.Height != 0 {
+			fmt.Fprintf(w, "restoring:    the snapshot at height %d: %d of %d chunks applied, %.1f MiB\n", r.Height, r.ChunksApplied, r.Chunks, float64(r.BytesApplied)/(1<<20))
+		}
+		if r.Restored != 0 {
+			fmt.Fprintf(w, "restored:     from the snapshot at height %d\n", r.Restored)
+		}
+		fmt.Fprintf(w, "state sync:   %d snapshots offered, %d refused, %d chunks refused\n", r.Offered, r.Refused, r.ChunksRefused)
+	}
 	fmt.Fprintf(w, "role:         %s\n", role)
 	if p := o.Protocol; p.Version != 0 {
 		fmt.Fprintf(w, "protocol:     %d (this binary implements up to %d)\n", p.Version, p.NewestSupported)
@@ -121,9 +161,12 @@ func newStatusCmd() *cobra.Command {
 height, block time and app hash, whether it is catching up, its voting power and its
 peers, and (through abci_query, unproven) the protocol version in force with the
 upgrade in place under way: the next version once decided, else the current epoch's
-signals for the next one (ttld query protocol --prove checks them). It exits non-zero when the node does not answer within --timeout, and, with
---fail-catching-up, when the node is still catching up. It needs no home, so it serves
-as the devnet's container health check.`,
+signals for the next one (ttld query protocol --prove checks them), and, on a node
+that state-syncs, the snapshot it is restoring (its height, chunks applied of all,
+bytes), the height it restored from and the snapshots and chunks it refused. It exits
+non-zero when the node does not answer within --timeout, and, with --fail-catching-up,
+when the node is still catching up. It needs no home, so it serves as the devnet's
+container health check.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			timeout, _ := cmd.Flags().GetDuration("timeout")

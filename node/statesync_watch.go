@@ -54,16 +54,20 @@ type ErrStateSyncExhausted struct {
 }
 
 func (e ErrStateSyncExhausted) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "state sync cannot end: no snapshot is left to try. Of the %d its peers offered, this node refused %d", e.Status.Offered, e.Status.Refused)
-	if e.Status.ChunksRefused > 0 {
-		fmt.Fprintf(&b, " (%d chunks were not the chunks their manifests name: corrupt, or sent by peers that lie)", e.Status.ChunksRefused)
+	st := e.Status
+	what := []string{fmt.Sprintf("its peers offered %d snapshots", st.Offered)}
+	if st.ChunksRefused > 0 {
+		what = append(what, fmt.Sprintf("%d chunks they sent were not the chunks the manifests name (corrupt, or sent by peers that lie: CometBFT bans each such sender)", st.ChunksRefused))
 	}
-	if failed := e.Status.Offered - e.Status.Refused; failed > 0 {
-		fmt.Fprintf(&b, " and %d failed in CometBFT (chunks that never came, or a state its light client could not verify)", failed)
+	if st.Refused > 0 {
+		what = append(what, fmt.Sprintf("this node refused %d snapshots", st.Refused))
 	}
-	fmt.Fprintf(&b, "; its peers offered no other in %d rounds, %s apart. Restart with other peers ([p2p] persistent_peers or seeds in %s), or turn state sync off ([statesync] enable = false) to sync every block from genesis", e.Rounds, e.Discovery, e.Config)
-	return b.String()
+	if failed := st.Offered - st.Refused; failed > 0 {
+		what = append(what, fmt.Sprintf("%d failed in CometBFT (chunks that never came, as when every peer serving the snapshot is banned, or a state its light client could not verify)", failed))
+	}
+	return fmt.Sprintf("state sync cannot end: no snapshot is left to try: %s; and its peers offered no other in %d rounds, %s apart. "+
+		"Restart with other peers ([p2p] persistent_peers or seeds in %s), or turn state sync off ([statesync] enable = false) to sync every block from genesis",
+		strings.Join(what, "; "), e.Rounds, e.Discovery, e.Config)
 }
 
 // ErrStateSyncFailed: CometBFT's state sync failed with Err and stopped. Servers are the

@@ -54,6 +54,9 @@ type StartOptions struct {
 	// SignalVersion overrides app.toml's signal_version when not nil (ttld start
 	// --signal-version).
 	SignalVersion *uint32
+	// AppConfig is home's app.toml as the caller read it (LoadAppConfig), so that the
+	// caller and the node run on the same settings; nil: Start reads it.
+	AppConfig *AppConfig
 }
 
 // WebOff as StartOptions.WebListen starts no web view.
@@ -157,7 +160,7 @@ func Start(opts StartOptions) (*Node, error) {
 	if opts.PrometheusListen != "" {
 		cfg.Instrumentation.PrometheusListenAddr = opts.PrometheusListen
 	}
-	appCfg, err := LoadAppConfig(cfg.RootDir)
+	appCfg, err := startAppConfig(cfg.RootDir, opts.AppConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -231,6 +234,18 @@ func Start(opts StartOptions) (*Node, error) {
 	return n, nil
 }
 
+// startAppConfig is given, checked as LoadAppConfig checks app.toml, or else home's
+// app.toml.
+func startAppConfig(home string, given *AppConfig) (AppConfig, error) {
+	if given == nil {
+		return LoadAppConfig(home)
+	}
+	if err := given.Validate(); err != nil {
+		return *given, fmt.Errorf("%s: %w", AppConfigFile(home), err)
+	}
+	return *given, nil
+}
+
 // startWeb serves the web view on laddr, reading the node in process.
 func (n *Node) startWeb(laddr string, log zerolog.Logger) error {
 	vals, _, err := GenesisValidators(n.cfg.RootDir)
@@ -302,8 +317,9 @@ func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog c
 	comet, err := cmtnode.NewNode(cfg, pv, nodeKey,
 		// Each connection (consensus, mempool, query, snapshot) has its own lock, so a
 		// slow query does not stall consensus; CheckTx takes none of them: the
-		// application checks the mempool's transactions concurrently.
-		app.ClientCreator(),
+		// application checks the mempool's transactions concurrently. Every call passes
+		// the gate that Stop closes before the application's store (gate).
+		gatedClients{ClientCreator: app.ClientCreator(), g: &dbs.gate},
 		cmtnode.DefaultGenesisDocProviderFunc(cfg),
 		dbs.provider,
 		cmtnode.DefaultMetricsProvider(cfg.Instrumentation),
@@ -377,8 +393,11 @@ func (n *Node) ChainID() string { return n.chainID }
 // Home is the node's home directory, absolute.
 func (n *Node) Home() string { return n.cfg.RootDir }
 
-// Stop stops CometBFT, waits for it, then closes the databases it left open, the state
-// store and its database.
+// Stop stops CometBFT, waits for it, then closes the storage: CometBFT's databases once
+// the operations in flight on them and the calls in flight to the application have
+// finished, then the state store and its database. An operation or call of CometBFT's
+// that comes later never reaches them (gate): one that serves an RPC request fails, any
+// other waits for good.
 // Later calls return the first call's result.
 //
 // NB: with peer exchange on, CometBFT saves config/addrbook.json from a goroutine of
@@ -405,12 +424,14 @@ func (n *Node) Stop() error {
 	return n.stopErr
 }
 
+// closeStorage closes the gate to CometBFT's databases and the application, then the
+// application's own goroutines and store.
 func (n *Node) closeStorage() error {
+	errs := []error{n.cometDB.closeRest()}
 	if n.app != nil {
 		n.app.ReadAhead(false) // no read of the store outlives it
 		n.app.CloseSnapshots()
 	}
-	errs := []error{n.cometDB.closeRest()}
 	if err := n.store.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close store: %w", err))
 	}

@@ -52,7 +52,8 @@ func listenFlags(cmd *cobra.Command) {
 const flagSignalVersion = "signal-version"
 
 // runNode starts the node of --home, calls started once it runs, and stops it cleanly
-// on SIGINT, SIGTERM or the end of the command's context.
+// on SIGINT, SIGTERM or the end of the command's context. It reads app.toml once, for
+// the logger, the garbage collector and the node.
 func runNode(cmd *cobra.Command, started func(*node.Node) error) error {
 	home := globalFlags(cmd).Home
 	cfg, err := node.LoadAppConfig(home)
@@ -76,7 +77,7 @@ func runNode(cmd *cobra.Command, started func(*node.Node) error) error {
 	prom, _ := cmd.Flags().GetString("prometheus-laddr")
 	webAddr, _ := cmd.Flags().GetString("web-laddr")
 	check, _ := cmd.Flags().GetBool("check-invariants")
-	opts := node.StartOptions{Home: home, Logger: log, RPCListen: rpc, P2PListen: p2p, PrometheusListen: prom, WebListen: webAddr, CheckInvariants: check}
+	opts := node.StartOptions{Home: home, Logger: log, RPCListen: rpc, P2PListen: p2p, PrometheusListen: prom, WebListen: webAddr, CheckInvariants: check, AppConfig: &cfg}
 	if f := cmd.Flags().Lookup(flagSignalVersion); f != nil && f.Changed {
 		v, _ := cmd.Flags().GetUint32(flagSignalVersion)
 		opts.SignalVersion = &v

@@ -96,6 +96,9 @@ type Application struct {
 	// catchingUp reports whether CometBFT is catching up with the chain (SetCatchingUp);
 	// nil: never.
 	catchingUp atomic.Pointer[func() bool]
+	// skipped are the skipped nonces this node's proposals keep usable a while
+	// (proposal.go). Consensus connection only.
+	skipped skippedNonces
 	// decided are the transactions of the block FinalizeBlock staged: Commit carries
 	// the check state's others over (carry.go). Consensus connection only.
 	decided [][]byte

@@ -133,7 +133,8 @@ func (a *Application) proposalBlock(height int64, at time.Time, proposer []byte,
 // again from the transactions returned, at the same (median) time.
 func (a *Application) PrepareProposal(_ context.Context, req *abcitypes.RequestPrepareProposal) (*abcitypes.ResponsePrepareProposal, error) {
 	blk := a.proposalBlock(req.Height, req.Time, req.ProposerAddress, orderByAcceptance(a.check.Load(), req.Txs))
-	x, err := a.executeAhead(blk, req.Time, &app.Room{MaxBytes: req.MaxTxBytes, Size: txSize})
+	a.skipped.forget(blk.TimeMs)
+	x, err := a.executeAhead(blk, req.Time, &app.Room{MaxBytes: req.MaxTxBytes, Size: txSize, MayDrop: a.skipped.mayDrop})
 	if a.haltOn(err) {
 		// NB: CometBFT panics on an error here; the node stops (HoldHalted).
 		return &abcitypes.ResponsePrepareProposal{}, nil
@@ -151,6 +152,51 @@ func (a *Application) PrepareProposal(_ context.Context, req *abcitypes.RequestP
 		a.log.Info().Int("left_out", left).Int("taken", taken).Int64("height", req.Height).Msg("left out of the proposal: transactions refused unpaid, or past the size limit")
 	}
 	return &abcitypes.ResponsePrepareProposal{Txs: x.txs}, nil
+}
+
+// SkippedNonceGraceMs is how long, in block time, this node's proposals keep a skipped
+// nonce usable once they first meet a candidate that would drop it (app.Room.MayDrop).
+// A signer's transactions reach the nodes by different paths, and a proposer can hold
+// nonce n+1 .. n+30 of a fast sender before n: including them all would move n more
+// than the window (24) below the signer's last nonce, and the transaction of n,
+// accepted by the node it was sent to, would be refused everywhere it arrives after.
+// The later ones wait instead, until n comes or its grace ends (a signer may skip a
+// nonce on purpose).
+const SkippedNonceGraceMs = 10_000
+
+// skippedNonces remembers when this node's proposals first kept each skipped nonce
+// from being dropped. Consensus connection only.
+type skippedNonces struct {
+	first map[skippedNonce]uint64 // block time, ms
+}
+
+type skippedNonce struct {
+	account string
+	nonce   uint64
+}
+
+// mayDrop reports whether a proposal at atMs may drop account's skipped nonce: once
+// its grace, counted from the first proposal that met it, has ended.
+func (s *skippedNonces) mayDrop(account []byte, nonce, atMs uint64) bool {
+	k := skippedNonce{string(account), nonce}
+	first, ok := s.first[k]
+	if !ok {
+		if s.first == nil {
+			s.first = map[skippedNonce]uint64{}
+		}
+		s.first[k], first = atMs, atMs
+	}
+	return atMs >= first+SkippedNonceGraceMs
+}
+
+// forget drops what was met long enough before atMs for its grace to have ended
+// twice over: such a nonce is dropped or used by now, or may be dropped at once.
+func (s *skippedNonces) forget(atMs uint64) {
+	for k, first := range s.first {
+		if atMs >= first+2*SkippedNonceGraceMs {
+			delete(s.first, k)
+		}
+	}
 }
 
 // txSize is what a transaction takes of a proposal's MaxTxBytes.

@@ -214,6 +214,13 @@ func executeBlock(kv drive.KV, b Block, pick *picker) (BlockResult, error) {
 		if !fits {
 			break
 		}
+		admitted, err := pick.admits(kv, r, b.TimeMs, tx)
+		if err != nil {
+			return BlockResult{}, err
+		}
+		if !admitted {
+			continue
+		}
 		var tr TxResult
 		if protocol.IsVersionSignal(tx) {
 			tr, err = signalTx(kv, r, res.Epoch, len(res.TxResults), tx)

@@ -12,6 +12,12 @@ type Room struct {
 	// Size is what one transaction takes of MaxBytes (CometBFT counts each with its
 	// framing).
 	Size func(tx []byte) int64
+	// MayDrop reports whether the block may make a skipped nonce of the signer's
+	// account (its identity id or address) unusable, at block time atMs: a candidate
+	// whose nonce would drop it below the window (protocol.NonceState.Drops) is left
+	// out otherwise, so that the skipped transaction, which may still be on its way
+	// here from another node's mempool, is not lost. nil: always.
+	MayDrop func(account []byte, nonce, atMs uint64) bool
 }
 
 // ProposeBlock builds a proposal from b, whose transactions are the candidates in the
@@ -61,6 +67,39 @@ func (p *picker) fits(tx []byte) (int64, bool) {
 	}
 	size := p.room.Size(tx)
 	return size, p.used+size <= p.room.MaxBytes
+}
+
+// admits reports whether the proposal executes tx: not when its nonce would drop a
+// skipped nonce of its signer that room.MayDrop keeps. A transaction that does not
+// decode, or whose signer holds nothing, is executed (and refused unpaid).
+func (p *picker) admits(kv drive.KV, r rules, atMs uint64, tx []byte) (bool, error) {
+	if p == nil || p.room.MayDrop == nil || protocol.IsVersionSignal(tx) {
+		return true, nil
+	}
+	signed, err := protocol.Decode(tx, r.ctx)
+	if err != nil {
+		return true, nil
+	}
+	var account []byte
+	var st protocol.NonceState
+	switch sg := signed.Signer(); sg.Kind {
+	case protocol.SignerAddress:
+		a := sg.Address()
+		as, _, err := drive.GetAddress(kv, a)
+		if err != nil {
+			return false, err
+		}
+		account, st = a[:], as.Nonce
+	case protocol.SignerIdentity:
+		if st, err = drive.GetIdentityNonce(kv, sg.Identity); err != nil {
+			return false, err
+		}
+		account = sg.Identity[:]
+	default:
+		return true, nil
+	}
+	dropped, ok := st.Drops(signed.GetNonce())
+	return !ok || p.room.MayDrop(account, dropped, atMs), nil
 }
 
 // take reports whether the block keeps tx, executed with result tr: a proposal leaves

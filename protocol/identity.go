@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math/bits"
 )
 
 // IdentityIDLen and AddressLen are the byte lengths of the two kinds of account.
@@ -111,6 +112,29 @@ func UseNonce(s NonceState, n, gap uint64) (NonceState, NonceReason) {
 	}
 	s.Missing &^= bit
 	return s, 0
+}
+
+// Drops reports whether using nonce n would make a skipped nonce unusable (it would
+// fall more than NonceWindow below the new Last), and the lowest such nonce. Only a
+// nonce above Last drops any.
+func (s NonceState) Drops(n uint64) (uint64, bool) {
+	if n <= s.Last {
+		return 0, false
+	}
+	shift := n - s.Last
+	dropped := s.Missing // bit i is nonce Last-1-i: the bits shifted past the window
+	if shift < NonceWindow {
+		dropped = s.Missing >> (NonceWindow - shift)
+		if dropped == 0 {
+			return 0, false
+		}
+		// The highest bit dropped is the lowest nonce.
+		return s.Last - 1 - (NonceWindow - shift + uint64(bits.Len32(dropped)) - 1), true
+	}
+	if dropped == 0 {
+		return 0, false
+	}
+	return s.Last - uint64(bits.Len32(dropped)), true
 }
 
 // Skipped lists the skipped nonces still usable, lowest first.

@@ -318,3 +318,39 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestNonceDropsAgainstUseNonce checks Drops against UseNonce over random records and
+// nonces: the nonces it drops are the skipped ones usable before and not after (but n),
+// and Drops names the lowest of them.
+func TestNonceDropsAgainstUseNonce(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	for range 20_000 {
+		s := NonceState{Last: 30 + uint64(rng.Intn(40)), Missing: rng.Uint32() & (1<<NonceWindow - 1)}
+		n := s.Last - 26 + uint64(rng.Intn(52))
+		after, reason := UseNonce(s, n, NonceWindow)
+		if reason != 0 {
+			continue
+		}
+		var lowest uint64
+		dropped := false
+		for _, m := range s.Skipped() { // lowest first
+			if !containsNonce(after.Skipped(), m) && m != n {
+				lowest, dropped = m, true
+				break
+			}
+		}
+		got, ok := s.Drops(n)
+		if ok != dropped || got != lowest {
+			t.Fatalf("%+v using %d: Drops says %d %v, UseNonce drops %d %v", s, n, got, ok, lowest, dropped)
+		}
+	}
+}
+
+func containsNonce(list []uint64, n uint64) bool {
+	for _, m := range list {
+		if m == n {
+			return true
+		}
+	}
+	return false
+}

@@ -314,6 +314,12 @@ func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog c
 		return nil, app, err
 	}
 	app.ServeSnapshots(files, appCfg.SnapshotInterval, appCfg.SnapshotKeepRecent)
+	if cometLog, err = prepareStateSync(cfg, chainID, store, app, cometLog); err != nil {
+		return nil, app, err
+	}
+	if err := app.SetMempool(mempoolConfig(cfg)); err != nil {
+		return nil, app, err
+	}
 	comet, err := cmtnode.NewNode(cfg, pv, nodeKey,
 		// Each connection (consensus, mempool, query, snapshot) has its own lock, so a
 		// slow query does not stall consensus; CheckTx takes none of them: the
@@ -329,10 +335,27 @@ func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog c
 		return nil, app, fmt.Errorf("create cometbft node: %w", err)
 	}
 	app.HoldHalted()
+	// CheckTx refuses new transactions while CometBFT's block sync or state sync runs:
+	// the state is behind the chain's (docs/TX.md, "What accepted means").
+	app.SetCatchingUp(comet.ConsensusReactor().WaitSync)
 	if err := comet.Start(); err != nil {
 		return nil, app, fmt.Errorf("start cometbft: %w", err)
 	}
 	return comet, app, nil
+}
+
+// mempoolConfig is what CheckTx needs to know of CometBFT's mempool and block times
+// (docs/TX.md, "What accepted means"): the mempool's room, whether it rechecks, and the
+// margin deadlines are judged with, the time the block that includes a transaction may
+// take to come: a proposal's timeout and two commits' (the transaction may miss the
+// next block and go into the one after).
+func mempoolConfig(cfg *config.Config) abci.MempoolConfig {
+	margin := cfg.Consensus.TimeoutPropose + 2*cfg.Consensus.TimeoutCommit
+	return abci.MempoolConfig{
+		Limits:    abci.MempoolLimits{Size: cfg.Mempool.Size, MaxTxsBytes: cfg.Mempool.MaxTxsBytes},
+		NoRecheck: !cfg.Mempool.Recheck,
+		MarginMs:  uint64(max(margin, 0) / time.Millisecond),
+	}
 }
 
 // RPCAddress is the URL a client on this machine reaches the RPC at, such as

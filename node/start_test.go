@@ -228,3 +228,19 @@ func TestStartFailsOnBusyPortAndReleasesHome(t *testing.T) {
 	n := startTest(t, home)
 	n.waitHeight(t, 1)
 }
+
+// TestMempoolConfig: CheckTx knows the mempool's room and recheck from config.toml, and
+// judges deadlines a proposal's timeout and two commits' ahead: 5 s with ttld's
+// defaults (docs/TX.md, "What accepted means").
+func TestMempoolConfig(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig(t.TempDir(), "")
+	got := mempoolConfig(cfg)
+	if got.Limits.Size != DefaultMempoolSize || got.Limits.MaxTxsBytes != cfg.Mempool.MaxTxsBytes || got.NoRecheck || got.MarginMs != 5000 {
+		t.Fatalf("mempool config %+v", got)
+	}
+	cfg.Mempool.Recheck = false
+	if !mempoolConfig(cfg).NoRecheck {
+		t.Fatal("recheck = false not passed on")
+	}
+}

@@ -79,8 +79,9 @@ type Application struct {
 	holdHalted atomic.Bool
 
 	// snapshots are the snapshots this node offers, scheduler takes them (nil: none);
-	// restoring is the state sync in progress (snapshots.go), on the snapshot
-	// connection only.
+	// restoring is the node's state sync (snapshots.go): made by ServeSnapshots before
+	// the node starts and never replaced; its restore in progress belongs to the
+	// snapshot connection, its status is read under its lock by queries and the node.
 	snapshots *snapshot.Files
 	scheduler *snapshot.Scheduler
 	restoring *restore

@@ -46,12 +46,13 @@ func (a *Application) HoldHalted() { a.holdHalted.Store(true) }
 // --signal-version). Call it before the node starts.
 func (a *Application) SignalVersion(v protocol.Version) { a.signal = v }
 
-// Halted is closed once the application has halted the node: the chain moved to a
-// protocol version this binary does not implement. HaltErr then says so.
+// Halted is closed once the application has halted the node for good: the chain moved
+// to a protocol version this binary does not implement, or a state sync cannot end
+// (HaltStateSync). HaltErr then says which.
 func (a *Application) Halted() <-chan struct{} { return a.halted.done }
 
-// HaltErr is why the application halted the node (an app.ErrUpgradeNeeded); nil while
-// it has not.
+// HaltErr is why the application halted the node (an app.ErrUpgradeNeeded, or the
+// error HaltStateSync was given); nil while it has not.
 func (a *Application) HaltErr() error {
 	select {
 	case <-a.halted.done:

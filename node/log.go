@@ -48,7 +48,7 @@ func CometLogger(l zerolog.Logger) cmtlog.Logger { return cometLogger{l: l} }
 // CometBFT: from then on, the errors CometBFT logs because its listeners close
 // (stoppedListener) are logged at debug level, as they are what a clean stop does.
 // Once halted is set (the application halted the node: the chain moved past this
-// binary, which the application logs in one line), every error CometBFT logs is at
+// binary, or a state sync cannot end, which the application logs in one line), every error CometBFT logs is at
 // debug level: its consensus stops on the application's refusal, with a stack trace,
 // as designed.
 func nodeCometLogger(l zerolog.Logger, stopping, halted *atomic.Bool) cmtlog.Logger {

@@ -381,12 +381,13 @@ func rpcURL(listen string) string {
 }
 
 // Halted is closed once the application has halted the node for good: the chain moved
-// to a protocol version this binary does not implement (HaltErr says which). The
-// caller then stops the node; its stores are as the last block left them, for a newer
-// binary to continue from.
+// to a protocol version this binary does not implement, or a state sync cannot end
+// (HaltErr says which). The caller then stops the node; its stores are as the last
+// block left them, for a newer binary to continue from.
 func (n *Node) Halted() <-chan struct{} { return n.app.Halted() }
 
-// HaltErr is why the node halted (an app.ErrUpgradeNeeded), nil while it has not.
+// HaltErr is why the node halted (an app.ErrUpgradeNeeded, or a state sync's
+// ErrStateSyncExhausted or ErrStateSyncFailed), nil while it has not.
 func (n *Node) HaltErr() error { return n.app.HaltErr() }
 
 // HaltedStopWait bounds StopHalted's wait for CometBFT.

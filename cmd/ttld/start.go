@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/ttld-dev/ttld/app"
 	"github.com/ttld-dev/ttld/node"
 	"github.com/ttld-dev/ttld/protocol"
 )
@@ -95,9 +96,14 @@ func runNode(cmd *cobra.Command, started func(*node.Node) error) error {
 	select {
 	case <-ctx.Done():
 	case <-n.Halted():
-		log.Info().Msg("stopping: the chain moved past this binary")
+		upgrade := errors.As(n.HaltErr(), new(app.ErrUpgradeNeeded))
+		if upgrade {
+			log.Info().Msg("stopping: the chain moved past this binary")
+		} else {
+			log.Info().Err(n.HaltErr()).Msg("stopping: the state sync cannot end")
+		}
 		stopped, err := n.StopHalted()
-		if !stopped {
+		if !stopped && upgrade {
 			log.Info().Msg("CometBFT waits for the block the node halted at; exiting without it (nothing is lost: that block is saved, not executed)")
 		}
 		return errors.Join(n.HaltErr(), err)

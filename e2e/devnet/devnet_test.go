@@ -362,6 +362,24 @@ func (n *network) webViews(ctx context.Context) {
 // until the transfers are committed.
 func (n *network) fund(ctx context.Context) {
 	t := n.t
+	// A node catching up refuses new transactions (docs/ERRORS.md, "CheckTx's node
+	// codes"): node0 may still be in its block sync when docker reports it healthy.
+	for deadline := time.Now().Add(commitTimeout); ; {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		st, err := n.nodes[0].client.RPC().Status(cctx)
+		cancel()
+		if err == nil && !st.SyncInfo.CatchingUp {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still catching up after %s: %v", n.nodes[0].name, commitTimeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
 	for i, m := range n.nodes {
 		tx := protocol.Sign(chainID, &protocol.AddressFundsTransfer{
 			PubKey: n.dev.Pub, Nonce: uint64(i + 1), Recipient: m.load.Address(), Amount: loadFunds,

@@ -126,6 +126,14 @@ func (cs *checkState) checkTx(tx []byte, isNew bool, sigs *verifiedSignatures) (
 	if in.Checked && isNew {
 		sigs.Verify(in.Check.PubKey, in.Check.Message, in.Check.Signature)
 	}
+	// NB: only a new transaction's deadlines are judged with the margin. One accepted
+	// already is judged again, after a block, at the next block's earliest time: the
+	// margin would drop it from the mempool, with nobody told, when its deadline nears,
+	// though the next block may well include it in time.
+	var margin uint64
+	if isNew {
+		margin = cs.marginMs
+	}
 	if in.Decoded {
 		stripe := &cs.signers[maphash.Bytes(cs.seed, signerKey(in.Signer))%signerStripes]
 		stripe.Lock()
@@ -133,7 +141,7 @@ func (cs *checkState) checkTx(tx []byte, isNew bool, sigs *verifiedSignatures) (
 	}
 	position, err = cs.judge(func(kv drive.KV) error {
 		var err error
-		res, err = app.CheckTx(kv, tx, app.Judge{LastMs: cs.lastMs, MarginMs: cs.marginMs, Verifier: sigs})
+		res, err = app.CheckTx(kv, tx, app.Judge{LastMs: cs.lastMs, MarginMs: margin, Verifier: sigs})
 		return err
 	})
 	if err == nil && res.Code == protocol.CodeOK {

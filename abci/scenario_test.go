@@ -38,7 +38,8 @@ import (
 //	                             binary must halt at (the chain moves past it): prints
 //	                             why, and checks that nothing was staged or saved
 //	protocol                     the protocol version and upgrade records, proven
-//	check-tx                     input: one transaction; runs CheckTx on the check state
+//	check-tx [recheck=true]      input: one transaction; runs CheckTx on the check state
+//	                             (recheck: as CometBFT's recheck after a block)
 //	dry-run                      input: one transaction; the node's dry run (code, fee,
 //	                             max fee) on the check state
 //	mempool margin=MS            CheckTx judges deadlines MS after the next block's
@@ -283,7 +284,11 @@ func (h *harness) run(d *datadriven.TestData) string {
 		}
 		fmt.Fprintf(&out, "total credits %d, supply %d\n", total, supply)
 	case "check-tx":
-		res, err := h.app.CheckTx(context.Background(), &abcitypes.RequestCheckTx{Tx: h.tx(strings.TrimSpace(d.Input))})
+		req := &abcitypes.RequestCheckTx{Tx: h.tx(strings.TrimSpace(d.Input))}
+		if m["recheck"] == "true" {
+			req.Type = abcitypes.CheckTxType_Recheck
+		}
+		res, err := h.app.CheckTx(context.Background(), req)
 		if err != nil {
 			h.t.Fatal(err)
 		}

@@ -138,8 +138,14 @@ func (r BroadcastResult) Refused() bool { return r.Code != protocol.CodeOK }
 func (r BroadcastResult) ByNode() bool { return r.Codespace == CodespaceNode }
 
 // CodespaceNode is the codespace of CheckTx's refusals for the node's own state
-// (abci.CodespaceNode; docs/ERRORS.md, "CheckTx's node codes").
-const CodespaceNode = "ttld-node"
+// (abci.CodespaceNode; docs/ERRORS.md, "CheckTx's node codes"), and its codes.
+const (
+	CodespaceNode = "ttld-node"
+	// NodeCodeCatchingUp: the node is catching up with the chain.
+	NodeCodeCatchingUp protocol.Code = 1
+	// NodeCodeMempoolFull: the transactions the node accepted fill its mempool.
+	NodeCodeMempoolFull protocol.Code = 2
+)
 
 // Paid reports whether the refusal still charged a fee and consumed the nonce, which
 // only a block does.

@@ -8,6 +8,9 @@ import (
 	"github.com/cometbft/cometbft/mempool"
 	coretypes "github.com/cometbft/cometbft/rpc/core/types"
 	rpctypes "github.com/cometbft/cometbft/rpc/jsonrpc/types"
+
+	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/protocol"
 )
 
 // answer is what the node said to one broadcast_tx.
@@ -19,7 +22,8 @@ const (
 	accepted answer = iota
 	// refusedAtCheck: CheckTx answered another code (broadcast_tx_sync only).
 	refusedAtCheck
-	// mempoolFull: the mempool was full; the transaction is sent again later.
+	// mempoolFull: the mempool was full, or the node refused the transaction for now
+	// (it is catching up); the transaction is sent again later.
 	mempoolFull
 	// failed: any other error, or no answer.
 	failed
@@ -31,18 +35,20 @@ const (
 // client can tell it by.
 var fullMempool, _, _ = strings.Cut(mempool.ErrMempoolIsFull{}.Error(), ":")
 
-// judge reads a broadcast_tx answer: res when the call succeeded, err otherwise.
-//
-// NB: CometBFT v0.38's CheckTx has no code for a full mempool: it refuses with the
-// error above before the application sees the transaction. A transaction the
-// application accepted while the mempool filled is then dropped without a word (its
-// answer says code 0): the run counts it as accepted, and the blocks show it was
-// never committed.
+// judge reads a broadcast_tx answer: res when the call succeeded, err otherwise. A
+// full mempool answers in two ways: CometBFT's error above, when it is full before
+// CheckTx, and ttld's node code (client.NodeCodeMempoolFull), when the transactions
+// the application accepted fill it; a node catching up answers with a node code too.
+// Each is sent again later. (kvstore, the side-by-side runs' other application, knows
+// no node codes: its refusals are its own.)
 func judge(res *coretypes.ResultBroadcastTx, err error) answer {
 	var rpcErr *rpctypes.RPCError
 	switch {
 	case err == nil && res != nil && res.Code == abcitypes.CodeTypeOK:
 		return accepted
+	case err == nil && res != nil && res.Codespace == client.CodespaceNode &&
+		(protocol.Code(res.Code) == client.NodeCodeMempoolFull || protocol.Code(res.Code) == client.NodeCodeCatchingUp):
+		return mempoolFull
 	case err == nil && res != nil:
 		return refusedAtCheck
 	case errors.As(err, &rpcErr) && strings.Contains(rpcErr.Data, fullMempool):

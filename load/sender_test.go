@@ -14,7 +14,8 @@ import (
 
 // TestJudgeAnswers: code 0 is accepted, another code refused by CheckTx, CometBFT's
 // full-mempool error (as its RPC server sends it, an internal error whose data is the
-// error's text) is sent again, and any other error failed.
+// error's text) and the node's refusals for now (its mempool full, catching up) are
+// sent again, and any other error failed.
 func TestJudgeAnswers(t *testing.T) {
 	full := rpctypes.RPCInternalError(rpctypes.JSONRPCIntID(1), mempool.ErrMempoolIsFull{NumTxs: 5, MaxTxs: 5}).Error
 	inCache := rpctypes.RPCInternalError(rpctypes.JSONRPCIntID(1), mempool.ErrTxInCache).Error
@@ -26,6 +27,9 @@ func TestJudgeAnswers(t *testing.T) {
 		{&coretypes.ResultBroadcastTx{}, nil, accepted},
 		{&coretypes.ResultBroadcastTx{Code: 40210}, nil, refusedAtCheck},
 		{&coretypes.ResultBroadcastTx{}, full, mempoolFull},
+		{&coretypes.ResultBroadcastTx{Codespace: "ttld-node", Code: 2}, nil, mempoolFull},
+		{&coretypes.ResultBroadcastTx{Codespace: "ttld-node", Code: 1}, nil, mempoolFull},
+		{&coretypes.ResultBroadcastTx{Codespace: "ttld-internal", Code: 1}, nil, refusedAtCheck},
 		{&coretypes.ResultBroadcastTx{}, inCache, failed},
 		{&coretypes.ResultBroadcastTx{}, errors.New("connection reset"), failed},
 	} {

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/e2e/ports"
 	"github.com/ttld-dev/ttld/keyring"
 	"github.com/ttld-dev/ttld/node"
 	"github.com/ttld-dev/ttld/protocol"
@@ -52,7 +53,7 @@ func startTestnet(t *testing.T, n int) ([]*testnetNode, keyring.Key) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := freePorts(3 * n)
+	ports, err := ports.Free(3 * n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/e2e/ports"
 	"github.com/ttld-dev/ttld/keyring"
 	"github.com/ttld-dev/ttld/node"
 	"github.com/ttld-dev/ttld/protocol"
@@ -98,7 +98,7 @@ func start(opts node.InitOptions) (*Env, error) {
 	if err := withoutPEX(res.Home); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(4)
+	ports, err := ports.Free(4)
 	if err != nil {
 		return nil, err
 	}
@@ -172,25 +172,4 @@ func (e *Env) Commit(t testing.TB, tr protocol.Transition) int64 {
 		t.Fatalf("%T: %+v %v", tr, res, err)
 	}
 	return res.Height
-}
-
-// freePorts returns n loopback ports that were free a moment ago: all are held open
-// together, so they differ, then released for the node to bind.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, n)
-	ls := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
-	}
-	return ports, nil
 }

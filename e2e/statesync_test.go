@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/e2e/ports"
 	"github.com/ttld-dev/ttld/node"
 	"github.com/ttld-dev/ttld/protocol"
 	"github.com/ttld-dev/ttld/replay"
@@ -37,7 +38,7 @@ func startOn(t *testing.T, home string, edit func(*config.Config)) (*node.Node, 
 		edit(cfg)
 	}
 	config.WriteConfigFile(node.ConfigFile(cfg.RootDir), cfg)
-	ports, err := freePorts(4)
+	ports, err := ports.Free(4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/e2e/ports"
 	"github.com/ttld-dev/ttld/keyring"
 	"github.com/ttld-dev/ttld/node"
 	"github.com/ttld-dev/ttld/protocol"
@@ -36,7 +37,7 @@ func TestStopUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := freePorts(6)
+	ports, err := ports.Free(6)
 	if err != nil {
 		t.Fatal(err)
 	}

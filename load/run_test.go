@@ -2,13 +2,13 @@ package load
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/cometbft/cometbft/config"
 	"github.com/rs/zerolog"
 
+	"github.com/ttld-dev/ttld/e2e/ports"
 	"github.com/ttld-dev/ttld/node"
 )
 
@@ -31,7 +31,7 @@ func startLoadNode(t *testing.T, seed []byte, n int, s Settings) *node.Node {
 	}
 	cfg.P2P.PexReactor = false
 	config.WriteConfigFile(node.ConfigFile(cfg.RootDir), cfg)
-	addrs := freeAddrs(t, 3)
+	addrs := ports.Addrs(t, 3)
 	nd, err := node.Start(node.StartOptions{Home: home, Logger: zerolog.Nop(), RPCListen: "tcp://" + addrs[0], P2PListen: "tcp://" + addrs[1], PrometheusListen: addrs[2], WebListen: node.WebOff})
 	if err != nil {
 		t.Fatal(err)
@@ -42,26 +42,6 @@ func startLoadNode(t *testing.T, seed []byte, n int, s Settings) *node.Node {
 		}
 	})
 	return nd
-}
-
-// freeAddrs returns n loopback addresses whose ports were free a moment ago: all are
-// held open together, so they differ, then released for the node to bind.
-func freeAddrs(t *testing.T, n int) []string {
-	t.Helper()
-	var out []string
-	var ls []net.Listener
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().String())
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return out
 }
 
 // TestRunAgainstANode: over each client, a short load of transfers, then one of

@@ -15,19 +15,12 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/e2e/ports"
 	"github.com/ttld-dev/ttld/proofs"
 )
 
 // freeAddr picks a free loopback port.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+func freeAddr(t *testing.T) string { return ports.Addr(t) }
 
 type testNode struct {
 	*Node

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 
+	"github.com/ttld-dev/ttld/e2e/ports"
 	"github.com/ttld-dev/ttld/keyring"
 	"github.com/ttld-dev/ttld/node"
 	"github.com/ttld-dev/ttld/protocol"
@@ -232,15 +232,8 @@ func TestKeysCommands(t *testing.T) {
 
 func hexPub(k keyring.Key) string { return newKeyOutput(k).PubKey }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+// freeAddr is a loopback address free a moment ago (package ports).
+func freeAddr(t *testing.T) string { return ports.Addr(t) }
 
 // TestDevnetRunsAndStops runs devnet on a new home until it has made blocks, then ends
 // its context as SIGINT would and expects a clean stop.

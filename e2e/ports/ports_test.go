@@ -1,0 +1,60 @@
+package ports
+
+import (
+	"net"
+	"strconv"
+	"testing"
+)
+
+// TestFreeBelowTheEphemeralRange: the ports differ, across calls too, lie below the
+// ephemeral range, and each can be bound once returned.
+func TestFreeBelowTheEphemeralRange(t *testing.T) {
+	seen := map[int]bool{}
+	for range 20 {
+		ps, err := Free(5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if seen[p] || p < lowest || p >= min(ephemeralLow(), highest) {
+				t.Fatalf("port %d: seen before %v, or outside [%d, %d)", p, seen[p], lowest, min(ephemeralLow(), highest))
+			}
+			seen[p] = true
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Close()
+		}
+	}
+}
+
+// TestFreeSkipsABoundPort: a port someone listens on is never handed out.
+func TestFreeSkipsABoundPort(t *testing.T) {
+	mu.Lock()
+	var busy net.Listener
+	for p := lowest; busy == nil; p++ {
+		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil && !handed[p] {
+			busy = l
+		}
+	}
+	bp := busy.Addr().(*net.TCPAddr).Port
+	// Every other port but bp is taken from the choice, as if handed out before.
+	saved := handed
+	handed = map[int]bool{}
+	for p := lowest; p < highest; p++ {
+		if p != bp {
+			handed[p] = true
+		}
+	}
+	mu.Unlock()
+	defer func() {
+		mu.Lock()
+		handed = saved
+		mu.Unlock()
+		busy.Close()
+	}()
+	if ps, err := Free(1); err == nil {
+		t.Fatalf("handed out %v while %d, the only candidate, is bound", ps, bp)
+	}
+}

@@ -57,6 +57,8 @@ type InitOptions struct {
 	// LocalMinTTLSeconds lowers the minimum document ttl in genesis
 	// (genesis.LocalLimits), on a local chain id only; 0: no lowering.
 	LocalMinTTLSeconds uint64
+	// Timeouts set the pace of the chain's blocks; zero ones keep the defaults.
+	Timeouts Timeouts
 	// Overwrite starts a new chain in a home that already has one: it rewrites the
 	// configuration and genesis and deletes data/ (blocks, state, application DB and
 	// the validator's last-sign state). Keys (node, validator, keyring) are kept.
@@ -111,7 +113,7 @@ func DefaultConfig(home, moniker string) *config.Config {
 	cfg.P2P.ListenAddress = DefaultP2PListen
 	cfg.Instrumentation.Prometheus = true
 	cfg.Instrumentation.PrometheusListenAddr = DefaultPrometheusListen
-	cfg.Consensus.TimeoutCommit = time.Second
+	cfg.Consensus.TimeoutCommit = DefaultTimeoutCommit
 	// NB: the state after block H is proven against the app hash in header H+1, so a
 	// chain that waits for transactions would leave the latest state unprovable.
 	cfg.Consensus.CreateEmptyBlocks = true
@@ -145,12 +147,16 @@ func Init(opts InitOptions) (InitResult, error) {
 	if err := checkEpochLength(opts.EpochLengthS); err != nil {
 		return InitResult{}, err
 	}
+	if err := opts.Timeouts.Validate(); err != nil {
+		return InitResult{}, err
+	}
 	balance := opts.DevBalance
 	if balance == 0 {
 		balance = DefaultDevBalance
 	}
 
 	cfg := DefaultConfig(home, opts.Moniker)
+	opts.Timeouts.Apply(cfg.Consensus)
 	if opts.Overwrite {
 		if err := os.RemoveAll(cfg.DBDir()); err != nil {
 			return InitResult{}, fmt.Errorf("remove old chain data: %w", err)

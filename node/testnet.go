@@ -109,6 +109,9 @@ type TestnetOptions struct {
 	// LocalMinTTLSeconds lowers the minimum document ttl in genesis
 	// (genesis.LocalLimits), on a local chain id only; 0: no lowering.
 	LocalMinTTLSeconds uint64
+	// Timeouts set the pace of the chain's blocks on every node; zero ones keep the
+	// defaults.
+	Timeouts Timeouts
 	// SnapshotInterval is every node's app.toml snapshot_interval; 0 means
 	// DefaultTestnetSnapshotInterval, a negative one takes no snapshots.
 	SnapshotInterval int64
@@ -212,6 +215,9 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 	if err := checkEpochLength(opts.EpochLengthS); err != nil {
 		return TestnetResult{}, err
 	}
+	if err := opts.Timeouts.Validate(); err != nil {
+		return TestnetResult{}, err
+	}
 	version, err := startingVersion(opts.ProtocolVersion)
 	if err != nil {
 		return TestnetResult{}, err
@@ -268,7 +274,7 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 		if opts.Local {
 			n.P2PPort, n.RPCPort = port+TestnetLocalP2PPort, n.HostRPCPort
 		}
-		cfg := testnetConfig(filepath.Join(out, n.Name), n, opts.Local)
+		cfg := testnetConfig(filepath.Join(out, n.Name), n, opts)
 		app := DefaultAppConfig()
 		app.Web.Laddr = "0.0.0.0:" + strconv.Itoa(TestnetWebPort) // the container's every interface, published on the host's loopback
 		if opts.Local {
@@ -299,7 +305,7 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 	}
 	validators := res.Nodes[:opts.Validators]
 	for i, n := range res.Nodes {
-		cfg := testnetConfig(n.Home, n, opts.Local)
+		cfg := testnetConfig(n.Home, n, opts)
 		cfg.P2P.PersistentPeers = testnetPeers(validators, i)
 		if err := cfg.ValidateBasic(); err != nil {
 			return TestnetResult{}, fmt.Errorf("%s config: %w", n.Name, err)
@@ -344,13 +350,14 @@ func checkHostPorts(prefix, validators, fullNodes int, local bool) error {
 	return nil
 }
 
-// testnetConfig is DefaultConfig with the listeners on every interface of the node's
-// container, or on 127.0.0.1 at the node's own ports when local, and the P2P settings
-// of a private network.
-func testnetConfig(home string, n TestnetNode, local bool) *config.Config {
+// testnetConfig is DefaultConfig with the network's timeouts, the listeners on every
+// interface of the node's container, or on 127.0.0.1 at the node's own ports when
+// local, and the P2P settings of a private network.
+func testnetConfig(home string, n TestnetNode, opts TestnetOptions) *config.Config {
 	cfg := DefaultConfig(home, n.Name)
+	opts.Timeouts.Apply(cfg.Consensus)
 	host, prometheus := "0.0.0.0", TestnetPrometheusPort
-	if local {
+	if opts.Local {
 		host, prometheus = n.IP, n.HostPrometheusPort
 	}
 	cfg.RPC.ListenAddress = "tcp://" + net.JoinHostPort(host, strconv.Itoa(n.RPCPort))

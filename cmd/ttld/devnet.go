@@ -24,7 +24,7 @@ new one.`,
 				chainID, _ := cmd.Flags().GetString("chain-id")
 				balance, _ := cmd.Flags().GetUint64("dev-balance")
 				epoch, _ := cmd.Flags().GetUint64("epoch-length")
-				res, err := node.Init(node.InitOptions{Home: home, ChainID: chainID, DevBalance: balance, EpochLengthS: epoch, LocalMinTTLSeconds: localMinTTL(cmd, chainID)})
+				res, err := node.Init(node.InitOptions{Home: home, ChainID: chainID, DevBalance: balance, EpochLengthS: epoch, LocalMinTTLSeconds: localMinTTL(cmd, chainID), Timeouts: timeouts(cmd)})
 				if err != nil {
 					return err
 				}

@@ -103,7 +103,7 @@ home's data/ directory (blocks, state, application DB) and keeps the keys.`,
 			res, err := node.Init(node.InitOptions{
 				Home: globalFlags(cmd).Home, ChainID: chainID, Moniker: moniker,
 				DevBalance: balance, EpochLengthS: epoch, Overwrite: overwrite, LocalMinTTLSeconds: localMinTTL(cmd, chainID),
-				ProtocolVersion: protocol.Version(version),
+				ProtocolVersion: protocol.Version(version), Timeouts: timeouts(cmd),
 			})
 			if errors.As(err, new(node.ErrAlreadyInitialized)) {
 				return fmt.Errorf("%w; ttld init --overwrite starts a new chain there, deleting its data", err)
@@ -122,17 +122,32 @@ home's data/ directory (blocks, state, application DB) and keeps the keys.`,
 	return cmd
 }
 
+// timeoutFlags are --timeout-commit and --timeout-propose of the commands that write a
+// new chain's config.toml (timeouts reads them).
+func timeoutFlags(cmd *cobra.Command) {
+	cmd.Flags().Duration("timeout-commit", node.DefaultTimeoutCommit, "consensus.timeout_commit: the wait after a block before the next; below a second for a fast local chain, such as 50ms")
+	cmd.Flags().Duration("timeout-propose", 0, "consensus.timeout_propose: how long validators wait for a proposal (0: CometBFT's 3s)")
+}
+
+// timeouts are the consensus timeouts timeoutFlags give.
+func timeouts(cmd *cobra.Command) node.Timeouts {
+	commit, _ := cmd.Flags().GetDuration("timeout-commit")
+	propose, _ := cmd.Flags().GetDuration("timeout-propose")
+	return node.Timeouts{Propose: propose, Commit: commit}
+}
+
 // protocolVersionFlag is --protocol-version of the commands that write a genesis.
 func protocolVersionFlag(cmd *cobra.Command) {
 	cmd.Flags().Uint32("protocol-version", 0, fmt.Sprintf("protocol version the chain starts on, one of %v (0: the newest, %d); an earlier one moves on in place (docs/STATE.md, Protocol upgrades)", protocol.Supported(), protocol.Newest()))
 }
 
-// initFlags are the genesis flags init and devnet share.
+// initFlags are the flags of a new chain that init and devnet share.
 func initFlags(cmd *cobra.Command) {
 	cmd.Flags().String("chain-id", node.DefaultChainID, "chain id")
 	cmd.Flags().Uint64("dev-balance", node.DefaultDevBalance, "credits of the dev key's address in genesis")
 	cmd.Flags().Uint64("epoch-length", genesis.DefaultEpochLengthS, "epoch length in seconds (60 to 31,536,000; mainnet 788,400)")
 	localMinTTLFlag(cmd)
+	timeoutFlags(cmd)
 }
 
 // localMinTTLFlag is --local-min-ttl of the commands that write a genesis (localMinTTL

@@ -239,7 +239,7 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 				Output: output, Validators: validators, FullNodes: fullNodes, ChainID: chainID,
 				SubnetBase: base, HostPortPrefix: ports, DevBalance: balance, Force: force, EpochLengthS: epochLength,
 				ProtocolVersion: protocol.Version(version), SignalVersion: signal, LocalMinTTLSeconds: localMinTTL(cmd, chainID),
-				SnapshotInterval: interval, StateSync: stateSync, Local: local,
+				SnapshotInterval: interval, StateSync: stateSync, Local: local, Timeouts: timeouts(cmd),
 			})
 			if errors.As(err, new(node.ErrOutputExists)) {
 				return fmt.Errorf("%w; --force replaces the homes in it", err)
@@ -263,6 +263,7 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 	f.Uint64("epoch-length", genesis.DefaultEpochLengthS, "epoch length in seconds (60 to 31,536,000; mainnet 788,400)")
 	localMinTTLFlag(cmd)
 	protocolVersionFlag(cmd)
+	timeoutFlags(cmd)
 	f.Uint32(flagSignalVersion, 0, "every node's app.toml signal_version: the protocol version its proposals signal (0: the newest its binary implements; docs/STATE.md, Protocol upgrades)")
 	f.Int64("snapshot-interval", node.DefaultTestnetSnapshotInterval, "every node's app.toml snapshot_interval: a snapshot of the state every this many blocks, offered to nodes joining by state sync (0: none)")
 	f.Bool("state-sync", false, "the full nodes join by state sync from the validators: [statesync] on with the validators' RPC servers; ttld statesync-config --home DIR/full<j> --node URL writes the header to trust once the network runs (make devnet-up does)")

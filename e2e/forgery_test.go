@@ -46,12 +46,33 @@ func TestForgedHeights(t *testing.T) {
 	}
 	id := protocol.NewIdentityID(dev.Address(), create.Nonce)
 	// header 3 (proving state 2, the forged one) must be well past the bound below
-	// while an honest latest answer stays well within it: blocks come every second.
+	// while an honest latest answer, tens of milliseconds old, stays well within it:
+	// the chain goes on until its latest block is twice the bound past block 3.
 	const old, asked = 2, 10
+	const maxAge = time.Second
 	if _, err := env.Client.WaitForHeight(ctx, asked+2); err != nil {
 		t.Fatal(err)
 	}
-	const maxAge = 4 * time.Second
+	forged, err := env.Client.BlockTime(ctx, old+1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		latest, err := env.Client.LatestHeight(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now, err := env.Client.BlockTime(ctx, latest-1, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now >= forged+uint64(2*maxAge/time.Millisecond) {
+			break
+		}
+		if _, err := env.Client.WaitForHeight(ctx, latest+1); err != nil {
+			t.Fatal(err)
+		}
+	}
 	dial := func(rewrite func(int64) int64) *client.Client {
 		rpc := env.Client.RPC()
 		if rewrite != nil {

@@ -88,9 +88,11 @@ func Start(home string) (*Env, error) {
 	return start(node.InitOptions{Home: home, ChainID: ChainID, DevBalance: DevBalance})
 }
 
-// start initialises opts.Home, starts a node on free loopback ports and returns once
-// block 2 exists; on an error no node is left running.
+// start initialises opts.Home for blocks at the pace of tests (node.TestTimeouts),
+// starts a node on free loopback ports and returns once block 2 exists; on an error no
+// node is left running.
 func start(opts node.InitOptions) (*Env, error) {
+	opts.Timeouts = node.TestTimeouts
 	res, err := node.Init(opts)
 	if err != nil {
 		return nil, err

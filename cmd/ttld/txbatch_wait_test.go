@@ -109,7 +109,9 @@ func TestBatchReportsEachTransaction(t *testing.T) {
 		t.Fatalf("a run with a refusal: %+v", out)
 	}
 
-	// The node's RPC fails at the second broadcast.
+	// The node's RPC fails at the second broadcast. The run waits for the fate of the
+	// transaction it could not send (--wait) as for any other: a few seconds, which
+	// the first transaction's block takes a fraction of.
 	proxy := &failingBroadcasts{failFrom: 2}
 	target, err := url.Parse(env.RPC)
 	if err != nil {
@@ -121,7 +123,7 @@ func TestBatchReportsEachTransaction(t *testing.T) {
 	through := *env
 	through.RPC = srv.URL
 	cut := batchEnv{cli{t: t, env: &through}}
-	out, err = cut.batch(file(n, -1), signer...)
+	out, err = cut.batch(file(n, -1), append([]string{"--wait", "3s"}, signer...)...)
 	if !errors.As(err, &incomplete) || incomplete.Committed != 1 || incomplete.Unknown != 1 {
 		t.Fatalf("a run whose RPC fails mid-way: err = %v", err)
 	}

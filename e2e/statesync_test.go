@@ -33,6 +33,11 @@ func startOn(t *testing.T, home string, edit func(*config.Config)) (*node.Node, 
 	}
 	cfg.P2P.PexReactor = false
 	cfg.P2P.AllowDuplicateIP = true // every peer is on 127.0.0.1
+	// Five blocks a second, not the pace of node.TestTimeouts: a node that joins
+	// switches from block sync to consensus once it reaches the height its peers told
+	// it at the start, and catches up from there through the consensus gossip, a few
+	// blocks a second on this machine; a chain of forty a second would leave it
+	// behind for good.
 	cfg.Consensus.TimeoutCommit = 200 * time.Millisecond
 	if edit != nil {
 		edit(cfg)
@@ -95,6 +100,7 @@ func testLogger(t *testing.T, name string) zerolog.Logger {
 // it received in the snapshot at its expiry exactly as the validator does, and its
 // block store replays from the snapshot's height on.
 func TestStateSyncJoins(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	vhome := t.TempDir()

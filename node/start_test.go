@@ -118,8 +118,9 @@ func scrape(t *testing.T, addr string) string {
 }
 
 func TestStartProducesBlocksAndMetrics(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
-	res, err := Init(InitOptions{Home: home, ChainID: "start-test", DevBalance: 777})
+	res, err := Init(InitOptions{Home: home, ChainID: "start-test", DevBalance: 777, Timeouts: TestTimeouts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,8 +168,9 @@ func TestStartProducesBlocksAndMetrics(t *testing.T) {
 }
 
 func TestRestartContinuesFromSavedHeight(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
-	res, err := Init(InitOptions{Home: home})
+	res, err := Init(InitOptions{Home: home, Timeouts: TestTimeouts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,8 +203,9 @@ func TestRestartContinuesFromSavedHeight(t *testing.T) {
 }
 
 func TestStartFailsOnBusyPortAndReleasesHome(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
-	if _, err := Init(InitOptions{Home: home}); err != nil {
+	if _, err := Init(InitOptions{Home: home, Timeouts: TestTimeouts}); err != nil {
 		t.Fatal(err)
 	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")

@@ -32,7 +32,7 @@ func twoChains(t *testing.T, trust int64) (honest, other testNode, hash []byte, 
 	var nodes [2]testNode
 	for i := range nodes {
 		home := t.TempDir()
-		if _, err := Init(InitOptions{Home: home, ChainID: chainID}); err != nil {
+		if _, err := Init(InitOptions{Home: home, ChainID: chainID, Timeouts: TestTimeouts}); err != nil {
 			t.Fatal(err)
 		}
 		nodes[i] = startTest(t, home)
@@ -46,7 +46,7 @@ func twoChains(t *testing.T, trust int64) (honest, other testNode, hash []byte, 
 		t.Fatal(err)
 	}
 	joiner = t.TempDir()
-	if _, err := Init(InitOptions{Home: joiner, ChainID: chainID}); err != nil {
+	if _, err := Init(InitOptions{Home: joiner, ChainID: chainID, Timeouts: TestTimeouts}); err != nil {
 		t.Fatal(err)
 	}
 	return nodes[0], nodes[1], hdr.Header.Hash(), joiner
@@ -83,6 +83,7 @@ func faults(err error) map[string]ServerFault {
 // trusted header: a server of another chain with the same chain id, and one that does
 // not answer, are named; a node that already has state is not checked.
 func TestStateSyncServersChecked(t *testing.T) {
+	t.Parallel()
 	const trust = 2
 	honest, other, hash, joiner := twoChains(t, trust)
 	silent := "http://" + freeAddr(t)
@@ -164,6 +165,7 @@ func lyingServer(t *testing.T, honest, other string, trust int64) string {
 // connected", as CometBFT logs it) halts the node with an error that names the server
 // whose headers do not verify from the trusted one; the honest server is not named.
 func TestStateSyncFailureNamesServer(t *testing.T) {
+	t.Parallel()
 	const trust = 2
 	honest, other, hash, joiner := twoChains(t, trust)
 	liar := lyingServer(t, honest.RPCAddress(), other.RPCAddress(), trust)

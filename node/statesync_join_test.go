@@ -22,9 +22,9 @@ import (
 // joinTimeout bounds how long a joining node takes to halt in these tests.
 const joinTimeout = 2 * time.Minute
 
-// startPeer starts home's node with peer exchange off, every peer on 127.0.0.1 and
-// blocks every 200 ms, after edit; it returns the node and its P2P address. The node
-// stops when the test ends.
+// startPeer starts home's node with peer exchange off and every peer on 127.0.0.1,
+// after edit; it returns the node and its P2P address. The node stops when the test
+// ends.
 func startPeer(t *testing.T, home string, log io.Writer, edit func(*config.Config)) (*Node, string) {
 	t.Helper()
 	cfg, err := readConfig(home)
@@ -33,7 +33,6 @@ func startPeer(t *testing.T, home string, log io.Writer, edit func(*config.Confi
 	}
 	cfg.P2P.PexReactor = false
 	cfg.P2P.AllowDuplicateIP = true
-	cfg.Consensus.TimeoutCommit = 200 * time.Millisecond
 	if edit != nil {
 		edit(cfg)
 	}
@@ -66,7 +65,7 @@ func rpcOf(t *testing.T, n *Node) *rpchttp.HTTP {
 func initHome(t *testing.T, chainID string, gen []byte) string {
 	t.Helper()
 	home := t.TempDir()
-	if _, err := Init(InitOptions{Home: home, ChainID: chainID}); err != nil {
+	if _, err := Init(InitOptions{Home: home, ChainID: chainID, Timeouts: TestTimeouts}); err != nil {
 		t.Fatal(err)
 	}
 	if gen != nil {
@@ -94,6 +93,7 @@ func waitHalted(t *testing.T, n *Node) error {
 // the snapshot, and with no snapshot left it stops, saying what it refused and what to
 // do, its store empty.
 func TestStateSyncStopsOnCorruptSnapshot(t *testing.T) {
+	t.Parallel()
 	const chainID = "statesync-corrupt"
 	vhome := initHome(t, chainID, nil)
 	app, err := LoadAppConfig(vhome)
@@ -179,6 +179,7 @@ func TestStateSyncStopsOnCorruptSnapshot(t *testing.T) {
 // trust height and not after: CometBFT's light client drops it ("no witnesses
 // connected") and the node stops, naming it.
 func TestStateSyncStopsOnLyingServer(t *testing.T) {
+	t.Parallel()
 	const chainID, trust = "statesync-liar", 2
 	vhome := initHome(t, chainID, nil)
 	app, err := LoadAppConfig(vhome)

@@ -58,7 +58,7 @@ func TestStateSyncGivesUp(t *testing.T) {
 	ctx := context.Background()
 	m, chunks := sourceSnapshot(t)
 	home := t.TempDir()
-	if _, err := Init(InitOptions{Home: home, ChainID: "statesync-watch"}); err != nil {
+	if _, err := Init(InitOptions{Home: home, ChainID: "statesync-watch", Timeouts: TestTimeouts}); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := SetStateSync(home, StateSyncTrust{Height: 1, Hash: bytes.Repeat([]byte{1}, 32), RPCServers: []string{"http://127.0.0.1:1", "http://127.0.0.1:1"}})
@@ -141,7 +141,7 @@ func TestStateSyncGivesUp(t *testing.T) {
 func TestStateSyncEndsHalt(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	if _, err := Init(InitOptions{Home: home, ChainID: "statesync-watch"}); err != nil {
+	if _, err := Init(InitOptions{Home: home, ChainID: "statesync-watch", Timeouts: TestTimeouts}); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := readConfig(home)

@@ -17,7 +17,7 @@ import (
 func ranHome(t *testing.T, chainID string) string {
 	t.Helper()
 	home := filepath.Join(t.TempDir(), "home")
-	if _, err := Init(InitOptions{Home: home, ChainID: chainID, DevBalance: 4242}); err != nil {
+	if _, err := Init(InitOptions{Home: home, ChainID: chainID, DevBalance: 4242, Timeouts: TestTimeouts}); err != nil {
 		t.Fatal(err)
 	}
 	n := startTest(t, home)
@@ -55,6 +55,7 @@ func putRecord(t *testing.T, home, db, key string) {
 // is refused by Start with a typed error naming the file, one short line, and no
 // panic escapes (CometBFT's own panics on a record are recovered).
 func TestStartRefusesBadStores(t *testing.T) {
+	t.Parallel()
 	base := ranHome(t, "chain-a")
 	other := ranHome(t, "chain-b")
 	for _, tc := range []struct {

@@ -128,6 +128,7 @@ func freeHostPortPrefix(t *testing.T, n int) int {
 // The homes of a local testnet start side by side as written, on one machine: two
 // validators, each with half the power, make blocks together.
 func TestTestnetLocalStarts(t *testing.T) {
+	t.Parallel()
 	res, err := Testnet(TestnetOptions{Output: t.TempDir(), Validators: 2, HostPortPrefix: freeHostPortPrefix(t, 2), Local: true})
 	if err != nil {
 		t.Fatal(err)

@@ -74,6 +74,7 @@ func TestRandomBytes(t *testing.T) {
 // the compaction; the cleanup removes at most MaxAddressBalanceCleanupsPerBlock expired
 // records per block and drains the backlog over the next blocks.
 func TestAddressBalanceLifecycle(t *testing.T) {
+	t.Parallel()
 	l, _ := protocol.LimitsFor(protocol.V13)
 	h := fundedHarness(t, "alice")
 	at := genesisTime.Add(time.Second)

@@ -27,6 +27,7 @@ import (
 // same documents and transfer among their owners. Every other block is processed
 // (ProcessProposal) before FinalizeBlock, as a validator does.
 func TestReadAheadChangesNothing(t *testing.T) {
+	t.Parallel()
 	var chains [2]*harness
 	for i, ahead := range []bool{true, false} {
 		h := newHarness(t)
@@ -154,6 +155,7 @@ type responses = [2]*abcitypes.ResponseFinalizeBlock
 // without, executing each block in FinalizeBlock alone: each must print what the file
 // holds (TestScenarios) and commit the same app hashes both ways.
 func TestScenariosWithoutReadingAhead(t *testing.T) {
+	t.Parallel()
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		var roots [2][]string
 		for i, ahead := range []bool{true, false} {

@@ -74,6 +74,7 @@ import (
 // Regenerate with: go test ./abci -run TestScenarios -rewrite (commit a rewrite only
 // when you understand its diff).
 func TestScenarios(t *testing.T) {
+	t.Parallel()
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		var roots [2][]string
 		for i, processed := range []bool{false, true} {

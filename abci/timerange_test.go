@@ -96,6 +96,7 @@ func windowKeys(t *testing.T, h *harness, dt drive.DocumentType, startMs uint64)
 // ("Removal walkers skip only paths already removed from expired buckets and delete
 // standing entries normally"); CheckDocuments holds after every block.
 func TestViralWindowDrainsAcrossWrites(t *testing.T) {
+	t.Parallel()
 	h, ids, dt := likesChain(t, 20)
 	grid := dt.Indices[0].TimeRange.Grid()
 	budget := drive.DrainBudget(dt.DocumentType, grid, mustLimits(t))
@@ -320,6 +321,7 @@ func TestRankedPageTampered(t *testing.T) {
 // by the epoch changes, 4,096 keys each (max_time_range_sweep_drops_per_epoch), and the
 // keys still standing in expired windows show in ttld_app_time_range_expired_keys.
 func TestEpochSweepAndBacklogMetric(t *testing.T) {
+	t.Parallel()
 	h, ids, dt := likesChainWith(t, 20, 3600)
 	hour := uint64(genesisTime.UnixMilli()) + 3_600_000
 	var seq uint64

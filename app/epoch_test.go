@@ -177,6 +177,7 @@ func TestTakeBackRefundsExact(t *testing.T) {
 // back at the next change: exactly the refunded credits leave the epochs' shares, and
 // no epoch before a refund's From loses anything.
 func TestTakeBackRefundsRandom(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewSource(3))
 	for run := 0; run < 50; run++ {
 		kv := drive.NewCache(drive.Empty())

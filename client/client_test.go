@@ -224,6 +224,7 @@ func TestAddressChangesAcrossCompaction(t *testing.T) {
 }
 
 func TestAnswersThatDoNotMatchTheQuestion(t *testing.T) {
+	t.Parallel()
 	c, chain := newTestClient(t)
 	ctx := context.Background()
 	alice := protocol.AddressOf(pubOf(seedKey("alice")))
@@ -270,6 +271,7 @@ func TestAnswersThatDoNotMatchTheQuestion(t *testing.T) {
 // after its first key (proven cut from the node's own saved state). The in-memory chain
 // signs no headers, so the refusal must come before the header is fetched.
 func TestRangeInfoMustMatchTheProof(t *testing.T) {
+	t.Parallel()
 	c, chain := newTestClient(t)
 	ctx := context.Background()
 	alice := seedKey("alice")
@@ -379,6 +381,7 @@ func TestAnswerForAnotherHeight(t *testing.T) {
 }
 
 func TestWaitForHeight(t *testing.T) {
+	t.Parallel()
 	c, chain := newTestClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()

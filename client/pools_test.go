@@ -93,6 +93,7 @@ func TestEpochPoolsAndTotals(t *testing.T) {
 // Answers that do not decode as the path's kind, or whose later parts come from
 // another height than the first, are refused with typed errors.
 func TestPoolAnswersThatDoNotMatch(t *testing.T) {
+	t.Parallel()
 	c, chain := newTestClient(t)
 	ctx := context.Background()
 	var ce ErrCorruptValue

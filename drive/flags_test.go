@@ -99,6 +99,7 @@ func (it modelItem) flags() StorageFlags {
 // refunds summed by (owner, epoch paid in) must agree, and every refund must be
 // feeschedule.StorageRefund of its entry's bytes times 27,000.
 func TestFlagsRemovalOrShrinkRefundsUnpaidSchedule(t *testing.T) {
+	t.Parallel()
 	payers := []protocol.IdentityID{{1}, {2}, {3}, {0xff, 9}}
 	for run := 0; run < 200; run++ {
 		rng := rand.New(rand.NewSource(int64(run)))

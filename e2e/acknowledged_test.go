@@ -196,6 +196,7 @@ func (l *sendLog) record(who string, res client.BroadcastResult, err error) {
 // the chain used meanwhile, and drop the transaction once in step, with nobody told;
 // it refuses it instead.
 func TestAcknowledgedAcrossRestarts(t *testing.T) {
+	t.Parallel()
 	began := time.Now()
 	nodes, dev := startTestnet(t, 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

@@ -103,6 +103,7 @@ func (s *scenario) nextBlock() {
 func pubOf(k ed25519.PrivateKey) ed25519.PublicKey { return k.Public().(ed25519.PublicKey) }
 
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	env := StartNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()

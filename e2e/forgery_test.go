@@ -32,6 +32,7 @@ func (p heightProxy) ABCIQueryWithOptions(ctx context.Context, path string, data
 // by a proxy that rewrote the request, are refused by verified reads: an explicit
 // height by the height check, the latest height by the freshness bound.
 func TestForgedHeights(t *testing.T) {
+	t.Parallel()
 	env := StartNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()

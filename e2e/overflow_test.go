@@ -16,6 +16,7 @@ import (
 // the next nonce. CheckTx refuses the second with a code and keeps the first; the same
 // bytes again are refused again; the first commits, and the chain goes on making blocks.
 func TestOverflowDoesNotHaltTheChain(t *testing.T) {
+	t.Parallel()
 	env := StartNodeFunded(t, math.MaxUint64)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -32,6 +32,7 @@ const stopRounds = 10
 // them, whose peer is at its height or one behind, restarts it in the same process
 // behind its peer, and waits until both have made blocks again.
 func TestStopUnderLoad(t *testing.T) {
+	t.Parallel()
 	res, err := node.Testnet(node.TestnetOptions{Output: filepath.Join(t.TempDir(), "net"), Validators: 2, ChainID: ChainID,
 		DevBalance: DevBalance, Local: true, SnapshotInterval: -1})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 // ttl to 3 s: a document proves present with its expiry, not expired; once a block at
 // or past its expiry has run, its absence is proven and the cleanup's backlog is empty.
 func TestDocumentExpiresProven(t *testing.T) {
+	t.Parallel()
 	env := StartNodeShortTTL(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -189,6 +189,7 @@ func TestLayout(t *testing.T) {
 }
 
 func TestDeterministicCore(t *testing.T) {
+	t.Parallel()
 	info := typeCheckCore(t)
 	for _, pkg := range core {
 		fset := info.fset

@@ -49,6 +49,7 @@ func startLoadNode(t *testing.T, seed []byte, n int, s Settings) *node.Node {
 // its nonces read from the node after the first run), each accepted and committed in
 // full, with latencies and throughput from the node's blocks.
 func TestRunAgainstANode(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a node and loads it for a few seconds")
 	}
@@ -86,6 +87,7 @@ func TestRunAgainstANode(t *testing.T) {
 // for retries past the sending, what the full mempool refused then is counted as given
 // up, not as accepted, and never committed.
 func TestRunRetriesWhatAFullMempoolRefused(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a node and loads it for a few seconds")
 	}

@@ -465,6 +465,7 @@ const itemTypes = `{"documentSchemas":{"item":{"type":"object","properties":{
 // among them) are answered as the brute-force reference answers them, and verify: the
 // raft quick-test habit of a dumb implementation checked against the real one.
 func TestDocumentQueriesAgainstReference(t *testing.T) {
+	t.Parallel()
 	types, err := protocol.ParseDocumentTypes([]byte(itemTypes), protocol.V13)
 	if err != nil {
 		t.Fatal(err)

@@ -189,6 +189,7 @@ func TestAppHashAfter(t *testing.T) {
 // TestAppHashAfterWaitsForTheHeader: header h+1 may not exist yet when the answer for
 // state h arrives; the verifier polls until it does.
 func TestAppHashAfterWaitsForTheHeader(t *testing.T) {
+	t.Parallel()
 	c := newChainFixture(t)
 	c.node.hiddenUntil = 3
 	v := c.verifier()
@@ -203,6 +204,7 @@ func TestAppHashAfterWaitsForTheHeader(t *testing.T) {
 }
 
 func TestAppHashAfterRejects(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		name  string

@@ -102,6 +102,7 @@ func trueInTree(tt testTree, s string) bool {
 // It also logs which byte ranges are malleable under the lax check (docs/PROOFS.md
 // records the finding).
 func TestProofMalleability(t *testing.T) {
+	t.Parallel()
 	tt := rangeTree(t)
 	type sample struct {
 		name       string

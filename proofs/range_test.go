@@ -265,6 +265,7 @@ func TestRangePaging(t *testing.T) {
 // (keys over a tiny alphabet so that keys, their prefixes and their successors k++0x00
 // all occur) and checks every answer verifies, and that a random change does not.
 func TestRandomRanges(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(20240601, 7))
 	alphabet := []byte{0x00, 0x01, 'a', 0xff}
 	randKey := func() []byte {

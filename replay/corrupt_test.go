@@ -15,6 +15,7 @@ import (
 // TestReplayCorruptStore: a damaged database, or a record CometBFT panics (or exits)
 // on, is an ErrCorruptStore naming the database and, when it is a block's, the height.
 func TestReplayCorruptStore(t *testing.T) {
+	t.Parallel()
 	base := runChain(t, 4)
 	garbage := []byte("\xff\xfenot a record")
 	for _, tc := range []struct {

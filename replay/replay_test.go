@@ -70,6 +70,7 @@ func TestReplayNoBlocks(t *testing.T) {
 // an application that applies one height differently is pinpointed at that height,
 // with the key it changed in the block's changes and in the diff against the node.
 func TestReplay(t *testing.T) {
+	t.Parallel()
 	home := runChain(t, 8)
 	before := snapshot(t, home)
 	t.Cleanup(func() {
@@ -161,6 +162,7 @@ func TestReplay(t *testing.T) {
 // one block differ (a transaction's code) is caught by the next header's
 // LastResultsHash.
 func TestReplayResultsMismatch(t *testing.T) {
+	t.Parallel()
 	home := runChain(t, 4)
 	var at int64
 	sum, err := Run(context.Background(), Options{Home: home, Tamper: func(h int64, _ drive.KV, res *abcitypes.ResponseFinalizeBlock) error {
@@ -185,6 +187,7 @@ func TestReplayResultsMismatch(t *testing.T) {
 // context's error, and leaves no goroutine of its reading ahead behind; so does one
 // that stops at a block the store cannot give.
 func TestReplayCancel(t *testing.T) {
+	t.Parallel()
 	// More blocks than are read ahead: when the replay stops, the reading is waiting
 	// for room.
 	home := runChain(t, aheadBlocks+4)

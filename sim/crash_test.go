@@ -18,6 +18,7 @@ type recordedBlock struct {
 // replays from the height Info reports (what CometBFT's handshake does) and must reach
 // the reference app hash at every height.
 func TestCrashBetweenWrites(t *testing.T) {
+	t.Parallel()
 	const seed, blocks, crashHeight = 9, 40, 30
 	want, err := Run(Config{Seed: seed, Blocks: blocks})
 	if err != nil {

@@ -30,6 +30,7 @@ import (
 // estimate adds what a later block may add. Seeds 12 and 10 start on the latest
 // protocol version, renewals among their batches.
 func TestDryRunBoundsFees(t *testing.T) {
+	t.Parallel()
 	expiredSince := 0
 	for _, seed := range []int64{7, 12, 10} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { expiredSince += dryRunBoundsFees(t, seed, 1500) })
@@ -180,6 +181,7 @@ func TestDryRunBeforeRecipientExists(t *testing.T) {
 // transaction of the block created their contract or document (keys the dry run found
 // absent), or because the block's time differs from the dry run's (the tests below).
 func TestDryRunBoundsFeesInBlocks(t *testing.T) {
+	t.Parallel()
 	const seed = 11
 	c, err := Open(dbm.NewMemDB())
 	if err != nil {

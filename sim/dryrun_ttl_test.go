@@ -85,6 +85,7 @@ func mustBlock(t *testing.T, c *Chain, at time.Time, txs ...[]byte) {
 // repriced ... each is refused, paid, with DocumentExpiredError (40140)" (Document Time To Live),
 // and the refusal costs no more than the dry run's fee either.
 func TestDryRunBoundsTTLChanges(t *testing.T) {
+	t.Parallel()
 	created := GenesisTime.Add(2 * time.Second)
 	expiry := created.Add(3600 * time.Second)
 	for _, kind := range []protocol.DocumentActionKind{protocol.ActionReplace, protocol.ActionTransfer, protocol.ActionPurchase, protocol.ActionUpdatePrice} {
@@ -150,6 +151,7 @@ func dryRunThenBlock(t *testing.T, c *Chain, tx []byte, at, expiry time.Time) (p
 // difference to a lifetime left of 0 to its bound"), and from the expiry on the renewal
 // is refused like every change (40140).
 func TestDryRunBoundsRenewal(t *testing.T) {
+	t.Parallel()
 	created := GenesisTime.Add(4 * time.Second)
 	expiry := created.Add(1_209_600 * time.Second)
 	for _, at := range []time.Time{created.Add(30 * time.Minute), created.Add(10 * 24 * time.Hour), expiry.Add(-time.Millisecond), expiry} {
@@ -246,6 +248,7 @@ const windowsDefinition = `{"documentSchemas":{` +
 // the ttl'd grid, stored (lifetime or perpetual) bytes under the permanent ones. The dry
 // run's max fee bounds each (drive's windowMargin).
 func TestDryRunBoundsWindowMoves(t *testing.T) {
+	t.Parallel()
 	created := GenesisTime.Add(2 * time.Second)
 	for _, c := range []struct {
 		name, typ string

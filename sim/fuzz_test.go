@@ -410,6 +410,7 @@ func FuzzBlocks(f *testing.F) {
 // TestBlocksProperty runs the block fuzz body over random inputs, so `make test` covers
 // more than the seeds.
 func TestBlocksProperty(t *testing.T) {
+	t.Parallel()
 	runs := 2000
 	if testing.Short() {
 		runs = 200

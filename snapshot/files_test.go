@@ -43,6 +43,7 @@ func restoreFrom(t *testing.T, files *snapshot.Files, height int64, trusted []by
 // the same tree, pruned to the newest few; what a stopped process left half written is
 // removed when the directory is opened again.
 func TestFiles(t *testing.T) {
+	t.Parallel()
 	c := chain(t, 30)
 	dir := t.TempDir()
 	files, err := snapshot.OpenFiles(dir)
@@ -107,6 +108,7 @@ func TestFiles(t *testing.T) {
 // The scheduler takes a snapshot at every multiple of its interval while the chain goes
 // on, keeps the newest, and each restores to the root of its height.
 func TestScheduler(t *testing.T) {
+	t.Parallel()
 	c, g := generated(t, 0)
 	files, err := snapshot.OpenFiles(t.TempDir())
 	if err != nil {

@@ -93,6 +93,7 @@ func entries(t *testing.T, s *drive.Store, v int64) [][2][]byte {
 // empty store, has the same root and the same keys and values; its manifest survives
 // its encoding.
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	c := chain(t, 150)
 	want := entries(t, c.Store, c.Height)
 	kinds := map[string]int{}
@@ -163,6 +164,7 @@ func TestRoundTrip(t *testing.T) {
 // A chunk that is not the manifest's is refused and changes nothing: corrupted, cut
 // short, another one (reordered), or out of turn.
 func TestChunksRefused(t *testing.T) {
+	t.Parallel()
 	c := chain(t, 40)
 	m, chunks := export(t, c, 16<<10)
 	if len(chunks) < 3 {
@@ -235,6 +237,7 @@ func empty(t *testing.T, db dbm.DB, s *drive.Store) {
 // one cut short by a crash (the process gone, the database kept) is emptied when a
 // store is next opened over it. A store that holds a state takes no import.
 func TestRefusedRestoreLeavesNothing(t *testing.T) {
+	t.Parallel()
 	c := chain(t, 40)
 	m, chunks := export(t, c, 16<<10)
 	open := func() (dbm.DB, *drive.Store, *snapshot.Restorer) {
@@ -319,6 +322,7 @@ func TestRefusedRestoreLeavesNothing(t *testing.T) {
 // A manifest whose chunks hash right but make no tree, or a tree of another root, is
 // refused whole: the root the light client trusts is the judge, not the manifest.
 func TestSnapshotsRefused(t *testing.T) {
+	t.Parallel()
 	c := chain(t, 30)
 	m, chunks := export(t, c, 1<<30)
 	if len(chunks) != 1 {

@@ -118,6 +118,7 @@ func startCountedChain(t testing.TB) (chain, *countingRPC) {
 // once, a chart viewed again reads only its new heights, and the address pages of a
 // height share their scan.
 func TestViewCosts(t *testing.T) {
+	t.Parallel()
 	c, rpc := startCountedChain(t)
 	t.Run("bundle at once", func(t *testing.T) { bundleAtOnce(t, c, rpc) })
 	t.Run("charts read new heights only", func(t *testing.T) { chartsReadNewHeightsOnly(t, c, rpc) })

@@ -113,6 +113,7 @@ func (c chain) landing(t *testing.T, q string) (string, int) {
 // back with its count proven; a document of a type without a ttl reads its block
 // time; and a search lands on the page of what it names.
 func TestExplorer(t *testing.T) {
+	t.Parallel()
 	e := startExplorer(t, startChain(t))
 	ctx := context.Background()
 	h := strconv.FormatInt(e.batch, 10)
@@ -291,6 +292,7 @@ func (n noIndexRPC) TxSearch(context.Context, string, bool, *int, *int, string) 
 // need the index say they are unavailable, a transaction is found from its block, and
 // a search finds what the state holds.
 func TestNoIndex(t *testing.T) {
+	t.Parallel()
 	c := startChainThrough(t, func(rpc rpcclient.Client) rpcclient.Client { return noIndexRPC{rpc} })
 	ctx := context.Background()
 	h, err := c.env.Client.LatestHeight(ctx)
@@ -330,6 +332,7 @@ func TestNoIndex(t *testing.T) {
 // the tables show them; the streams are bounded; closing the view ends the open ones
 // and opens no more.
 func TestLiveStream(t *testing.T) {
+	t.Parallel()
 	c := startChainWith(t, func(rpc rpcclient.Client) rpcclient.Client { return rpc }, web.Options{MaxStreams: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -142,6 +142,7 @@ func (c chain) verify(t *testing.T, path, body string) {
 // security headers, and its figures verify against its proof box's bundles; the
 // document's markup is escaped wherever it is shown, its override made visible.
 func TestPages(t *testing.T) {
+	t.Parallel()
 	c := startChain(t)
 	ctx := context.Background()
 	h, err := c.env.Client.LatestHeight(ctx)
@@ -268,6 +269,7 @@ func renewedPage(t *testing.T, c chain) {
 // TestBadInput: every malformed input is a 400 naming it, what does not exist a 404,
 // and anything but GET and HEAD a 405: the view changes nothing.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	c := startChain(t)
 	contract := c.contract.String()
 	for path, want := range map[string]int{

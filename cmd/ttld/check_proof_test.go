@@ -23,6 +23,7 @@ import (
 // TestCheckProof: a document's proof bundle from the web view checks offline against
 // the home's genesis validator set, and one with a byte of its answer changed fails.
 func TestCheckProof(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	c := cli{t: t, env: env}
 	var tx txOutput

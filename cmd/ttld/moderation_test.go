@@ -24,6 +24,7 @@ const forumModerator = "6d6f64657261746f7200000000000000000000000000000000000000
 // listed with a proof, the restore from the saved file puts the post back as it was,
 // and a second restore finds no record.
 func TestModerationCommands(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	c := cli{t: t, env: env}
 	var tx txOutput

@@ -47,6 +47,7 @@ func TestQueryDocumentFlagsRefused(t *testing.T) {
 // Document queries against a real node, verified: the market contract with three
 // listings, read by id, by a query in both orders with pagination, counted and summed.
 func TestDocumentQueryCommands(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	c := cli{t: t, env: env}
 	var created txOutput

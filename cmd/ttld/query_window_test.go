@@ -25,6 +25,7 @@ const likesContract = "../../docs/examples/likes.json"
 // full and page by page, its documents by post and its count; then the newest window
 // at the last like's height, and a window past its horizon refused with query code 12.
 func TestWindowQueryCommands(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	c := cli{t: t, env: env}
 	var created, tx txOutput

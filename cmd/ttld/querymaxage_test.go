@@ -12,6 +12,7 @@ import (
 // TestQueryMaxAge: --max-age bounds how old the signed header of a latest-state answer
 // may be; 0 lifts the bound, and an explicit --height is never bounded.
 func TestQueryMaxAge(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	c := cli{t: t, env: env}
 	dev := env.Dev.Address().String()

@@ -16,6 +16,7 @@ import (
 // long), whose fees grow by each transaction's fee and whose proposer is the node's
 // validator; the pools hold no storage fee and no refund; the total equals the supply.
 func TestPoolQueryCommands(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	c := cli{t: t, env: env}
 	bob, err := keyring.Open(env.Home).Add("bob")

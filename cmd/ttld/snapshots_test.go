@@ -14,6 +14,7 @@ import (
 // home's chain, and refuses a node of another chain; the snapshot commands list, take
 // and refuse on a stopped node's home, and on a running node's list and refuse to take.
 func TestStateSyncAndSnapshotCommands(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	joiner := filepath.Join(t.TempDir(), "joiner")
 	if _, err := runCLI(t, "init", "--home", joiner, "--chain-id", e2e.ChainID); err != nil {

@@ -78,6 +78,7 @@ func tail(s string, n int) string {
 // of them (in turn) is stopped with SIGTERM while its peer is at its height, and its
 // process exits with code 0 (a panic exits with 2), then starts again and catches up.
 func TestSIGTERMUnderLoadExitsZero(t *testing.T) {
+	t.Parallel()
 	res, err := node.Testnet(node.TestnetOptions{Output: t.TempDir(), Validators: 2, Local: true})
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ func garble(t *testing.T, home, db, key string) {
 // TestCorruptStoresFailInOneLine: `ttld replay` and `ttld start` on a damaged store
 // exit 1 with one error line naming the file (a typed error), never a panic trace.
 func TestCorruptStoresFailInOneLine(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	if err := env.Node.Stop(); err != nil {
 		t.Fatal(err)

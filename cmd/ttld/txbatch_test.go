@@ -227,6 +227,7 @@ func committedAlone(t *testing.T, out batchOutput, err error, contract string) [
 // transaction each but not together: refused at the second without --split, sent as two
 // transactions with it.
 func TestBatchFileMixedActions(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	b := batchEnv{cli{t: t, env: env}}
 	seller, buyer := b.newIdentity(), b.newIdentity()
@@ -350,6 +351,7 @@ func TestBatchFileMixedActions(t *testing.T) {
 // nonces, and every note is stored. A file on two contracts, an action too large for
 // any transaction, and a run that stops at a refusal complete the limits.
 func TestBatchLimitsAndSplit(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	b := batchEnv{cli{t: t, env: env}}
 	owner := b.newIdentity()

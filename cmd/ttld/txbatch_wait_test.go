@@ -59,6 +59,7 @@ func (f *failingBroadcasts) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // sending as of unknown fate and the rest as not sent, and fails; with --wait 0 it
 // reports the transactions accepted and not committed.
 func TestBatchReportsEachTransaction(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	b := batchEnv{cli{t: t, env: env}}
 	owner := b.newIdentity()

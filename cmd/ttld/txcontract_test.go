@@ -15,6 +15,7 @@ import (
 // TestContractCommands: an identity registers docs/examples/note.json, reads it back
 // proven, updates it with a second type and is refused a version it skips.
 func TestContractCommands(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	c := cli{t: t, env: env}
 

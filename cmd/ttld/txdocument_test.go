@@ -106,6 +106,7 @@ func balanceOf(t *testing.T, env *e2e.Env, id string) uint64 {
 // (proven) holds what the command did. Byte arrays and identifiers are given as hex
 // strings, the data once inline and once as @FILE.
 func TestDocumentCommands(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	c := cli{t: t, env: env}
 

@@ -61,6 +61,7 @@ func (c cli) json(v any, args ...string) error {
 }
 
 func TestTxAndQueryCommands(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	c := cli{t: t, env: env}
 	ctx := context.Background()

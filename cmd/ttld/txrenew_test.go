@@ -22,6 +22,7 @@ import (
 // anything is signed. Only the owner renews (DocumentOwnerIdMismatch), and a document of
 // a type without a ttl is not renewed (DocumentActionNotAllowed).
 func TestRenewCommand(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	c := cli{t: t, env: env}
 	owner, other := c.newIdentity(), c.newIdentity()

@@ -191,6 +191,7 @@ func TestBroadcastErrorsPrinted(t *testing.T) {
 // consecutive nonces and print no fee; the same bytes again are "already in cache"; a
 // read at a future height says so.
 func TestSendsWithoutCommitAndFutureHeights(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	c := cli{t: t, env: env}
 	to := "0000000000000000000000000000000000000002"

@@ -128,6 +128,7 @@ func (m *market) byID(names ...string) []string {
 // market contract with this package's verifier alone, the app hash from the header
 // after each answer signed by the genesis validators.
 func TestThirdPartyDocuments(t *testing.T) {
+	t.Parallel()
 	m := newMarket(t)
 	checkDocument(t, m)
 	checkDocuments(t, m)

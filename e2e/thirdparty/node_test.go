@@ -18,6 +18,7 @@ import (
 // package's verifier alone: the proof with cosmos/ics23, the app hash with header H+1
 // signed by the genesis validators. ttld's own client only sets the chain up.
 func TestThirdPartyVerifier(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -44,6 +44,7 @@ func bundleAt(t *testing.T, env *e2e.Env, path string, data []byte, h int64) che
 // against the genesis set; a byte flipped in the value, in the proof or in the commit's
 // signature, a proof of another key, and another validator set are each refused.
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	addr := env.Dev.Address()
 	raw, err := bundleAt(t, env, proofs.PathAddress, addr[:], 0).Encode()
@@ -97,6 +98,7 @@ func shownAs(f check.Figures) check.Shown {
 // subject. A header of another chain or validator set than pinned, a changed answer, a
 // header older than the bound and answers of two states are refused.
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNodeShortTTL(t, 60)
 	ctx := context.Background()
 	const text = "price: \u202e0001\u202c credits"
@@ -242,6 +244,7 @@ func TestVerify(t *testing.T) {
 // proofs as the server reads them; a backlog counted until another time than the block
 // time is refused.
 func TestReadOverview(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNode(t)
 	ctx := context.Background()
 	h, err := env.Client.LatestHeight(ctx)
@@ -310,6 +313,7 @@ func TestVisible(t *testing.T) {
 // the documents it counts, has no figures. A validator's payout identity is read from
 // its key, and a validator without one says so.
 func TestReadCountAndPayout(t *testing.T) {
+	t.Parallel()
 	env := e2e.StartNodeShortTTL(t, 60)
 	ctx := context.Background()
 	note := env.SeedNote(t, "counted")

@@ -14,6 +14,7 @@ import (
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 	"github.com/rs/zerolog"
 
+	"github.com/ttld-dev/ttld/client"
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/e2e/ports"
 	"github.com/ttld-dev/ttld/proofs"
@@ -50,20 +51,16 @@ func startTest(t *testing.T, home string) testNode {
 	return testNode{n, rpc, prom}
 }
 
-// waitHeight polls status until the latest block height reaches h.
+// waitHeight waits until the latest block height reaches h, and returns it.
 func (n testNode) waitHeight(t *testing.T, h int64) int64 {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st, err := n.rpc.Status(context.Background())
-		if err == nil && st.SyncInfo.LatestBlockHeight >= h {
-			return st.SyncInfo.LatestBlockHeight
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("height %d not reached in 20s (last status %v, err %v)", h, st, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	latest, err := client.New(n.rpc, client.Options{}).WaitForHeight(ctx, h)
+	if err != nil {
+		t.Fatalf("height %d not reached in 20s: %v", h, err)
 	}
+	return latest
 }
 
 func (n testNode) appHashes(t *testing.T, heights ...int64) map[int64]string {

@@ -22,9 +22,12 @@ import (
 // joinTimeout bounds how long a joining node takes to halt in these tests.
 const joinTimeout = 2 * time.Minute
 
-// startPeer starts home's node with peer exchange off and every peer on 127.0.0.1,
-// after edit; it returns the node and its P2P address. The node stops when the test
-// ends.
+// startPeer starts home's node with peer exchange off, every peer on 127.0.0.1 and
+// blocks every 200 ms, after edit; it returns the node and its P2P address. The node
+// stops when the test ends. Five blocks a second, not the pace of TestTimeouts: a node
+// that joins switches from block sync to consensus at the height its peers told it at
+// the start and catches up from there through the consensus gossip, a few blocks a
+// second on this machine, which a chain of forty a second would outrun.
 func startPeer(t *testing.T, home string, log io.Writer, edit func(*config.Config)) (*Node, string) {
 	t.Helper()
 	cfg, err := readConfig(home)
@@ -33,6 +36,7 @@ func startPeer(t *testing.T, home string, log io.Writer, edit func(*config.Confi
 	}
 	cfg.P2P.PexReactor = false
 	cfg.P2P.AllowDuplicateIP = true
+	cfg.Consensus.TimeoutCommit = 200 * time.Millisecond
 	if edit != nil {
 		edit(cfg)
 	}

@@ -233,7 +233,16 @@ func chartsReadNewHeightsOnly(t *testing.T, c chain, rpc *countingRPC) {
 		c.get(t, ch.path)
 		_, _, seen := rpc.take()
 		for view := range 2 {
-			time.Sleep(700 * time.Millisecond) // a block may come, or not
+			// The first view comes after a block, the second as soon as the first
+			// ends, when a block may have come or not.
+			if view == 0 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				_, err := c.env.Client.WaitForHeight(ctx, seen[0]+1)
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
 			status, _, cached := c.get(t, ch.path)
 			calls, _, latest := rpc.take()
 			if status != http.StatusOK {

@@ -245,7 +245,7 @@ func TestDevnetRunsAndStops(t *testing.T) {
 	var out, errOut syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- runCLIContext(ctx, &out, &errOut, "devnet", "--home", home, "--chain-id", "devnet-test", "--log-format", "json",
+		done <- runCLIContext(ctx, &out, &errOut, "devnet", "--home", home, "--chain-id", "devnet-test", "--log-format", "json", "--timeout-commit", "20ms",
 			"--rpc-laddr", "tcp://"+rpc, "--p2p-laddr", "tcp://"+freeAddr(t), "--prometheus-laddr", freeAddr(t), "--web-laddr", freeAddr(t))
 	}()
 
@@ -254,6 +254,8 @@ func TestDevnetRunsAndStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		st, err := client.Status(context.Background())
 		if err == nil && st.SyncInfo.LatestBlockHeight >= 2 {
@@ -262,15 +264,14 @@ func TestDevnetRunsAndStops(t *testing.T) {
 			}
 			break
 		}
-		select {
-		case err := <-done:
-			t.Fatalf("devnet ended early: %v\n%s", err, errOut.String())
-		default:
-		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no height 2 in 20s: %v\n%s", err, errOut.String())
 		}
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case err := <-done:
+			t.Fatalf("devnet ended early: %v\n%s", err, errOut.String())
+		case <-tick.C:
+		}
 	}
 	dev, err := keyring.Open(home).Get("dev")
 	if err != nil {
@@ -329,7 +330,7 @@ func TestDevnetRunsAndStops(t *testing.T) {
 // SIGTERM, which start's handler takes, once the chain runs.
 func TestStartStopsOnSIGTERM(t *testing.T) {
 	home := t.TempDir()
-	if _, err := runCLI(t, "init", "--home", home); err != nil {
+	if _, err := runCLI(t, "init", "--home", home, "--timeout-commit", "20ms"); err != nil {
 		t.Fatal(err)
 	}
 	rpc := freeAddr(t)
@@ -344,6 +345,8 @@ func TestStartStopsOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		st, err := client.Status(context.Background())
 		if err == nil && st.SyncInfo.LatestBlockHeight >= 1 {
@@ -352,7 +355,11 @@ func TestStartStopsOnSIGTERM(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no block in 20s: %v\n%s", err, errOut.String())
 		}
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case err := <-done:
+			t.Fatalf("start ended early: %v\n%s", err, errOut.String())
+		case <-tick.C:
+		}
 	}
 	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -132,9 +132,10 @@ func TestStateSyncJoins(t *testing.T) {
 	for range 20 {
 		v.Commit(t, &protocol.AddressFundsTransfer{PubKey: v.Dev.Pub, Recipient: protocol.AddressOf(ed25519.PublicKey(make([]byte, 32))), Amount: 1})
 	}
-	// The newest snapshot must hold the flash document.
+	// The newest snapshot must hold the flash document: the validator writes it in
+	// the background once the block of its height is committed.
 	var snap int64
-	for snap <= created {
+	waitFor(ctx, func() bool {
 		infos, _, err := node.Snapshots(vhome)
 		if err != nil {
 			t.Fatal(err)
@@ -142,10 +143,10 @@ func TestStateSyncJoins(t *testing.T) {
 		if len(infos) > 0 {
 			snap = infos[0].Manifest.Height
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("no snapshot past height %d", created)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return snap > created
+	})
+	if snap <= created {
+		t.Fatalf("no snapshot past height %d", created)
 	}
 
 	fhome := t.TempDir()
@@ -192,17 +193,19 @@ func TestStateSyncJoins(t *testing.T) {
 	if err != nil || !flashState.Present {
 		t.Fatalf("flash at %d: %+v %v", created, flashState, err)
 	}
-	var gone int64
+	// Each block the new node makes, once in step, it is asked for the flash document.
+	var gone, seen int64
 	for gone == 0 {
-		if ctx.Err() != nil {
-			t.Fatal("the new node did not follow the chain past the flash document's expiry")
+		latest, err := f.WaitForHeight(ctx, seen+1)
+		if err != nil {
+			t.Fatalf("the new node did not follow the chain past the flash document's expiry: %v", err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		seen = latest
 		fst, err := frpc.Status(ctx)
-		if err != nil || fst.SyncInfo.CatchingUp || fst.SyncInfo.LatestBlockHeight < 3 {
+		if err != nil || fst.SyncInfo.CatchingUp || seen < 3 {
 			continue
 		}
-		d, err := f.Document(ctx, cc.ContractID(), "flash", flash, fst.SyncInfo.LatestBlockHeight-1, true)
+		d, err := f.Document(ctx, cc.ContractID(), "flash", flash, seen-1, true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -57,8 +57,10 @@ const (
 	testDeadline  = 9 * time.Minute
 	callTimeout   = 3 * time.Second
 	startTimeout  = 90 * time.Second
-	commitTimeout = 20 * time.Second // a batch not committed by then is sent again
-	catchUp       = 90 * time.Second // a faulted node must be back at the others' height within this
+	commitTimeout = 20 * time.Second       // a transaction must be committed within this
+	resendAfter   = 5 * time.Second        // a transaction not seen committed by then is sent again
+	catchUp       = 90 * time.Second       // a faulted node must be back at the others' height within this
+	poll          = 100 * time.Millisecond // how often a wait asks the nodes again
 	// epochBlocks is how many blocks past epoch 1's first one every node must be before
 	// the payouts of epoch 0 are read.
 	epochBlocks = 3
@@ -165,9 +167,7 @@ func TestDevnetFaults(t *testing.T) {
 	if _, err := n.run(ctx, n.composeCmd("stop", "-t", "30")); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"node0", "node1"} {
-		n.replay(ctx, name, final)
-	}
+	n.replay(ctx, final, n.nodes[0], n.nodes[1])
 }
 
 func newNetwork(t *testing.T) *network {
@@ -377,7 +377,7 @@ func (n *network) fund(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			t.Fatal(ctx.Err())
-		case <-time.After(300 * time.Millisecond):
+		case <-time.After(poll):
 		}
 	}
 	for i, m := range n.nodes {
@@ -395,7 +395,7 @@ func (n *network) fund(ctx context.Context) {
 	for i := range n.nodes {
 		funding = append(funding, uint64(i+1))
 	}
-	if st, err := n.waitNonces(ctx, n.dev.Address(), funding); err != nil || len(unused(funding, st)) > 0 {
+	if st, err := n.waitNonces(ctx, n.dev.Address(), funding, commitTimeout); err != nil || len(unused(funding, st)) > 0 {
 		t.Fatalf("funding the load keys: dev nonce %d, skipped %v, %v", st.Nonce, st.Skipped, err)
 	}
 }
@@ -505,9 +505,14 @@ func (n *network) waitAll(ctx context.Context, h int64, within time.Duration) in
 	if err := n.waitNodes(ctx, h, within, n.nodes...); err != nil {
 		n.t.Fatal(err)
 	}
+	return n.lowest(ctx)
+}
+
+// lowest is the lowest latest height the nodes report, -1 when one does not answer.
+func (n *network) lowest(ctx context.Context) int64 {
 	low := int64(-1)
-	for _, m := range n.nodes {
-		if l := m.latest(ctx); low < 0 || l < low {
+	for i, m := range n.nodes {
+		if l := m.latest(ctx); i == 0 || l < low {
 			low = l
 		}
 	}
@@ -530,7 +535,7 @@ func (n *network) waitNodes(ctx context.Context, h int64, within time.Duration, 
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for height %d: %s: %w", h, strings.Join(behind, ", "), ctx.Err())
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(poll):
 		}
 	}
 }
@@ -641,7 +646,7 @@ func transferOf(k int, nonce uint64) transfer {
 // one does not answer or refuses), and the next batch waits for the last one's nonce
 // to be committed, so that a node never sees a nonce ahead of its state. A batch lost
 // with a killed node's mempool, or stuck in a cut-off node's, is sent again after
-// commitTimeout.
+// resendAfter.
 func (n *network) load(ctx context.Context) ([]transfer, error) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(n.nodes))
@@ -693,7 +698,7 @@ func (n *network) loadKey(ctx context.Context, k int) error {
 			}
 		}
 		round++
-		st, err := n.waitNonces(ctx, key.Address(), todo)
+		st, err := n.waitNonces(ctx, key.Address(), todo, resendAfter)
 		if err != nil {
 			return err
 		}
@@ -729,10 +734,10 @@ func (n *network) send(ctx context.Context, m *member, txs [][]byte) bool {
 	return true
 }
 
-// waitNonces waits up to commitTimeout for a committed state of a in which every nonce
-// of todo is used, and returns the state of the node whose last nonce is highest.
-func (n *network) waitNonces(ctx context.Context, a protocol.Address, todo []uint64) (client.AddressState, error) {
-	deadline := time.Now().Add(commitTimeout)
+// waitNonces waits up to within for a committed state of a in which every nonce of
+// todo is used, and returns the state of the node whose last nonce is highest.
+func (n *network) waitNonces(ctx context.Context, a protocol.Address, todo []uint64, within time.Duration) (client.AddressState, error) {
+	deadline := time.Now().Add(within)
 	for {
 		var best client.AddressState
 		for _, m := range n.nodes {
@@ -752,7 +757,7 @@ func (n *network) waitNonces(ctx context.Context, a protocol.Address, todo []uin
 		select {
 		case <-ctx.Done():
 			return best, ctx.Err()
-		case <-time.After(300 * time.Millisecond):
+		case <-time.After(poll):
 		}
 	}
 }
@@ -765,23 +770,25 @@ func (n *network) agree(ctx context.Context, h int64) { n.agreeFrom(ctx, 1, h) }
 // blocks after its snapshot only.
 func (n *network) agreeFrom(ctx context.Context, from, h int64) {
 	t := n.t
-	for height := from; height <= h; height++ {
-		var ref *cmttypes.Header
-		for _, m := range n.nodes {
-			cctx, cancel := context.WithTimeout(ctx, callTimeout)
-			c, err := m.raw.Commit(cctx, &height)
-			cancel()
-			if err != nil {
-				t.Fatalf("%s /commit at %d: %v", m.name, height, err)
-			}
-			hdr := c.SignedHeader.Header
-			if ref == nil {
-				ref = hdr
-				continue
-			}
-			if !bytes.Equal(hdr.Hash(), ref.Hash()) || !bytes.Equal(hdr.AppHash, ref.AppHash) {
+	hdrs := make([][]*cmttypes.Header, len(n.nodes)) // node -> height-from -> header
+	errs := make([]error, len(n.nodes))
+	var wg sync.WaitGroup
+	for i, m := range n.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hdrs[i], errs[i] = m.headers(ctx, from, h)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for k, ref := range hdrs[0] {
+		for i, m := range n.nodes[1:] {
+			if hdr := hdrs[i+1][k]; !bytes.Equal(hdr.Hash(), ref.Hash()) || !bytes.Equal(hdr.AppHash, ref.AppHash) {
 				t.Fatalf("height %d: %s has block %X app hash %X, %s has block %X app hash %X",
-					height, n.nodes[0].name, ref.Hash(), ref.AppHash, m.name, hdr.Hash(), hdr.AppHash)
+					ref.Height, n.nodes[0].name, ref.Hash(), ref.AppHash, m.name, hdr.Hash(), hdr.AppHash)
 			}
 		}
 	}
@@ -837,27 +844,46 @@ func (n *network) epochOf(h *cmttypes.Header) uint32 {
 
 // headers returns node0's headers 1..last, indexed by height.
 func (n *network) headers(ctx context.Context, last int64) []*cmttypes.Header {
-	out := make([]*cmttypes.Header, last+1)
-	for hi := last; hi >= 1; {
+	hdrs, err := n.nodes[0].headers(ctx, 1, last)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return append([]*cmttypes.Header{nil}, hdrs...)
+}
+
+// header returns m's header at height h.
+func (n *network) header(ctx context.Context, m *member, h int64) *cmttypes.Header {
+	hdrs, err := m.headers(ctx, h, h)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return hdrs[0]
+}
+
+// headers returns m's headers from..to, indexed by height-from, read twenty at a time
+// (CometBFT's /blockchain).
+func (m *member) headers(ctx context.Context, from, to int64) ([]*cmttypes.Header, error) {
+	out := make([]*cmttypes.Header, to-from+1)
+	for hi := to; hi >= from; {
+		lo := max(from, hi-19)
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		res, err := n.nodes[0].raw.BlockchainInfo(cctx, max(1, hi-19), hi)
+		res, err := m.raw.BlockchainInfo(cctx, lo, hi)
 		cancel()
 		if err != nil {
-			n.t.Fatalf("node0 /blockchain %d..%d: %v", max(1, hi-19), hi, err)
+			return nil, fmt.Errorf("%s /blockchain %d..%d: %w", m.name, lo, hi, err)
 		}
 		for _, meta := range res.BlockMetas {
-			if h := meta.Header.Height; h >= 1 && h <= last {
-				out[h] = &meta.Header
+			if h := meta.Header.Height; h >= lo && h <= hi {
+				out[h-from] = &meta.Header
 			}
 		}
-		if out[hi] == nil {
-			n.t.Fatalf("node0 /blockchain: no header %d", hi)
-		}
-		for hi >= 1 && out[hi] != nil {
-			hi--
+		for ; hi >= lo; hi-- {
+			if out[hi-from] == nil {
+				return nil, fmt.Errorf("%s /blockchain %d..%d: no header %d", m.name, lo, hi, hi)
+			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // epochChange waits until the chain has a block of epoch e or later (e epoch lengths
@@ -873,23 +899,31 @@ func (n *network) epochChange(ctx context.Context, e uint32) int64 {
 		t.Fatal(ctx.Err())
 	case <-time.After(wait):
 	}
-	for {
-		if latest := n.nodes[0].latest(ctx); latest > 0 {
-			hdrs := n.headers(ctx, latest)
-			for h := int64(1); h <= latest; h++ {
-				if n.epochOf(hdrs[h]) >= e {
-					t.Logf("epoch %d: first block %d at %s (genesis %s)", n.epochOf(hdrs[h]), h,
-						hdrs[h].Time.Format(time.RFC3339Nano), time.UnixMilli(int64(n.genesisMs)).UTC().Format(time.RFC3339Nano))
-					return h
-				}
-			}
-		}
+	m := n.nodes[0]
+	latest := m.latest(ctx)
+	for latest < 1 || n.epochOf(n.header(ctx, m, latest)) < e {
 		select {
 		case <-ctx.Done():
 			t.Fatalf("no block of epoch %d: %v", e, ctx.Err())
-		case <-time.After(time.Second):
+		case <-time.After(poll):
+		}
+		latest = m.latest(ctx)
+	}
+	// Block times increase with the height (CometBFT's BFT time), and so do epochs:
+	// the first block of epoch e is found by halving 1..latest.
+	lo, hi := int64(0), latest // block lo is before epoch e (0: none), block hi in it or later
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if n.epochOf(n.header(ctx, m, mid)) >= e {
+			hi = mid
+		} else {
+			lo = mid
 		}
 	}
+	first := n.header(ctx, m, hi)
+	t.Logf("epoch %d: first block %d at %s (genesis %s)", n.epochOf(first), hi,
+		first.Time.Format(time.RFC3339Nano), time.UnixMilli(int64(n.genesisMs)).UTC().Format(time.RFC3339Nano))
+	return hi
 }
 
 // key reads a raw tree key on m at height with a proof checked against a header the
@@ -1106,21 +1140,42 @@ func (n *network) blockRate(ctx context.Context, what string, first, last int64)
 	n.t.Logf("block rate %s: heights %d..%d in %s of block time: %.2f blocks/s", what, first, last, span.Round(time.Millisecond), float64(last-first)/span.Seconds())
 }
 
-// replay runs ttld replay on a stopped node's home and requires every app hash to match.
-func (n *network) replay(ctx context.Context, name string, atLeast int64) {
+// replay runs ttld replay on the stopped nodes' homes and requires every app hash to
+// match, up to height atLeast or beyond.
+func (n *network) replay(ctx context.Context, atLeast int64, ms ...*member) {
 	t := n.t
-	home := filepath.Join(n.dir, name)
-	out, err := n.run(ctx, exec.Command(filepath.Join(n.root, "bin", "ttld"), "replay", "--home", home, "-o", "json"))
-	if err != nil {
-		t.Fatalf("replay %s: %v\n%s", name, err, out)
+	for i, sum := range n.replays(ctx, ms...) {
+		if sum.Verdict != "match" || sum.Mismatch != nil || sum.ChainID != chainID || sum.To < atLeast || sum.Checked < sum.To-1 {
+			t.Fatalf("replay %s: %+v", ms[i].name, sum)
+		}
+		t.Logf("replay %s: %d blocks (1..%d), %d checked, verdict %s, %.2fs, %.0f blocks/s",
+			ms[i].name, sum.Blocks, sum.To, sum.Checked, sum.Verdict, sum.Seconds, sum.BlocksPerSecond)
 	}
-	var sum replay.Summary
-	if err := json.Unmarshal([]byte(out), &sum); err != nil {
-		t.Fatalf("replay %s -o json: %v\n%s", name, err, out)
+}
+
+// replays runs ttld replay on the stopped nodes' homes side by side, and returns what
+// each reported.
+func (n *network) replays(ctx context.Context, ms ...*member) []replay.Summary {
+	sums := make([]replay.Summary, len(ms))
+	errs := make([]error, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := n.run(ctx, exec.Command(filepath.Join(n.root, "bin", "ttld"), "replay", "--home", m.home, "-o", "json"))
+			if err != nil {
+				errs[i] = fmt.Errorf("replay %s: %w\n%s", m.name, err, out)
+				return
+			}
+			if err := json.Unmarshal([]byte(out), &sums[i]); err != nil {
+				errs[i] = fmt.Errorf("replay %s -o json: %w\n%s", m.name, err, out)
+			}
+		}()
 	}
-	if sum.Verdict != "match" || sum.Mismatch != nil || sum.ChainID != chainID || sum.To < atLeast || sum.Checked < sum.To-1 {
-		t.Fatalf("replay %s: %+v", name, sum)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		n.t.Fatal(err)
 	}
-	t.Logf("replay %s: %d blocks (1..%d), %d checked, verdict %s, %.2fs, %.0f blocks/s",
-		name, sum.Blocks, sum.To, sum.Checked, sum.Verdict, sum.Seconds, sum.BlocksPerSecond)
+	return sums
 }

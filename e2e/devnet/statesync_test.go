@@ -5,7 +5,6 @@ package devnet
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,7 +22,6 @@ import (
 	"github.com/ttld-dev/ttld/client"
 	"github.com/ttld-dev/ttld/node"
 	"github.com/ttld-dev/ttld/protocol"
-	"github.com/ttld-dev/ttld/replay"
 )
 
 // The state sync test's figures.
@@ -169,18 +167,10 @@ func TestDevnetStateSync(t *testing.T) {
 	if _, err := n.run(ctx, n.composeCmd("stop", "-t", "30")); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []*member{full0, full1} {
-		out, err := n.run(ctx, exec.Command(bin, "replay", "--home", m.home, "-o", "json"))
-		if err != nil {
-			t.Fatalf("replay %s: %v\n%s", m.name, err, out)
-		}
-		var sum replay.Summary
-		if err := json.Unmarshal([]byte(out), &sum); err != nil {
-			t.Fatal(err)
-		}
-		want := int64(0)
-		if m == full0 {
-			want = snap
+	for i, sum := range n.replays(ctx, full0, full1) {
+		m, want := full1, int64(0)
+		if i == 0 {
+			m, want = full0, snap
 		}
 		if sum.Verdict != "match" || sum.Restored != want || sum.To < final || sum.Checked < sum.To-max(want, 1) {
 			t.Fatalf("replay %s: %+v", m.name, sum)
@@ -242,7 +232,7 @@ func (n *network) snapshotAfter(ctx context.Context, h int64) int64 {
 		select {
 		case <-ctx.Done():
 			n.t.Fatalf("no snapshot past height %d: %v", h, ctx.Err())
-		case <-time.After(time.Second):
+		case <-time.After(poll):
 		}
 	}
 }
@@ -270,7 +260,7 @@ func (n *network) join(ctx context.Context, m *member, target int64, begin time.
 		select {
 		case <-ctx.Done():
 			return joinTime{name: m.name, err: fmt.Errorf("%s did not reach height %d: %w", m.name, target, ctx.Err())}
-		case <-time.After(250 * time.Millisecond):
+		case <-time.After(poll):
 		}
 	}
 }

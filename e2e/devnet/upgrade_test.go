@@ -156,9 +156,7 @@ func TestDevnetUpgrade(t *testing.T) {
 	if _, err := n.run(ctx, n.composeCmd("stop", "-t", "30")); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"node0", full.name} {
-		n.replay(ctx, name, final)
-	}
+	n.replay(ctx, final, n.nodes[0], full)
 }
 
 // refusedBefore15 checks, by dry runs on 14, that what version 15 brings is refused
@@ -252,7 +250,7 @@ func (n *network) waitProtocol(ctx context.Context, what string, ok func(client.
 		select {
 		case <-ctx.Done():
 			n.t.Fatalf("waiting for %s: last %+v %v: %v", what, p, err, ctx.Err())
-		case <-time.After(time.Second):
+		case <-time.After(poll):
 		}
 	}
 }
@@ -451,7 +449,7 @@ func (n *network) newWriter(ctx context.Context) *writer {
 }
 
 // commit sends tx to the validators in turn (the next one when one does not answer or
-// refuses) until done reports it committed, sending it again after commitTimeout, and
+// refuses) until done reports it committed, sending it again after resendAfter, and
 // returns the latest height then.
 func (n *network) commit(ctx context.Context, tx []byte, done func(context.Context, *client.Client) (bool, error)) int64 {
 	t := n.t
@@ -461,7 +459,7 @@ func (n *network) commit(ctx context.Context, tx []byte, done func(context.Conte
 				break
 			}
 		}
-		deadline := time.Now().Add(commitTimeout)
+		deadline := time.Now().Add(resendAfter)
 		for time.Now().Before(deadline) {
 			for _, m := range n.nodes {
 				cctx, cancel := context.WithTimeout(ctx, callTimeout)
@@ -474,7 +472,7 @@ func (n *network) commit(ctx context.Context, tx []byte, done func(context.Conte
 			select {
 			case <-ctx.Done():
 				t.Fatalf("a transaction not committed: %v", ctx.Err())
-			case <-time.After(300 * time.Millisecond):
+			case <-time.After(poll):
 			}
 		}
 	}

@@ -66,12 +66,14 @@ const (
 	epochBlocks = 3
 )
 
-// The load: perKey transfers from each of the load keys (one per node, funded by the
-// client home's dev key first), batch at a time, each batch to the next node in turn.
+// The load: from each of the load keys (one per node, funded by the client home's dev
+// key first), a batch of transfers every loadPace, each batch to the next node in turn,
+// for as long as the faults go on: about as many transfers whatever the chain's pace,
+// and every one read back with a proof from every node.
 const (
-	perKey = 50
-	batch  = 2
-	// loadFunds is what the dev key sends each load key: far more than perKey
+	batch    = 2
+	loadPace = time.Second
+	// loadFunds is what the dev key sends each load key: far more than the load's
 	// transfers and their fees.
 	loadFunds = 1_000_000_000_000
 )
@@ -125,19 +127,21 @@ func TestDevnetFaults(t *testing.T) {
 	n.fund(ctx)
 	h0, t0 := n.height(ctx), time.Now()
 
-	// Load and faults at the same time.
+	// Load and faults at the same time: the load goes on until the faults are over.
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	var sent []transfer
+	faulting := make(chan struct{})
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		var err error
-		sent, err = n.load(ctx)
+		sent, err = n.load(ctx, faulting)
 		errs <- err
 	}()
 	go func() {
 		defer wg.Done()
+		defer close(faulting)
 		errs <- n.faults(ctx)
 	}()
 	wg.Wait()
@@ -641,20 +645,21 @@ func transferOf(k int, nonce uint64) transfer {
 	return transfer{from: k, nonce: nonce, recipient: r, amount: 1_000_000 + nonce}
 }
 
-// load sends perKey transfers from each node's load key, one goroutine per key. A key's
-// transfers go batch by batch, each batch to the next node in turn (another when that
-// one does not answer or refuses), and the next batch waits for the last one's nonce
-// to be committed, so that a node never sees a nonce ahead of its state. A batch lost
-// with a killed node's mempool, or stuck in a cut-off node's, is sent again after
-// resendAfter.
-func (n *network) load(ctx context.Context) ([]transfer, error) {
+// load sends transfers from each node's load key, one goroutine per key, until
+// faulting is closed, and returns them. A key's transfers go batch by batch, a batch
+// every loadPace, each batch to the next node in turn (another when that one does not
+// answer or refuses), and the next batch waits for the last one's nonce to be
+// committed, so that a node never sees a nonce ahead of its state. A batch lost with a
+// killed node's mempool, or stuck in a cut-off node's, is sent again after resendAfter.
+func (n *network) load(ctx context.Context, faulting <-chan struct{}) ([]transfer, error) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(n.nodes))
+	last := make([]uint64, len(n.nodes)) // each key's last nonce sent
 	for k := range n.nodes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[k] = n.loadKey(ctx, k)
+			last[k], errs[k] = n.loadKey(ctx, k, faulting)
 		}()
 	}
 	wg.Wait()
@@ -663,23 +668,32 @@ func (n *network) load(ctx context.Context) ([]transfer, error) {
 	}
 	var all []transfer
 	for k := range n.nodes {
-		for nonce := uint64(1); nonce <= perKey; nonce++ {
+		for nonce := uint64(1); nonce <= last[k]; nonce++ {
 			all = append(all, transferOf(k, nonce))
 		}
 	}
 	return all, nil
 }
 
-func (n *network) loadKey(ctx context.Context, k int) error {
+// loadKey sends node k's load key's batches until faulting is closed, and returns its
+// last nonce, every one up to it committed.
+func (n *network) loadKey(ctx context.Context, k int, faulting <-chan struct{}) (uint64, error) {
 	key := n.nodes[k].load
 	var todo []uint64 // the batch's nonces not yet seen committed
 	next, round, resent := uint64(1), 0, 0
-	for next <= perKey || len(todo) > 0 {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("load of %s stopped before nonce %d: %w", n.nodes[k].name, next, err)
-		}
+	pace := time.NewTicker(loadPace)
+	defer pace.Stop()
+	for {
 		if len(todo) == 0 {
-			for ; next <= perKey && len(todo) < batch; next++ {
+			select {
+			case <-faulting:
+				n.t.Logf("load: %s sent %d transfers in %d batches, %d sent again", n.nodes[k].name, next-1, round, resent)
+				return next - 1, nil
+			case <-ctx.Done():
+				return 0, fmt.Errorf("load of %s stopped before nonce %d: %w", n.nodes[k].name, next, ctx.Err())
+			case <-pace.C:
+			}
+			for ; len(todo) < batch; next++ {
 				todo = append(todo, next)
 			}
 		} else {
@@ -700,12 +714,10 @@ func (n *network) loadKey(ctx context.Context, k int) error {
 		round++
 		st, err := n.waitNonces(ctx, key.Address(), todo, resendAfter)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		todo = unused(todo, st)
 	}
-	n.t.Logf("load: %s sent %d transfers in %d batches, %d sent again", n.nodes[k].name, perKey, round, resent)
-	return nil
 }
 
 // unused keeps the nonces of todo that st has not used: past its last nonce, or
@@ -796,10 +808,15 @@ func (n *network) agreeFrom(ctx context.Context, from, h int64) {
 }
 
 // proofs reads every recipient and every load key at height from every node, each with
-// a proof checked against a header the genesis validators signed.
+// a proof checked against a header the genesis validators signed: each key's last
+// nonce is that of its last transfer sent.
 func (n *network) proofs(ctx context.Context, sent []transfer, height int64) {
 	t := n.t
 	began := time.Now()
+	last := make([]uint64, len(n.nodes))
+	for _, tr := range sent {
+		last[tr.from] = max(last[tr.from], tr.nonce)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(n.nodes))
 	for i, m := range n.nodes {
@@ -817,14 +834,14 @@ func (n *network) proofs(ctx context.Context, sent []transfer, height int64) {
 					return
 				}
 			}
-			for _, d := range n.nodes {
+			for k, d := range n.nodes {
 				st, err := m.client.Address(ctx, d.load.Address(), height, true)
 				if err != nil {
 					errs[i] = fmt.Errorf("%s: load key of %s: %w", m.name, d.name, err)
 					return
 				}
-				if !st.Verified || st.Nonce != perKey {
-					errs[i] = fmt.Errorf("%s: load key of %s: %+v, want nonce %d", m.name, d.name, st, perKey)
+				if !st.Verified || st.Nonce != last[k] {
+					errs[i] = fmt.Errorf("%s: load key of %s: %+v, want nonce %d", m.name, d.name, st, last[k])
 					return
 				}
 			}

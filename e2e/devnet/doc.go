@@ -1,6 +1,6 @@
 // Package devnet is the fault test of the four-validator docker-compose network
 // (docker-compose.yml at the repository root): it brings the network up from the
-// ttld:local image, sends a bounded load of transfers to all four nodes while it
+// ttld:local image, sends a steady load of transfers to all four nodes while it
 // SIGKILLs and restarts one validator, pauses another and cuts a third off the network
 // for ten seconds, then checks that the nodes agree on every block and app hash, that
 // every transfer reads back with a verified proof from every node, and that ttld replay

@@ -7,6 +7,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,9 +33,13 @@ const (
 	// switchWithin bounds the wait for the switch once every validator signals 14 or later:
 	// the epoch they all signal in, the epoch that decides, and the change after it.
 	switchWithin = 4 * epochLengthS * time.Second
-	// ttlS is the ttl of the documents written on 14 (the devnet's lowered minimum,
-	// ttld testnet --local-min-ttl's default).
-	ttlS = 60
+	// storyTTLS is the ttl of the stories written on 14, and the network's lowered
+	// minimum (ttld testnet --local-min-ttl): short enough that they expire and are
+	// cleaned up on 14, which the chain leaves an epoch after it switched to it.
+	storyTTLS = 20
+	// sessionTTLS is the ttl of version 15's sessions: a minute, long enough for the
+	// session to be renewed and replaced well before it expires.
+	sessionTTLS = 60
 	// exitUpgradeNeeded is the exit code of a node stopped by a switch to a version its
 	// binary does not implement (ttld start's).
 	exitUpgradeNeeded = 3
@@ -51,10 +56,17 @@ const (
 // expire and are cleaned up. The full node stops at the
 // switch with its one line and exit code 3, stores intact; started again on the new
 // binary, it executes the switch block and catches up. On 14, what 15 brings is still
-// refused; the next epoch changes decide on 15 and switch, in place, and a session type
-// renewed by its replaces registers and renews on every node. Every node agrees on
-// every block and app hash, and ttld replay re-executes a validator's and the full
-// node's stores across both switches with the same app hashes.
+// refused; the epoch change that switched to 14 decided on 15, and the next one
+// switches, in place, and a session type renewed by its replaces registers and renews
+// on every node. Every node agrees on every block and app hash, and ttld replay
+// re-executes a validator's and the full node's stores across both switches with the
+// same app hashes.
+//
+// The test takes three epochs, three minutes at the protocol's least epoch length,
+// and a few seconds: the restarts take the first seconds of epoch 0, whose end decides
+// on 14 (three quarters of its blocks signalled); epoch 1's end switches to 14 and
+// decides on 15; epoch 2's end switches to 15. Restarts slow enough to leave more than
+// a quarter of epoch 0's blocks unsignalled cost an epoch more.
 func TestDevnetUpgrade(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), upgradeDeadline)
 	defer cancel()
@@ -64,7 +76,7 @@ func TestDevnetUpgrade(t *testing.T) {
 	}
 	n.files = append(n.files, "docker-compose.fullnodes.yml")
 	n.env = append(n.env, "TTLD_FULL_IMAGE="+oldImage)
-	n.generate(ctx, 1, "--protocol-version", "13", "--signal-version", "13")
+	n.generate(ctx, 1, "--protocol-version", "13", "--signal-version", "13", "--local-min-ttl", strconv.Itoa(storyTTLS))
 	full := n.full[0]
 	n.up(ctx)
 	n.waitAll(ctx, 3, startTimeout)
@@ -121,13 +133,15 @@ func TestDevnetUpgrade(t *testing.T) {
 	load.check(t, restarted, at)
 	w.refusedBefore15(ctx)
 
-	// A contract with a ttl registers on 14; its documents expire and are cleaned up.
-	stories := w.contract(ctx, fmt.Sprintf(`{"documentSchemas":{"story":{"type":"object","ttl":%d,"properties":{"caption":{"type":"string","maxLength":40,"position":0}},"required":["$createdAt"],"additionalProperties":false}}}`, ttlS))
+	// A contract with a ttl registers on 14, and its documents are written: they expire
+	// while the full node comes back.
+	stories := w.contract(ctx, fmt.Sprintf(`{"documentSchemas":{"story":{"type":"object","ttl":%d,"properties":{"caption":{"type":"string","maxLength":40,"position":0}},"required":["$createdAt"],"additionalProperties":false}}}`, storyTTLS))
 	var ttlDocs []protocol.DocumentID
+	var created int64
 	for i := range 2 {
-		ttlDocs = append(ttlDocs, w.document(ctx, stories, "story", fmt.Sprintf(`{"caption":"for a minute, number %d"}`, i)))
+		id, h := w.documentAt(ctx, stories, "story", fmt.Sprintf(`{"caption":"for a moment, number %d"}`, i))
+		ttlDocs, created = append(ttlDocs, id), h
 	}
-	n.expire(ctx, stories, ttlDocs)
 
 	// The full node on the old binary stopped at the switch, and catches up on the new.
 	n.oldStopped(ctx, full, at)
@@ -136,20 +150,17 @@ func TestDevnetUpgrade(t *testing.T) {
 	if err := n.waitNodes(ctx, final, catchUp, full); err != nil {
 		t.Fatal(err)
 	}
-	n.nodes = append(n.nodes, full) // agreement, and the notes, on all five
+	n.nodes = append(n.nodes, full) // agreement, the notes and the stories' cleanup, on all five
 	n.agree(ctx, final)
-	for _, id := range append(before, load.documents...) {
-		for _, m := range n.nodes {
-			st, err := m.client.Document(ctx, notes, "note", id, final-1, true)
-			if err != nil || !st.Present || !st.Verified {
-				t.Fatalf("%s: note %s at %d: %+v %v", m.name, id, final-1, st, err)
-			}
-		}
-	}
+	n.notesProven(ctx, notes, append(before, load.documents...), final-1)
 	t.Logf("%d notes written on 13 and across the switch present and proven on every node at %d", len(before)+len(load.documents), final-1)
 
+	// The stories expire and are cleaned up, on 14.
+	n.expire(ctx, stories, ttlDocs, created)
+
 	// On to 15 in place: the validators' binaries signalled it all along, so the epoch
-	// change after the switch to 14 decides on 15 and the next one switches.
+	// change that switched to 14 decided on 15 from the epoch it ended, and the next one
+	// switches.
 	final = w.renewOn15(ctx)
 
 	// Replay across the switches.
@@ -157,6 +168,29 @@ func TestDevnetUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.replay(ctx, final, n.nodes[0], full)
+}
+
+// notesProven requires every note of ids present and verified at height on every node.
+func (n *network) notesProven(ctx context.Context, notes protocol.ContractID, ids []protocol.DocumentID, height int64) {
+	errs := make([]error, len(n.nodes))
+	var wg sync.WaitGroup
+	for i, m := range n.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, id := range ids {
+				st, err := m.client.Document(ctx, notes, "note", id, height, true)
+				if err != nil || !st.Present || !st.Verified {
+					errs[i] = fmt.Errorf("%s: note %s at %d: %+v %v", m.name, id, height, st, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		n.t.Fatal(err)
+	}
 }
 
 // refusedBefore15 checks, by dry runs on 14, that what version 15 brings is refused
@@ -184,9 +218,9 @@ func (w *writer) refusedBefore15(ctx context.Context) {
 	t.Log("on 14: a renewOnReplace type is refused by the meta-schema (10101), a renewal does not decode")
 }
 
-// sessionContract is version 15's session: a minute-long ttl (the devnet's lowered
-// minimum), renewed by every replace.
-var sessionContract = fmt.Sprintf(`{"documentSchemas":{"session":{"type":"object","ttl":%d,"renewOnReplace":true,"properties":{"user":{"type":"string","maxLength":20,"position":0},"page":{"type":"string","maxLength":20,"position":1}},"required":["$createdAt","user"],"additionalProperties":false}}}`, ttlS)
+// sessionContract is version 15's session: a ttl of sessionTTLS, renewed by every
+// replace.
+var sessionContract = fmt.Sprintf(`{"documentSchemas":{"session":{"type":"object","ttl":%d,"renewOnReplace":true,"properties":{"user":{"type":"string","maxLength":20,"position":0},"page":{"type":"string","maxLength":20,"position":1}},"required":["$createdAt","user"],"additionalProperties":false}}}`, sessionTTLS)
 
 // renewOn15 waits for the switch to 15, registers the session type, creates a session,
 // renews it, replaces it (which renews it again), and requires every node, once level,
@@ -215,7 +249,7 @@ func (w *writer) renewOn15(ctx context.Context) int64 {
 	for _, m := range n.nodes {
 		st, err := m.client.Document(ctx, sessions, "session", id, final-1, true)
 		if err != nil || !st.Present || !st.Verified || st.Revision != 3 || st.RenewedAt <= st.CreatedAt || st.RenewedAt != st.UpdatedAt ||
-			st.ExpiresAtMs != st.RenewedAt+uint64(ttlS)*1000 {
+			st.ExpiresAtMs != st.RenewedAt+uint64(sessionTTLS)*1000 {
 			t.Fatalf("%s: the session at %d: %+v %v", m.name, final-1, st, err)
 		}
 	}
@@ -365,20 +399,21 @@ func (n *network) replaceImage(ctx context.Context, m *member) {
 	t.Logf("%s started again on %s", m.name, image)
 }
 
-// expire waits for the documents of a ttl contract to expire and be cleaned up, and
-// checks on every validator, proven, that none is left and nothing is due.
-func (n *network) expire(ctx context.Context, contract protocol.ContractID, ids []protocol.DocumentID) {
+// expire waits for the stories ids of a ttl contract, created by height created, to
+// expire and be cleaned up, and checks on every node, proven, that none is left and
+// nothing is due, on 14.
+func (n *network) expire(ctx context.Context, contract protocol.ContractID, ids []protocol.DocumentID, created int64) {
 	t := n.t
 	c := n.nodes[0].client
 	var expiresAt uint64
 	for _, id := range ids {
-		st, err := c.Document(ctx, contract, "story", id, 0, true)
+		st, err := c.Document(ctx, contract, "story", id, created, true)
 		if err != nil || !st.Present || st.ExpiresAtMs == 0 {
-			t.Fatalf("story %s: %+v %v", id, st, err)
+			t.Fatalf("story %s at %d: %+v %v", id, created, st, err)
 		}
 		expiresAt = max(expiresAt, st.ExpiresAtMs)
 	}
-	wait := time.Until(time.UnixMilli(int64(expiresAt)))
+	wait := max(time.Until(time.UnixMilli(int64(expiresAt))), 0)
 	t.Logf("the stories expire in %s", wait.Round(time.Second))
 	select {
 	case <-ctx.Done():
@@ -387,13 +422,9 @@ func (n *network) expire(ctx context.Context, contract protocol.ContractID, ids 
 	}
 	deadline := time.Now().Add(catchUp)
 	for {
-		h, err := c.LatestHeight(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h-- // the state after h-1 is proven with header h, which exists
+		h := n.lowest(ctx) - 1 // the state after h is proven with header h+1, which every node has
 		bt, err := c.BlockTime(ctx, h, true)
-		if err == nil && bt > expiresAt {
+		if h > 0 && err == nil && bt > expiresAt {
 			gone := true
 			for _, m := range n.nodes {
 				for _, id := range ids {
@@ -410,14 +441,21 @@ func (n *network) expire(ctx context.Context, contract protocol.ContractID, ids 
 				gone = gone && len(due.Entries) == 0
 			}
 			if gone {
-				t.Logf("the stories expired and were cleaned up: absent and nothing due at height %d on every validator, proven", h)
+				if p := n.protocolOf(ctx, n.nodes[0], h); p.Version != protocol.V14 {
+					t.Fatalf("the stories were cleaned up by height %d, on version %d: not on 14", h, p.Version)
+				}
+				t.Logf("the stories expired and were cleaned up on 14: absent and nothing due at height %d on every node (%d), proven", h, len(n.nodes))
 				return
 			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the stories were not cleaned up by height %d", h)
 		}
-		time.Sleep(time.Second)
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(poll):
+		}
 	}
 }
 
@@ -520,18 +558,23 @@ type loadRecord struct {
 	err       error
 }
 
-// load writes until stop: a transfer, then a note, each committed before the next.
+// load writes a transfer, then a note, each committed before the next, every
+// loadPace until stop is closed, and once more then: the last pair is committed after
+// whatever the caller waited for before it closed stop.
 func (w *writer) load(ctx context.Context, stop <-chan struct{}, notes protocol.ContractID) loadRecord {
 	var rec loadRecord
 	from := protocol.AddressOf(w.signer.Public().(ed25519.PublicKey))
+	pace := time.NewTicker(loadPace)
+	defer pace.Stop()
 	for nonce := uint64(1); ; nonce++ {
+		stopped := false
 		select {
 		case <-stop:
-			return rec
+			stopped = true
 		case <-ctx.Done():
 			rec.err = ctx.Err()
 			return rec
-		default:
+		case <-pace.C:
 		}
 		tr := transferOf(0, nonce)
 		tx := protocol.Sign(chainID, &protocol.AddressFundsTransfer{PubKey: w.signer.Public().(ed25519.PublicKey), Nonce: nonce, Recipient: tr.recipient, Amount: tr.amount}, w.signer)
@@ -541,6 +584,9 @@ func (w *writer) load(ctx context.Context, stop <-chan struct{}, notes protocol.
 		}))
 		id, h := w.documentAt(ctx, notes, "note", fmt.Sprintf(`{"text":"load %d"}`, nonce))
 		rec.documents, rec.docHeight = append(rec.documents, id), append(rec.docHeight, h)
+		if stopped {
+			return rec
+		}
 	}
 }
 

@@ -31,7 +31,7 @@ const (
 	// least this high before they start.
 	syncBlocks = 2500
 	// syncBatches batches of syncBatchSize notes are written first (a batch carries 10
-	// actions at most).
+	// actions at most), sent one after the other without waiting: several to a block.
 	syncBatches   = 300
 	syncBatchSize = 10
 	// syncTimeoutCommit is the validators' timeout_commit: blocks as fast as the
@@ -46,6 +46,9 @@ const (
 	// syncTTLS is the ttl of the documents the joining node receives in its snapshot
 	// and must delete at their expiry: long enough for it to join first.
 	syncTTLS = 180
+	// syncDiscovery is full0's [statesync] discovery_time, how long it gathers the
+	// snapshots offered before it chooses one: CometBFT's least (its default is 15 s).
+	syncDiscovery = "5s"
 	// joinWithin bounds each join.
 	joinWithin = 8 * time.Minute
 )
@@ -68,10 +71,11 @@ func TestDevnetStateSync(t *testing.T) {
 		editConfig(t, m.home, regexp.MustCompile(`(?m)^timeout_commit = .*$`), `timeout_commit = "`+syncTimeoutCommit+`"`)
 		editConfig(t, m.home, regexp.MustCompile(`(?m)^peer_gossip_sleep_duration = .*$`), `peer_gossip_sleep_duration = "`+syncGossipSleep+`"`)
 	}
+	editConfig(t, full0.home, regexp.MustCompile(`(?m)^discovery_time = .*$`), `discovery_time = "`+syncDiscovery+`"`)
 	// full1 joins without state sync.
 	editConfig(t, full1.home, regexp.MustCompile(`(?s)(\[statesync\]\s*\n(?:#[^\n]*\n|\s*\n)*enable = )true`), "${1}false")
 	if os.Getuid() == 0 {
-		for _, m := range append(n.nodes, full1) {
+		for _, m := range append(n.nodes, n.full...) {
 			chownAll(t, m.home, n.uid, n.gid)
 		}
 	}
@@ -83,12 +87,8 @@ func TestDevnetStateSync(t *testing.T) {
 	notes := w.contract(ctx, `{"documentSchemas":{"note":{"type":"object","properties":{"text":{"type":"string","maxLength":40,"position":0}},"additionalProperties":false,`+
 		`"indices":[{"name":"byText","properties":[{"text":"asc"}]}]}}}`)
 	start := time.Now()
-	var written []protocol.DocumentID
-	for i := range syncBatches {
-		ids, _ := w.batch(ctx, notes, "note", syncBatchSize, func(k int) string { return fmt.Sprintf(`{"text":"note %d of batch %d"}`, k, i) })
-		written = append(written, ids...)
-	}
-	t.Logf("%d notes written in %s, the chain at %d", len(written), time.Since(start).Round(time.Second), n.height(ctx))
+	written := w.batches(ctx, notes, "note", syncBatches, syncBatchSize, func(i, k int) string { return fmt.Sprintf(`{"text":"note %d of batch %d"}`, k, i) })
+	t.Logf("%d notes written in %s, the chain at %d", len(written), time.Since(start).Round(time.Millisecond), n.height(ctx))
 	for n.height(ctx) < syncBlocks {
 		select {
 		case <-ctx.Done():
@@ -197,9 +197,9 @@ func editConfig(t *testing.T, home string, re *regexp.Regexp, repl string) {
 	}
 }
 
-// batch creates count documents of typeName in one transaction, the k-th with
-// data(k), and returns their ids and the height it was seen committed by.
-func (w *writer) batch(ctx context.Context, contract protocol.ContractID, typeName string, count int, data func(k int) string) ([]protocol.DocumentID, int64) {
+// newBatch is the writer's next batch: count creates of typeName, the k-th with
+// data(k), and their ids.
+func (w *writer) newBatch(contract protocol.ContractID, typeName string, count int, data func(k int) string) (*protocol.DocumentsBatch, []protocol.DocumentID) {
 	w.nonce++
 	b := &protocol.DocumentsBatch{Identity: w.identity, Nonce: w.nonce, Contract: contract}
 	var ids []protocol.DocumentID
@@ -210,12 +210,57 @@ func (w *writer) batch(ctx context.Context, contract protocol.ContractID, typeNa
 		b.Actions = append(b.Actions, a)
 		ids = append(ids, b.CreateID(a))
 	}
+	return b, ids
+}
+
+// batch creates count documents of typeName in one transaction, the k-th with
+// data(k), and returns their ids and the height it was seen committed by.
+func (w *writer) batch(ctx context.Context, contract protocol.ContractID, typeName string, count int, data func(k int) string) ([]protocol.DocumentID, int64) {
+	b, ids := w.newBatch(contract, typeName, count, data)
 	last := ids[len(ids)-1]
 	h := w.n.commit(ctx, protocol.Sign(chainID, b, w.n.dev.Priv), func(ctx context.Context, c *client.Client) (bool, error) {
 		st, err := c.Document(ctx, contract, typeName, last, 0, false)
 		return st.Present, err
 	})
 	return ids, h
+}
+
+// batches creates count batches of size documents of typeName, the k-th of batch i
+// with data(i, k), and returns their ids. The batches go to node0 one after the other,
+// the identity's nonces in order, without waiting for a block: each block takes those
+// that reached the mempool before it. Every batch must then be committed, with code 0,
+// within commitTimeout.
+func (w *writer) batches(ctx context.Context, contract protocol.ContractID, typeName string, count, size int, data func(i, k int) string) []protocol.DocumentID {
+	t, m := w.n.t, w.n.nodes[0]
+	var ids []protocol.DocumentID
+	hashes := make([][]byte, count)
+	from := m.latest(ctx)
+	for i := range count {
+		b, bids := w.newBatch(contract, typeName, size, func(k int) string { return data(i, k) })
+		ids = append(ids, bids...)
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		res, err := m.client.Broadcast(cctx, protocol.Sign(chainID, b, w.n.dev.Priv), false)
+		cancel()
+		if err != nil || res.Refused() {
+			t.Fatalf("batch %d of %d to %s: %+v %v", i+1, count, m.name, res, err)
+		}
+		hashes[i] = res.Hash
+	}
+	actx, cancel := context.WithTimeout(ctx, commitTimeout)
+	defer cancel()
+	outs, err := m.client.Await(actx, from, hashes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := map[int64]bool{}
+	for i, o := range outs {
+		if !o.Committed || o.Code != 0 {
+			t.Fatalf("batch %d of %d: %+v, want committed with code 0", i+1, count, o)
+		}
+		blocks[o.Height] = true
+	}
+	t.Logf("%d batches of %d %s documents committed in %d blocks", count, size, typeName, len(blocks))
+	return ids
 }
 
 // snapshotAfter waits for node0 to keep a snapshot of a height past h, and returns its
@@ -305,24 +350,36 @@ func (n *network) expireAlike(ctx context.Context, contract protocol.ContractID,
 	ref := n.nodes[0].client
 	var expiresAt uint64
 	for _, id := range ids {
-		st, err := ref.Document(ctx, contract, "flash", id, 0, true)
+		st, err := ref.Document(ctx, contract, "flash", id, created, true)
 		if err != nil || !st.Present || st.ExpiresAtMs == 0 {
-			t.Fatalf("flash %s: %+v %v", id, st, err)
+			t.Fatalf("flash %s at %d: %+v %v", id, created, st, err)
 		}
 		expiresAt = max(expiresAt, st.ExpiresAtMs)
 	}
-	wait := time.Until(time.UnixMilli(int64(expiresAt)))
+	wait := max(time.Until(time.UnixMilli(int64(expiresAt))), 0)
 	t.Logf("the ttl documents expire in %s", wait.Round(time.Second))
 	select {
 	case <-ctx.Done():
 		t.Fatal(ctx.Err())
-	case <-time.After(wait + 3*time.Second):
+	case <-time.After(wait):
+	}
+	// latest: a height past the expiry that every node has, and the header after it.
+	var latest int64
+	for deadline := time.Now().Add(catchUp); ; {
+		latest = n.lowest(ctx) - 1
+		if bt, err := ref.BlockTime(ctx, latest, true); latest > created && err == nil && bt > expiresAt {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no block past the expiry on every node by height %d", latest)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(poll):
+		}
 	}
 	// gone: the first height whose state holds none of them, on node0.
-	latest, err := ref.LatestHeight(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	absent := func(c *client.Client, h int64) (bool, error) {
 		for _, id := range ids {
 			st, err := c.Document(ctx, contract, "flash", id, h, true)
@@ -335,7 +392,7 @@ func (n *network) expireAlike(ctx context.Context, contract protocol.ContractID,
 		}
 		return true, nil
 	}
-	lo, hi := created, latest-1 // not all absent at lo, all absent at hi
+	lo, hi := created, latest // not all absent at lo, all absent at hi
 	if ok, err := absent(ref, lo); err != nil || ok {
 		t.Fatalf("the ttl documents are absent at %d, where they were created, on %s: %v", lo, n.nodes[0].name, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cometbft/cometbft/config"
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
 	"github.com/rs/zerolog"
 
@@ -29,8 +30,18 @@ type testNode struct {
 	prom string
 }
 
+// startTest starts home's node on free loopback ports, with peer exchange off: it has
+// no peers to exchange, and CometBFT saves the address book of peer exchange from a
+// goroutine of its own after the node has stopped, which would race the removal of the
+// test's home.
 func startTest(t *testing.T, home string) testNode {
 	t.Helper()
+	cfg, err := readConfig(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.P2P.PexReactor = false
+	config.WriteConfigFile(ConfigFile(home), cfg)
 	prom := freeAddr(t)
 	n, err := Start(StartOptions{
 		Home:             home,

@@ -185,7 +185,7 @@ e2e-upgrade: build image image-old
 
 ## e2e-statesync: state sync: a devnet with a history of thousands of blocks and documents; one full node joins by state sync, another by executing every block; agreement, proofs, ttl documents from the snapshot deleted alike, replay from the snapshot
 e2e-statesync: build image
-	$(GO) test -tags devnet -count=1 -timeout 35m -v -run TestDevnetStateSync ./e2e/devnet/
+	$(GO) test -tags devnet -count=1 -timeout 20m -v -run TestDevnetStateSync ./e2e/devnet/
 
 ## e2e-web: the web view in headless Chromium against an in-process node (installs Debian's chromium when it is missing)
 e2e-web: chromium web-wasm

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +50,26 @@ const (
 	// epochLengthS is the network's epoch length, ttld testnet's smallest: the test
 	// crosses the change from epoch 0 to epoch 1, whose blocks pay epoch 0 out.
 	epochLengthS = 60
+)
+
+// The networks' pace: blocks as fast as four validators sharing the machine's cores
+// commit them, so that an epoch holds a thousand blocks or more and a history of
+// thousands is minutes of work, not hours. CometBFT's own tests commit in tens of
+// milliseconds (config.TestConsensusConfig, node.TestTimeouts).
+const (
+	// timeoutCommit and timeoutPropose are ttld testnet's --timeout-commit (which
+	// lowers peer_gossip_sleep_duration with it, node.Timeouts) and --timeout-propose:
+	// half a second for a proposal is what a validator sharing two cores with its
+	// peers and a load meets, and what a round whose proposer is stopped, paused or
+	// cut off costs.
+	timeoutCommit  = 5 * time.Millisecond
+	timeoutPropose = 500 * time.Millisecond
+	// flushThrottle is every node's p2p flush_throttle_timeout: how long a connection
+	// holds what it has to send before it writes it out (CometBFT's default 100 ms, its
+	// test config's 10 ms). A block's proposal, prevotes and precommits each cross a
+	// connection, so at 100 ms four validators commit a few blocks a second whatever
+	// their timeouts; at a millisecond, tens.
+	flushThrottle = "1ms"
 )
 
 // Bounds. The whole test runs under testDeadline; every single RPC call under
@@ -218,7 +239,8 @@ func newNetwork(t *testing.T) *network {
 func (n *network) generate(ctx context.Context, fullNodes int, extra ...string) {
 	t := n.t
 	args := append([]string{"testnet", "--validators", strconv.Itoa(validators), "--full-nodes", strconv.Itoa(fullNodes), "--output", n.dir, "--chain-id", chainID,
-		"--subnet-base", subnet + ".10", "--epoch-length", strconv.Itoa(epochLengthS), "--force", "-o", "json"}, extra...)
+		"--subnet-base", subnet + ".10", "--epoch-length", strconv.Itoa(epochLengthS),
+		"--timeout-commit", timeoutCommit.String(), "--timeout-propose", timeoutPropose.String(), "--force", "-o", "json"}, extra...)
 	out, err := n.run(ctx, exec.Command(filepath.Join(n.root, "bin", "ttld"), args...))
 	if err != nil {
 		t.Fatal(err)
@@ -248,6 +270,7 @@ func (n *network) generate(ctx context.Context, fullNodes int, extra ...string) 
 		t.Fatal(err)
 	}
 	for i, r := range res.Nodes {
+		editConfig(t, r.Home, regexp.MustCompile(`(?m)^flush_throttle_timeout = .*$`), `flush_throttle_timeout = "`+flushThrottle+`"`)
 		m := &member{name: r.Name, home: r.Home, ip: r.IP, rpc: fmt.Sprintf("http://127.0.0.1:%s%d", portPrefix, 657+100*i)}
 		validator := i < validators
 		if validator {
@@ -273,6 +296,24 @@ func (n *network) generate(ctx context.Context, fullNodes int, extra ...string) 
 		} else {
 			n.full = append(n.full, m)
 		}
+	}
+}
+
+// editConfig replaces what re matches in home's config.toml with repl, which must
+// change it.
+func editConfig(t *testing.T, home string, re *regexp.Regexp, repl string) {
+	t.Helper()
+	path := node.ConfigFile(home)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := re.ReplaceAll(b, []byte(repl))
+	if string(edited) == string(b) {
+		t.Fatalf("%s: nothing matches %s", path, re)
+	}
+	if err := os.WriteFile(path, edited, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -4,7 +4,12 @@
 // SIGKILLs and restarts one validator, pauses another and cuts a third off the network
 // for ten seconds, then checks that the nodes agree on every block and app hash, that
 // every transfer reads back with a verified proof from every node, and that ttld replay
-// of the stopped nodes' block stores reproduces every app hash.
+// of the stopped nodes' block stores reproduces every app hash. Beside it, the upgrade
+// test (upgrade_test.go) and the state sync test (statesync_test.go). Every test
+// network commits blocks in tens of milliseconds (ttld testnet --timeout-commit), so
+// that the tests wait only where the protocol counts time: epochs of a minute, ttls of
+// seconds. The fault test reads epoch 0's payouts, so it lasts the first epoch, a
+// minute, and a few seconds.
 //
 // The test needs a Docker engine, docker-compose (or `docker compose`) and the image,
 // so it only builds with the devnet tag: `make e2e-devnet` builds bin/ttld and the

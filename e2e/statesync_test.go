@@ -35,9 +35,9 @@ func startOn(t *testing.T, home string, edit func(*config.Config)) (*node.Node, 
 	cfg.P2P.AllowDuplicateIP = true // every peer is on 127.0.0.1
 	// Five blocks a second, not the pace of node.TestTimeouts: a node that joins
 	// switches from block sync to consensus once it reaches the height its peers told
-	// it at the start, and catches up from there through the consensus gossip, a few
-	// blocks a second on this machine; a chain of forty a second would leave it
-	// behind for good.
+	// it at the start, and catches up from there through the consensus gossip, whose
+	// messages each wait up to the connection's flush_throttle_timeout (100 ms): a few
+	// blocks a second, which a chain of forty a second would leave behind for good.
 	cfg.Consensus.TimeoutCommit = 200 * time.Millisecond
 	if edit != nil {
 		edit(cfg)

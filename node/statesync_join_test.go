@@ -26,8 +26,9 @@ const joinTimeout = 2 * time.Minute
 // blocks every 200 ms, after edit; it returns the node and its P2P address. The node
 // stops when the test ends. Five blocks a second, not the pace of TestTimeouts: a node
 // that joins switches from block sync to consensus at the height its peers told it at
-// the start and catches up from there through the consensus gossip, a few blocks a
-// second on this machine, which a chain of forty a second would outrun.
+// the start and catches up from there through the consensus gossip, whose messages
+// each wait up to the connection's flush_throttle_timeout (100 ms): a few blocks a
+// second, which a chain of forty a second would outrun.
 func startPeer(t *testing.T, home string, log io.Writer, edit func(*config.Config)) (*Node, string) {
 	t.Helper()
 	cfg, err := readConfig(home)

@@ -35,7 +35,7 @@ var (
 // block's cleanup left and the documents it deleted (its documents_cleanup event).
 func (s *Server) backlogChart(r *http.Request) ([]byte, error) {
 	ctx := r.Context()
-	latest, err := s.latestHeight(ctx)
+	latest, err := s.executedHeight(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +209,18 @@ func (s *Server) storageChart(r *http.Request) ([]byte, error) {
 	bars.LineStyle.Width = 0
 	p.Add(bars)
 	return render(p)
+}
+
+// executedHeight is the newest height the application has executed and committed,
+// whose results CometBFT has saved. The latest height of /status can be one more:
+// CometBFT stores a block, and reports it, before it executes it, and saves its results
+// once FinalizeBlock has returned.
+func (s *Server) executedHeight(ctx context.Context) (int64, error) {
+	info, err := s.rpc.ABCIInfo(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.Response.LastBlockHeight, nil
 }
 
 func (s *Server) latestHeight(ctx context.Context) (int64, error) {

@@ -63,6 +63,17 @@ func (c *countingRPC) Status(ctx context.Context) (*coretypes.ResultStatus, erro
 	return st, err
 }
 
+func (c *countingRPC) ABCIInfo(ctx context.Context) (*coretypes.ResultABCIInfo, error) {
+	c.count("abci_info")
+	info, err := c.Client.ABCIInfo(ctx)
+	if err == nil {
+		c.mu.Lock()
+		c.latest = append(c.latest, info.Response.LastBlockHeight)
+		c.mu.Unlock()
+	}
+	return info, err
+}
+
 func (c *countingRPC) ABCIQueryWithOptions(ctx context.Context, path string, data cmtbytes.HexBytes, opts rpcclient.ABCIQueryOptions) (*coretypes.ResultABCIQuery, error) {
 	c.count("abci_query " + path)
 	res, err := c.Client.ABCIQueryWithOptions(ctx, path, data, opts)

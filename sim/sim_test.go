@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	seedFlag   = flag.Int64("sim.seed", 1, "seed of the determinism simulation")
+	seedFlag = flag.Int64("sim.seed", 1, "seed of the determinism simulation")
 	// The default is make test's short run: seed 1 reaches every code and event
 	// TestDeterminism asks for by block 800 (not by 600); make sim runs 20,000.
 	blocksFlag = flag.Int("sim.blocks", 800, "blocks of the determinism simulation")

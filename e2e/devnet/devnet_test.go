@@ -693,18 +693,11 @@ func transferOf(k int, nonce uint64) transfer {
 // committed, so that a node never sees a nonce ahead of its state. A batch lost with a
 // killed node's mempool, or stuck in a cut-off node's, is sent again after resendAfter.
 func (n *network) load(ctx context.Context, faulting <-chan struct{}) ([]transfer, error) {
-	var wg sync.WaitGroup
-	errs := make([]error, len(n.nodes))
 	last := make([]uint64, len(n.nodes)) // each key's last nonce sent
-	for k := range n.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			last[k], errs[k] = n.loadKey(ctx, k, faulting)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := atOnce(len(n.nodes), func(k int) (err error) {
+		last[k], err = n.loadKey(ctx, k, faulting)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	var all []transfer
@@ -824,17 +817,10 @@ func (n *network) agree(ctx context.Context, h int64) { n.agreeFrom(ctx, 1, h) }
 func (n *network) agreeFrom(ctx context.Context, from, h int64) {
 	t := n.t
 	hdrs := make([][]*cmttypes.Header, len(n.nodes)) // node -> height-from -> header
-	errs := make([]error, len(n.nodes))
-	var wg sync.WaitGroup
-	for i, m := range n.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			hdrs[i], errs[i] = m.headers(ctx, from, h)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := atOnce(len(n.nodes), func(i int) (err error) {
+		hdrs[i], err = n.nodes[i].headers(ctx, from, h)
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	for k, ref := range hdrs[0] {
@@ -1215,25 +1201,34 @@ func (n *network) replay(ctx context.Context, atLeast int64, ms ...*member) {
 // each reported.
 func (n *network) replays(ctx context.Context, ms ...*member) []replay.Summary {
 	sums := make([]replay.Summary, len(ms))
-	errs := make([]error, len(ms))
-	var wg sync.WaitGroup
-	for i, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out, err := n.run(ctx, exec.Command(filepath.Join(n.root, "bin", "ttld"), "replay", "--home", m.home, "-o", "json"))
-			if err != nil {
-				errs[i] = fmt.Errorf("replay %s: %w\n%s", m.name, err, out)
-				return
-			}
-			if err := json.Unmarshal([]byte(out), &sums[i]); err != nil {
-				errs[i] = fmt.Errorf("replay %s -o json: %w\n%s", m.name, err, out)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := atOnce(len(ms), func(i int) error {
+		m := ms[i]
+		out, err := n.run(ctx, exec.Command(filepath.Join(n.root, "bin", "ttld"), "replay", "--home", m.home, "-o", "json"))
+		if err != nil {
+			return fmt.Errorf("replay %s: %w\n%s", m.name, err, out)
+		}
+		if err := json.Unmarshal([]byte(out), &sums[i]); err != nil {
+			return fmt.Errorf("replay %s -o json: %w\n%s", m.name, err, out)
+		}
+		return nil
+	}); err != nil {
 		n.t.Fatal(err)
 	}
 	return sums
+}
+
+// atOnce runs f(i) for every i below count, each on a goroutine of its own, and joins
+// their errors.
+func atOnce(count int, f func(i int) error) error {
+	errs := make([]error, count)
+	var wg sync.WaitGroup
+	for i := range count {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

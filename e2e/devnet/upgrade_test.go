@@ -7,7 +7,6 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -172,23 +171,16 @@ func TestDevnetUpgrade(t *testing.T) {
 
 // notesProven requires every note of ids present and verified at height on every node.
 func (n *network) notesProven(ctx context.Context, notes protocol.ContractID, ids []protocol.DocumentID, height int64) {
-	errs := make([]error, len(n.nodes))
-	var wg sync.WaitGroup
-	for i, m := range n.nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, id := range ids {
-				st, err := m.client.Document(ctx, notes, "note", id, height, true)
-				if err != nil || !st.Present || !st.Verified {
-					errs[i] = fmt.Errorf("%s: note %s at %d: %+v %v", m.name, id, height, st, err)
-					return
-				}
+	if err := atOnce(len(n.nodes), func(i int) error {
+		m := n.nodes[i]
+		for _, id := range ids {
+			st, err := m.client.Document(ctx, notes, "note", id, height, true)
+			if err != nil || !st.Present || !st.Verified {
+				return fmt.Errorf("%s: note %s at %d: %+v %v", m.name, id, height, st, err)
 			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+		}
+		return nil
+	}); err != nil {
 		n.t.Fatal(err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	cryptoenc "github.com/cometbft/cometbft/crypto/encoding"
 	cmtcrypto "github.com/cometbft/cometbft/proto/tendermint/crypto"
 	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
+	cmttypes "github.com/cometbft/cometbft/types"
 	"github.com/cosmos/iavl"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/rs/zerolog"
@@ -103,6 +104,10 @@ type Application struct {
 	// decided are the transactions of the block FinalizeBlock staged: Commit carries
 	// the check state's others over (carry.go). Consensus connection only.
 	decided [][]byte
+	// genesisValidators are the chain's genesis validators (SetGenesisValidators),
+	// which the switch to protocol version 16 records as the set. InitChain sets them
+	// too.
+	genesisValidators []drive.GenesisValidator
 }
 
 // New wraps a store. metrics may be nil.
@@ -230,13 +235,12 @@ func (a *Application) InitChain(_ context.Context, req *abcitypes.RequestInitCha
 		return nil, err
 	}
 	p := genesis.Params{ChainID: req.ChainId, GenesisTimeMs: protocol.BlockTimeMs(req.Time), InitialHeight: uint64(req.InitialHeight)}
-	for _, v := range req.Validators {
-		pub, err := cryptoenc.PubKeyFromProto(v.PubKey)
-		if err != nil {
-			return nil, fmt.Errorf("abci: genesis validator key: %w", err)
-		}
-		p.Validators = append(p.Validators, pub.Address())
+	vals, err := GenesisValidators(req.Validators)
+	if err != nil {
+		return nil, err
 	}
+	p.Validators = vals
+	a.genesisValidators = vals
 	if err := genesis.InitChain(a.store.Working(), p, req.AppStateBytes); err != nil {
 		return nil, err
 	}
@@ -257,6 +261,52 @@ func (a *Application) InitChain(_ context.Context, req *abcitypes.RequestInitCha
 	// block on; a block that switches it updates it (appVersionUpdate).
 	params := &cmtproto.ConsensusParams{Version: &cmtproto.VersionParams{App: uint64(v)}}
 	return &abcitypes.ResponseInitChain{AppHash: a.store.WorkingHash(), ConsensusParams: params}, nil
+}
+
+// GenesisValidators reads CometBFT's genesis validators (RequestInitChain.Validators,
+// or a genesis file's through types.TM2PB.ValidatorUpdates): ed25519 keys with a
+// positive power, which the chain records as its set from protocol version 16 on.
+func GenesisValidators(in []abcitypes.ValidatorUpdate) ([]drive.GenesisValidator, error) {
+	out := make([]drive.GenesisValidator, 0, len(in))
+	for _, v := range in {
+		pub, err := cryptoenc.PubKeyFromProto(v.PubKey)
+		if err != nil {
+			return nil, fmt.Errorf("abci: genesis validator key: %w", err)
+		}
+		if pub.Type() != "ed25519" || v.Power <= 0 {
+			return nil, fmt.Errorf("abci: genesis validator %X: want an ed25519 key and a positive power, got %s and %d", pub.Address(), pub.Type(), v.Power)
+		}
+		out = append(out, drive.GenesisValidator{PubKey: pub.Bytes(), Power: uint64(v.Power)})
+	}
+	return out, nil
+}
+
+// GenesisValidatorsOf reads the validators of a genesis file as GenesisValidators
+// reads InitChain's.
+func GenesisValidatorsOf(gen *cmttypes.GenesisDoc) ([]drive.GenesisValidator, error) {
+	in := make([]abcitypes.ValidatorUpdate, len(gen.Validators))
+	for i, v := range gen.Validators {
+		pk, err := cryptoenc.PubKeyToProto(v.PubKey)
+		if err != nil {
+			return nil, fmt.Errorf("abci: genesis validator %X: %w", v.Address, err)
+		}
+		in[i] = abcitypes.ValidatorUpdate{PubKey: pk, Power: v.Power}
+	}
+	return GenesisValidators(in)
+}
+
+// SetGenesisValidators tells the application the chain's genesis validators, which a
+// block switching to protocol version 16 records as the set (docs/STATE.md,
+// "Validators"). The node sets them from its genesis file before CometBFT starts.
+func (a *Application) SetGenesisValidators(vals []drive.GenesisValidator) { a.genesisValidators = vals }
+
+// validatorUpdates turns a block's changes of the set into CometBFT's.
+func validatorUpdates(in []app.ValidatorUpdate) []abcitypes.ValidatorUpdate {
+	out := make([]abcitypes.ValidatorUpdate, len(in))
+	for i, u := range in {
+		out[i] = abcitypes.Ed25519ValidatorUpdate(u.PubKey, int64(u.Power))
+	}
+	return out
 }
 
 // CheckTx judges the transaction on the check state as the next block would
@@ -352,7 +402,7 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 	x := a.kept
 	var err error
 	switch {
-	case x.of(base, req.Height, req.Time, req.ProposerAddress, req.Txs, req.Hash):
+	case x.of(base, req.Height, req.Time, req.ProposerAddress, req.Txs, misbehavior(req.Misbehavior), req.Hash):
 		a.kept = nil
 		a.metrics.Optimistic.WithLabelValues(optimisticHit).Inc()
 		if x.branch != nil {
@@ -393,6 +443,7 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 		AppHash:   x.appHash,
 		// The header's app version follows the protocol version.
 		ConsensusParamUpdates: appVersionUpdate(x.res),
+		ValidatorUpdates:      validatorUpdates(x.res.ValidatorUpdates),
 	}
 	if out.AppHash == nil {
 		out.AppHash = a.store.WorkingHash()
@@ -415,7 +466,7 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 func (a *Application) execute(req *abcitypes.RequestFinalizeBlock) (*executed, error) {
 	start := time.Now()
 	a.discard()
-	blk := app.Block{Height: uint64(req.Height), TimeMs: protocol.BlockTimeMs(req.Time), Proposer: req.ProposerAddress, Txs: req.Txs, Verifier: a.signatures}
+	blk := a.proposalBlock(req.Height, req.Time, req.ProposerAddress, req.Txs, req.Misbehavior)
 	defer a.readBlockAhead(blk)()
 	if err := a.verifyUnchecked(blk); err != nil {
 		return nil, err

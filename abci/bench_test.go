@@ -269,7 +269,7 @@ func BenchmarkEpochChange(b *testing.B) {
 			name := fmt.Sprintf("validator%03d", i)
 			payout := genesisIdentityID(name + "-payout")
 			st.Identities = append(st.Identities, genesis.Identity{ID: payout.String(), Keys: []string{hex.EncodeToString(pub(name + "-payout"))}})
-			h.addValidator(name, payout, st)
+			h.addValidator(name, payout, 10, st)
 			validators = append(validators, name)
 		}
 		st.Addresses = append(st.Addresses, genesis.Address{Address: addr(funder).String(), Balance: 1 << 62})

@@ -48,6 +48,8 @@ type harness struct {
 	names      map[string]string
 	// hash is the hash FinalizeBlock is told the next block has (nil: none).
 	hash []byte
+	// evidence is the misbehaviour the next block carries.
+	evidence []abcitypes.Misbehavior
 	// processBlocks: the scenario's blocks are processed (ProcessProposal) before
 	// FinalizeBlock; roots are the app hashes its blocks committed, in order.
 	processBlocks bool
@@ -108,9 +110,13 @@ func addr(name string) protocol.Address { return protocol.AddressOf(pub(name)) }
 // consensusAddress is the CometBFT address of a scenario validator named name.
 func consensusAddress(name string) []byte { return cmted25519.PubKey(pub(name)).Address() }
 
-// addValidator makes name a genesis validator paid to payout.
-func (h *harness) addValidator(name string, payout protocol.IdentityID, st *genesis.AppState) {
-	h.validators = append(h.validators, abcitypes.Ed25519ValidatorUpdate(pub(name), 10))
+// consensusOf is the consensus address of key k.
+func consensusOf(k ed25519.PublicKey) []byte { return cmted25519.PubKey(k).Address() }
+
+// addValidator makes name a genesis validator of power paid to (and, from version 16
+// on, operated by) payout.
+func (h *harness) addValidator(name string, payout protocol.IdentityID, power int64, st *genesis.AppState) {
+	h.validators = append(h.validators, abcitypes.Ed25519ValidatorUpdate(pub(name), power))
 	h.names[string(consensusAddress(name))] = name
 	st.Validators = append(st.Validators, genesis.Validator{Address: hex.EncodeToString(consensusAddress(name)), PayoutIdentity: payout.String()})
 }
@@ -139,7 +145,7 @@ func (h *harness) initChain(state genesis.AppState) []byte {
 // finalize runs FinalizeBlock without committing.
 func (h *harness) finalize(at time.Time, txs [][]byte) *abcitypes.ResponseFinalizeBlock {
 	res, err := h.app.FinalizeBlock(context.Background(), &abcitypes.RequestFinalizeBlock{
-		Height: h.height + 1, Time: at, Txs: txs, ProposerAddress: h.proposer, Hash: h.hash,
+		Height: h.height + 1, Time: at, Txs: txs, ProposerAddress: h.proposer, Hash: h.hash, Misbehavior: h.evidence,
 	})
 	if err != nil {
 		h.t.Fatalf("finalize %d: %v", h.height+1, err)
@@ -243,6 +249,9 @@ func (h *harness) identityName(id protocol.IdentityID) string {
 //	contract-create identity=I signer=K nonce=N file=PATH as=NAME [key=0]
 //	contract-update identity=I signer=K nonce=N contract=NAME version=V file=PATH [key=0]
 //	doc identity=I signer=K nonce=N contract=NAME ACTION... (documentsBatch)
+//	propose identity=I signer=K nonce=N add=V power=P operator=J
+//	propose identity=I signer=K nonce=N power=V to=P | rotate=V key=W | remove=V
+//	approve identity=I signer=K nonce=N proposal=N
 //	raw hex=...
 //
 // PATH is relative to the repository root (docs/examples/note.json); json=TEXT gives
@@ -314,6 +323,27 @@ func (h *harness) tx(line string) []byte {
 	case "doc":
 		signer = m["signer"]
 		tr = h.documentsBatch(words[1:], m)
+	case "propose":
+		signer = m["signer"]
+		var c protocol.ValidatorChange
+		switch {
+		case m["add"] != "":
+			c = protocol.ValidatorChange{Kind: protocol.ValidatorAdd, PubKey: pub(m["add"]), Power: h.u64(m, "power"), Operator: h.identity(m["operator"])}
+			h.names[string(consensusAddress(m["add"]))] = m["add"]
+		case m["power"] != "":
+			c = protocol.ValidatorChange{Kind: protocol.ValidatorPower, Validator: protocol.ConsensusAddress(consensusAddress(m["power"])), Power: h.u64(m, "to")}
+		case m["rotate"] != "":
+			c = protocol.ValidatorChange{Kind: protocol.ValidatorRotate, Validator: protocol.ConsensusAddress(consensusAddress(m["rotate"])), PubKey: pub(m["key"])}
+			h.names[string(consensusAddress(m["key"]))] = m["key"]
+		case m["remove"] != "":
+			c = protocol.ValidatorChange{Kind: protocol.ValidatorRemove, Validator: protocol.ConsensusAddress(consensusAddress(m["remove"]))}
+		default:
+			h.t.Fatalf("propose what? %q", line)
+		}
+		tr = &protocol.ValidatorSetProposal{Identity: h.identity(m["identity"]), Nonce: h.u64(m, "nonce"), Change: c}
+	case "approve":
+		signer = m["signer"]
+		tr = &protocol.ValidatorSetApproval{Identity: h.identity(m["identity"]), Nonce: h.u64(m, "nonce"), Proposal: h.u64(m, "proposal")}
 	default:
 		h.t.Fatalf("unknown transaction %q", words[0])
 	}

@@ -104,7 +104,7 @@ func TestPoolMetricsFollowTheState(t *testing.T) {
 	h := newHarness(t)
 	st := genesis.AppState{EpochTimeLengthS: 3600, Addresses: []genesis.Address{{Address: addr("alice").String(), Balance: supply}}}
 	st.Identities = []genesis.Identity{{ID: genesisIdentityID("va").String(), Keys: []string{hex.EncodeToString(pub("alice"))}}}
-	h.addValidator("val-a", genesisIdentityID("va"), &st)
+	h.addValidator("val-a", genesisIdentityID("va"), 10, &st)
 	h.initChain(st)
 	h.proposer = consensusAddress("val-a")
 

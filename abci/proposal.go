@@ -3,6 +3,7 @@ package abci
 import (
 	"bytes"
 	"context"
+	"slices"
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
@@ -23,12 +24,13 @@ import (
 // ProcessProposal, and kept for FinalizeBlock. At most one is kept: the last.
 type executed struct {
 	// What the execution read of its block (app.Block): FinalizeBlock uses the
-	// execution only for a block that agrees in all of them. The misbehaviour and the
-	// last commit a request carries are not read by the execution.
-	height   int64
-	time     time.Time
-	proposer []byte
-	txs      [][]byte
+	// execution only for a block that agrees in all of them. The last commit a request
+	// carries is not read by the execution.
+	height      int64
+	time        time.Time
+	proposer    []byte
+	txs         [][]byte
+	misbehavior []app.Misbehavior
 	// hash is the block's hash once ProcessProposal named it; nil for the block
 	// PrepareProposal built, which has no hash yet.
 	hash []byte
@@ -47,8 +49,11 @@ type executed struct {
 
 // of reports whether x is the execution of the block a request names, on the state the
 // next block starts from (the last saved version, base). A nil x is no block's.
-func (x *executed) of(base, height int64, at time.Time, proposer []byte, txs [][]byte, hash []byte) bool {
+func (x *executed) of(base, height int64, at time.Time, proposer []byte, txs [][]byte, misbehavior []app.Misbehavior, hash []byte) bool {
 	if x == nil || x.base != base || x.height != height || !x.time.Equal(at) || !bytes.Equal(x.proposer, proposer) {
+		return false
+	}
+	if !slices.Equal(x.misbehavior, misbehavior) {
 		return false
 	}
 	if x.hash != nil && !bytes.Equal(x.hash, hash) {
@@ -85,7 +90,7 @@ func (a *Application) executeAhead(blk app.Block, at time.Time, room *app.Room) 
 	start := time.Now()
 	a.discard()
 	base, _ := a.store.LastCommit()
-	x := &executed{height: int64(blk.Height), time: at, proposer: blk.Proposer, base: base}
+	x := &executed{height: int64(blk.Height), time: at, proposer: blk.Proposer, misbehavior: blk.Misbehavior, base: base}
 	kv := a.store.Working()
 	if !a.store.Unchanged() {
 		x.branch = drive.NewCache(kv)
@@ -118,9 +123,24 @@ func (a *Application) executeAhead(blk app.Block, at time.Time, room *app.Room) 
 	return x, nil
 }
 
-// proposalBlock is the block a proposal request describes.
-func (a *Application) proposalBlock(height int64, at time.Time, proposer []byte, txs [][]byte) app.Block {
-	return app.Block{Height: uint64(height), TimeMs: protocol.BlockTimeMs(at), Proposer: proposer, Txs: txs, Verifier: a.signatures}
+// proposalBlock is the block a request describes.
+func (a *Application) proposalBlock(height int64, at time.Time, proposer []byte, txs [][]byte, evidence []abcitypes.Misbehavior) app.Block {
+	return app.Block{Height: uint64(height), TimeMs: protocol.BlockTimeMs(at), Proposer: proposer, Txs: txs,
+		Misbehavior: misbehavior(evidence), GenesisValidators: a.genesisValidators, Verifier: a.signatures}
+}
+
+// misbehavior is the evidence a request carries, as the execution reads it: CometBFT's
+// kind and the validator's address and height. An address of another length than a
+// consensus address names no validator of the set, and is left out.
+func misbehavior(in []abcitypes.Misbehavior) []app.Misbehavior {
+	var out []app.Misbehavior
+	for _, m := range in {
+		if len(m.Validator.Address) != protocol.ConsensusAddressLen || m.Height < 0 {
+			continue
+		}
+		out = append(out, app.Misbehavior{Kind: protocol.MisbehaviorKind(m.Type), Validator: protocol.ConsensusAddress(m.Validator.Address), Height: uint64(m.Height)})
+	}
+	return out
 }
 
 // PrepareProposal builds the proposer's block: it executes the mempool's transactions
@@ -132,7 +152,7 @@ func (a *Application) proposalBlock(height int64, at time.Time, proposer []byte,
 // then finds it executed. The request's time is the block's: CometBFT makes the block
 // again from the transactions returned, at the same (median) time.
 func (a *Application) PrepareProposal(_ context.Context, req *abcitypes.RequestPrepareProposal) (*abcitypes.ResponsePrepareProposal, error) {
-	blk := a.proposalBlock(req.Height, req.Time, req.ProposerAddress, orderByAcceptance(a.check.Load(), req.Txs))
+	blk := a.proposalBlock(req.Height, req.Time, req.ProposerAddress, orderByAcceptance(a.check.Load(), req.Txs), req.Misbehavior)
 	a.skipped.forget(blk.TimeMs)
 	x, err := a.executeAhead(blk, req.Time, &app.Room{MaxBytes: req.MaxTxBytes, Size: txSize, MayDrop: a.skipped.mayDrop})
 	if a.haltOn(err) {
@@ -210,11 +230,11 @@ func txSize(tx []byte) int64 { return cmttypes.ComputeProtoSizeForTxs([]cmttypes
 // is found kept already.
 func (a *Application) ProcessProposal(_ context.Context, req *abcitypes.RequestProcessProposal) (*abcitypes.ResponseProcessProposal, error) {
 	base, _ := a.store.LastCommit()
-	if a.kept.of(base, req.Height, req.Time, req.ProposerAddress, req.Txs, req.Hash) {
+	blk := a.proposalBlock(req.Height, req.Time, req.ProposerAddress, req.Txs, req.Misbehavior)
+	if a.kept.of(base, req.Height, req.Time, req.ProposerAddress, req.Txs, blk.Misbehavior, req.Hash) {
 		a.kept.hash = req.Hash
 		return &abcitypes.ResponseProcessProposal{Status: abcitypes.ResponseProcessProposal_ACCEPT}, nil
 	}
-	blk := a.proposalBlock(req.Height, req.Time, req.ProposerAddress, req.Txs)
 	x, err := a.executeAhead(blk, req.Time, nil)
 	if a.haltOn(err) {
 		// NB: CometBFT panics on an error here, outside any recovery when it replays

@@ -131,8 +131,8 @@ func TestOptimisticSameAsDirect(t *testing.T) {
 			st.Addresses = append(st.Addresses, genesis.Address{Address: addr(n).String(), Balance: 1_000_000_000})
 			st.Identities = append(st.Identities, genesis.Identity{ID: genesisIdentityID(n).String(), Balance: 1_000_000_000, Keys: []string{fmt.Sprintf("%x", []byte(pub(n)))}})
 		}
-		h.addValidator("v1", genesisIdentityID("alice"), &st)
-		h.addValidator("v2", genesisIdentityID("bob"), &st)
+		h.addValidator("v1", genesisIdentityID("alice"), 10, &st)
+		h.addValidator("v2", genesisIdentityID("bob"), 10, &st)
 		h.initChain(st)
 		return h
 	}

@@ -2,6 +2,7 @@ package abci
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"strings"
@@ -22,7 +23,8 @@ var queryPaths = []string{
 	proofs.PathAddressChangesCompacted, proofs.PathEpoch, proofs.PathPools, proofs.PathPendingRefunds,
 	proofs.PathTotalCredits, proofs.PathContract, proofs.PathDocument, proofs.PathExpirations,
 	proofs.PathLifetimePools, proofs.PathRemovals, proofs.PathDocuments, proofs.PathCount,
-	proofs.PathSum, proofs.PathRanked, proofs.PathPendingNonce, proofs.PathDryRun, proofs.PathUpgrades, "/no-such-path",
+	proofs.PathSum, proofs.PathRanked, proofs.PathPendingNonce, proofs.PathDryRun, proofs.PathUpgrades, proofs.PathValidators,
+	proofs.PathValidatorProposals, proofs.PathMisbehavior, "/no-such-path",
 }
 
 // queryCodes is every code a query answer may carry (docs/ERRORS.md, "Query codes"),
@@ -180,6 +182,9 @@ func FuzzQueryPaths(f *testing.F) {
 		proofs.PathExpirations:             {proofs.ExpirationsData(1<<63, nil)},
 		proofs.PathLifetimePools:           {nil},
 		proofs.PathUpgrades:                {nil},
+		proofs.PathValidators:              {nil},
+		proofs.PathValidatorProposals:      {nil, binary.BigEndian.AppendUint64(nil, 2)},
+		proofs.PathMisbehavior:             {nil, make([]byte, protocol.ConsensusAddressLen)},
 		proofs.PathRemovals:                {proofs.RemovalsData(site, "", nil), proofs.RemovalsData(site, "story", nil)},
 		proofs.PathDocuments: {
 			proofs.DocumentsData(market, "listing", []byte(`{"where":[["category","==","home"]],"orderBy":[["category","asc"]],"limit":10}`)),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,7 +31,8 @@ import (
 // TestScenarios runs the block scenarios in testdata/. Commands:
 //
 //	genesis [epoch=SECONDS]      input: "address NAME BALANCE" / "identity NAME BALANCE
-//	                             KEY[,KEY]" / "validator NAME PAYOUT_IDENTITY"
+//	                             KEY[,KEY]" / "validator NAME PAYOUT_IDENTITY [POWER]"
+//	                             (power 10 unless given)
 //	block time=DURATION [proposer=NAME]   input: one transaction per line (see
 //	                             harness.tx); the time is since genesis; the proposer
 //	                             stays for later blocks; prints each result and the events
@@ -38,6 +40,11 @@ import (
 //	                             binary must halt at (the chain moves past it): prints
 //	                             why, and checks that nothing was staged or saved
 //	protocol                     the protocol version and upgrade records, proven
+//	validators                   the validator set, the pending proposals with their
+//	                             approvals and the misbehaviour recorded, proven
+//	block ... evidence=NAME@H[,NAME@H]   the block carries evidence of a duplicate vote
+//	                             by validator NAME at height H (NAME@H/lca: a light
+//	                             client attack)
 //	check-tx [recheck=true]      input: one transaction; runs CheckTx on the check state
 //	                             (recheck: as CometBFT's recheck after a block)
 //	dry-run                      input: one transaction; the node's dry run (code, fee,
@@ -116,8 +123,12 @@ func (h *harness) run(d *datadriven.TestData) string {
 				}
 				h.identities[f[1]] = genesisIdentityID(f[1])
 				st.Identities = append(st.Identities, genesis.Identity{ID: genesisIdentityID(f[1]).String(), Balance: h.u64(map[string]string{"b": f[2]}, "b"), Keys: keys})
-			case len(f) == 3 && f[0] == "validator":
-				h.addValidator(f[1], genesisIdentityID(f[2]), &st)
+			case (len(f) == 3 || len(f) == 4) && f[0] == "validator":
+				power := int64(10)
+				if len(f) == 4 {
+					power = int64(h.u64(map[string]string{"p": f[3]}, "p"))
+				}
+				h.addValidator(f[1], genesisIdentityID(f[2]), power, &st)
 			default:
 				h.t.Fatalf("bad genesis line %q", line)
 			}
@@ -141,6 +152,8 @@ func (h *harness) run(d *datadriven.TestData) string {
 	case "block":
 		at := h.timeArg(m)
 		txs := h.txs(d.Input)
+		h.evidence = h.evidenceArg(m["evidence"])
+		defer func() { h.evidence = nil }()
 		if name, ok := m["proposer"]; ok {
 			h.proposer = consensusAddress(name)
 			h.names[string(h.proposer)] = name
@@ -207,6 +220,8 @@ func (h *harness) run(d *datadriven.TestData) string {
 		out.WriteString(h.haltingBlock(h.timeArg(m), h.txs(d.Input)))
 	case "protocol":
 		out.WriteString(h.protocolRecords())
+	case "validators":
+		out.WriteString(h.validatorRecords())
 	case "storage-fee":
 		// A synthetic perpetual storage fee (no transition pays one yet): credits move
 		// from an address to the storage distribution pool, between blocks.
@@ -438,7 +453,7 @@ func (h *harness) run(d *datadriven.TestData) string {
 // refusal is rejected, and FinalizeBlock then executes it.
 func (h *harness) processBlock(at time.Time, txs [][]byte) {
 	_, err := h.app.ProcessProposal(context.Background(), &abcitypes.RequestProcessProposal{
-		Txs: txs, Height: h.height + 1, Time: at, ProposerAddress: h.proposer, Hash: h.hash,
+		Txs: txs, Height: h.height + 1, Time: at, ProposerAddress: h.proposer, Hash: h.hash, Misbehavior: h.evidence,
 	})
 	if err != nil {
 		h.t.Fatal(err)
@@ -485,18 +500,31 @@ func (h *harness) blockOutput(res *abcitypes.ResponseFinalizeBlock, optimistic s
 	}
 	for i, tr := range res.TxResults {
 		fmt.Fprintf(&out, "tx %d: %s fee=%d\n", i, codeName(tr.Code), tr.GasUsed)
+		for _, e := range tr.Events {
+			if e.Type == protocol.EventValidatorApproval {
+				writeEvent(&out, "  ", e)
+			}
+		}
 	}
 	if u := res.ConsensusParamUpdates; u != nil {
 		fmt.Fprintf(&out, "consensus params: app version %d from the next height\n", u.Version.App)
 	}
+	for _, u := range res.ValidatorUpdates {
+		fmt.Fprintf(&out, "validator update: %s power=%d\n", h.validatorName(consensusOf(u.PubKey.GetEd25519())), u.Power)
+	}
 	for _, e := range res.Events {
-		fmt.Fprintf(&out, "event %s", e.Type)
-		for _, a := range e.Attributes {
-			fmt.Fprintf(&out, " %s=%s", a.Key, a.Value)
-		}
-		out.WriteString("\n")
+		writeEvent(&out, "", e)
 	}
 	return out.String()
+}
+
+// writeEvent prints an event on a line of its own.
+func writeEvent(out *strings.Builder, indent string, e abcitypes.Event) {
+	fmt.Fprintf(out, "%sevent %s", indent, e.Type)
+	for _, a := range e.Attributes {
+		fmt.Fprintf(out, " %s=%s", a.Key, a.Value)
+	}
+	out.WriteString("\n")
 }
 
 // haltingBlock runs the next block where this binary must halt: ProcessProposal (when
@@ -538,6 +566,97 @@ func (h *harness) haltingBlock(at time.Time, txs [][]byte) string {
 		h.t.Fatalf("halted for %v", h.app.HaltErr())
 	}
 	return fmt.Sprintf("halted before height %d: needs protocol version %d, this binary implements up to %d\n", need.Height, need.Version, need.Newest)
+}
+
+// evidenceArg reads a block's evidence=NAME@H[/lca],... argument.
+func (h *harness) evidenceArg(arg string) []abcitypes.Misbehavior {
+	if arg == "" {
+		return nil
+	}
+	var out []abcitypes.Misbehavior
+	for _, e := range strings.Split(arg, ",") {
+		e, lca := strings.CutSuffix(e, "/lca")
+		name, at, ok := strings.Cut(e, "@")
+		if !ok {
+			h.t.Fatalf("bad evidence %q", e)
+		}
+		kind := abcitypes.MisbehaviorType_DUPLICATE_VOTE
+		if lca {
+			kind = abcitypes.MisbehaviorType_LIGHT_CLIENT_ATTACK
+		}
+		out = append(out, abcitypes.Misbehavior{Type: kind, Validator: abcitypes.Validator{Address: consensusAddress(name), Power: 10},
+			Height: int64(h.u64(map[string]string{"h": at}, "h")), Time: genesisTime})
+	}
+	return out
+}
+
+// validatorName is a validator's scenario name, or its address in hex.
+func (h *harness) validatorName(a []byte) string {
+	if n, ok := h.names[string(a)]; ok {
+		return n
+	}
+	return hex.EncodeToString(a)
+}
+
+// validatorRecords prints the validator set, the pending proposals with their
+// approvals, and the misbehaviour recorded, of the last saved version, read through
+// the proven paths and checked complete against its root.
+func (h *harness) validatorRecords() string {
+	var out strings.Builder
+	read := func(path string) []proofs.KV {
+		res := h.query(path, nil, 0)
+		entries, err := h.verifyRange(path, nil, res)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		return entries
+	}
+	var total uint64
+	for _, e := range read(proofs.PathValidators) {
+		a, _ := drive.ParseValidatorKey(e.Key)
+		v, err := drive.DecodeValidator(a, e.Value)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		total += v.Power
+		fmt.Fprintf(&out, "validator %s power=%d operator=%s\n", h.validatorName(a[:]), v.Power, h.identityName(v.Operator))
+	}
+	fmt.Fprintf(&out, "total power %d\n", total)
+	for _, e := range read(proofs.PathValidatorProposals) {
+		id, a, approval, _ := drive.ParseValidatorProposalKey(e.Key)
+		if approval {
+			fmt.Fprintf(&out, "  approved by %s\n", h.validatorName(a[:]))
+			continue
+		}
+		p, err := drive.DecodeValidatorProposal(id, e.Value)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		target := p.Change.Target()
+		fmt.Fprintf(&out, "proposal %d: %s %s", id, p.Change.Kind, h.validatorName(target[:]))
+		switch p.Change.Kind {
+		case protocol.ValidatorAdd:
+			fmt.Fprintf(&out, " power=%d operator=%s", p.Change.Power, h.identityName(p.Change.Operator))
+		case protocol.ValidatorPower:
+			fmt.Fprintf(&out, " to=%d", p.Change.Power)
+		case protocol.ValidatorRotate:
+			fmt.Fprintf(&out, " key=%s", h.validatorName(consensusOf(p.Change.PubKey)))
+		}
+		fmt.Fprintf(&out, " by %s expires=%s", h.validatorName(p.Proposer[:]), time.Duration(p.ExpiresMs-uint64(genesisTime.UnixMilli()))*time.Millisecond)
+		if p.PassedMs != 0 {
+			out.WriteString(" passed")
+		}
+		out.WriteString("\n")
+	}
+	for _, e := range read(proofs.PathMisbehavior) {
+		a, height, _ := drive.ParseMisbehaviorKey(e.Key)
+		m, err := drive.DecodeMisbehavior(a, height, e.Value)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		fmt.Fprintf(&out, "misbehavior %s %s at %d, recorded at %d, power=%d removed=%v\n", h.validatorName(a[:]), m.Kind, m.Height, m.RecordedAt, m.Power, m.Removed)
+	}
+	return out.String()
 }
 
 // protocolRecords prints the protocol version and the upgrade records of the last

@@ -21,6 +21,12 @@ type Block struct {
 	// (RequestFinalizeBlock.ProposerAddress), whose blocks the epoch pays out.
 	Proposer []byte
 	Txs      [][]byte
+	// Misbehavior is the evidence the block carries, handled from version 16 on.
+	Misbehavior []Misbehavior
+	// GenesisValidators is the genesis validator set, which the switch to version 16
+	// records as the chain's set (docs/STATE.md, "Validators"); a block that does not
+	// switch to 16 does not read it.
+	GenesisValidators []drive.GenesisValidator
 	// Verifier checks the transactions' signatures; nil checks every one with
 	// ed25519 (protocol.VerifyEd25519). The node passes one that remembers what
 	// CheckTx verified.
@@ -75,6 +81,9 @@ type BlockResult struct {
 	// switched to it (docs/STATE.md, "Protocol upgrades").
 	Version  protocol.Version
 	Switched bool
+	// ValidatorUpdates are the block's changes of the validator set, by address, for
+	// CometBFT, which applies them two blocks later.
+	ValidatorUpdates []ValidatorUpdate
 	// Credits is the running total of credits in state after the block, which every
 	// write of the block updated, and the genesis supply it must equal.
 	Credits Credits
@@ -203,6 +212,21 @@ func executeBlock(kv drive.KV, b Block, pick *picker) (BlockResult, error) {
 	}
 	res.Events = append(append(res.Events, events...), up.decided...)
 
+	// 1b. Evidence (version 16 on): a validator that misbehaved leaves the set.
+	var set setChanges
+	var startPower uint64
+	if r.ctx.Limits.ValidatorVotes {
+		if events, err = misbehaviorStep(kv, &set, b, res.Epoch); err != nil {
+			return BlockResult{}, err
+		}
+		res.Events = append(res.Events, events...)
+		vs, err := drive.ReadValidatorSet(kv)
+		if err != nil {
+			return BlockResult{}, err
+		}
+		startPower = vs.Total
+	}
+
 	// 2. Transitions, in block order; a proposer's version signal first.
 	collected, err := drive.GetU64(kv, drive.EpochFeesKey(res.Epoch))
 	if err != nil {
@@ -244,6 +268,18 @@ func executeBlock(kv drive.KV, b Block, pick *picker) (BlockResult, error) {
 		res.TxResults = append(res.TxResults, tr)
 	}
 
+	// 2b. The validator set (version 16 on): expired proposals removed, passed ones
+	// applied.
+	if r.ctx.Limits.ValidatorVotes {
+		if events, err = validatorStep(kv, &set, r.ctx.Limits, b, startPower); err != nil {
+			return BlockResult{}, err
+		}
+		res.Events = append(res.Events, events...)
+		if res.ValidatorUpdates, err = set.updates(kv); err != nil {
+			return BlockResult{}, err
+		}
+	}
+
 	// 3. Address balances: record, compact, clean up.
 	events, cleanup, err := addressBalanceStep(kv, r.ctx.Limits, b, changed)
 	if err != nil {
@@ -260,8 +296,19 @@ func executeBlock(kv drive.KV, b Block, pick *picker) (BlockResult, error) {
 	res.Events = append(res.Events, events...)
 	res.Cleanups = append(res.Cleanups, cleanup)
 
-	// 5. Fees into the pools, and the proposer's block counted.
-	if err := feesStep(kv, res.Epoch, b, res.Fees); err != nil {
+	// 5. Fees into the pools, and the proposer's block counted (not a proposer whose
+	// misbehaviour was handled in the epoch: it forfeits the epoch's share).
+	proposer := b.Proposer
+	if r.ctx.Limits.ValidatorVotes && len(proposer) == protocol.ConsensusAddressLen {
+		forfeit, err := forfeitedEpoch(kv, protocol.ConsensusAddress(proposer))
+		if err != nil {
+			return BlockResult{}, err
+		}
+		if forfeit {
+			proposer = nil
+		}
+	}
+	if err := feesStep(kv, res.Epoch, proposer, res.Fees); err != nil {
 		return BlockResult{}, err
 	}
 

@@ -242,8 +242,8 @@ func addU64(kv drive.KV, key []byte, n uint64) error {
 // feesStep is step 5 of the pipeline: the block's fees into the pools. Processing fees
 // (and deletion prepay, charged as processing) to the current epoch's pool, perpetual
 // storage fees to the storage distribution pool, refunds to their owners and to the
-// pending refunds, and one more block to the proposer's count.
-func feesStep(kv drive.KV, epoch uint32, b Block, fees feeschedule.Result) error {
+// pending refunds, and one more block to the proposer's count (none: nil).
+func feesStep(kv drive.KV, epoch uint32, proposer []byte, fees feeschedule.Result) error {
 	if err := addU64(kv, drive.EpochFeesKey(epoch), fees.Processing); err != nil {
 		return err
 	}
@@ -273,8 +273,8 @@ func feesStep(kv drive.KV, epoch uint32, b Block, fees feeschedule.Result) error
 			return err
 		}
 	}
-	if len(b.Proposer) > 0 {
-		return addU64(kv, drive.EpochProposerKey(epoch, b.Proposer), 1)
+	if len(proposer) > 0 {
+		return addU64(kv, drive.EpochProposerKey(epoch, proposer), 1)
 	}
 	return nil
 }

@@ -88,7 +88,7 @@ func upgradeStep(kv drive.KV, b Block) (upgrade, error) {
 		if !protocol.Known(to) {
 			return up, ErrUpgradeNeeded{Version: to, Height: b.Height, Newest: protocol.Newest()}
 		}
-		if err := switchVersion(kv, from, to, b.Height); err != nil {
+		if err := switchVersion(kv, from, to, b); err != nil {
 			return up, err
 		}
 		up.switched = true
@@ -103,14 +103,20 @@ func upgradeStep(kv drive.KV, b Block) (upgrade, error) {
 	return up, drive.DeleteSignalsBefore(kv, cur.Index)
 }
 
-// switchVersion puts version to in force from the block at height, writing what the
-// versions between from and to start with (for 14: drive.InsertDocumentTTLTrees).
-func switchVersion(kv drive.KV, from, to protocol.Version, height uint64) error {
+// switchVersion puts version to in force from block b, writing what the versions
+// between from and to start with (for 14: drive.InsertDocumentTTLTrees; for 16: the
+// genesis validator set).
+func switchVersion(kv drive.KV, from, to protocol.Version, b Block) error {
 	if err := drive.SetProtocolVersion(kv, to); err != nil {
 		return err
 	}
 	if from < protocol.V14 && to >= protocol.V14 {
-		return drive.InsertDocumentTTLTrees(kv, height)
+		if err := drive.InsertDocumentTTLTrees(kv, b.Height); err != nil {
+			return err
+		}
+	}
+	if from < protocol.V16 && to >= protocol.V16 {
+		return drive.RecordGenesisSet(kv, b.GenesisValidators)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 
+	abcitypes "github.com/cometbft/cometbft/abci/types"
 	rpctypes "github.com/cometbft/cometbft/rpc/jsonrpc/types"
 	cmttypes "github.com/cometbft/cometbft/types"
 
@@ -128,6 +129,9 @@ type BroadcastResult struct {
 	// FeeEstimate is CheckTx's estimate (GasWanted); broadcast_tx_sync does not report it.
 	FeeEstimate uint64
 	Hash        []byte
+	// Events are the block's events of the transaction, once committed (docs/TX.md,
+	// "Events").
+	Events []abcitypes.Event
 }
 
 // Refused reports whether the transaction was refused, by CheckTx or by its block.
@@ -187,7 +191,24 @@ func (c *Client) Broadcast(ctx context.Context, tx []byte, commit bool) (Broadca
 	out.Code = protocol.Code(res.TxResult.Code)
 	out.Log = res.TxResult.Log
 	out.Fee = uint64(res.TxResult.GasUsed)
+	out.Events = res.TxResult.Events
 	return out, nil
+}
+
+// Attr returns the value of attribute key of the first event of type typ; ok is false
+// when there is none.
+func (r BroadcastResult) Attr(typ, key string) (string, bool) {
+	for _, e := range r.Events {
+		if e.Type != typ {
+			continue
+		}
+		for _, a := range e.Attributes {
+			if a.Key == key {
+				return a.Value, true
+			}
+		}
+	}
+	return "", false
 }
 
 // What CometBFT v0.38's RPC says, in its error's data, when the mempool cache already

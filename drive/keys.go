@@ -75,10 +75,18 @@ const (
 	// The ttl'd time-range grids and the epoch sweep's place among them (windows.go).
 	miscTimeRanges     byte = 'W' // | contract id | type name length u8 | type name | grid
 	miscTimeRangeSweep byte = 'w'
+	// The validator set and its governance (validators.go), version 16 on.
+	miscValidators byte = 'V' // | one of validator*
 
 	// 104 | 'P' | ...: protocol upgrades in place.
 	upgradeNext    byte = 'n'
 	upgradeSignals byte = 's' // | epoch u32
+
+	// 104 | 'V' | ...: the validator set.
+	validatorNextProposal byte = 'n'
+	validatorMisbehavior  byte = 'm' // | address | height u64
+	validatorProposals    byte = 'p' // | id u64 [| address: an approval]
+	validatorSet          byte = 's' // | address
 )
 
 // WindowPart is what a key under one window of a time-range grid holds, the byte after
@@ -803,6 +811,88 @@ func NextVersionKey() []byte { return []byte{RootMisc, miscUpgrades, upgradeNext
 // blocks (EncodeEpochSignals); absent: no block of the epoch signalled.
 func EpochSignalsKey(epoch uint32) []byte {
 	return binary.BigEndian.AppendUint32([]byte{RootMisc, miscUpgrades, upgradeSignals}, epoch)
+}
+
+// ValidatorsRoot: 104 | 'V': the validator set, its proposals and approvals, the next
+// proposal's number and the misbehaviour recorded (docs/STATE.md, "Validators");
+// nothing else lies under it.
+func ValidatorsRoot() []byte { return []byte{RootMisc, miscValidators} }
+
+// ValidatorSetPrefix: 104 | 'V' | 's': the validators of the set, by address.
+func ValidatorSetPrefix() []byte { return []byte{RootMisc, miscValidators, validatorSet} }
+
+// ValidatorKey: 104 | 'V' | 's' | address -> the validator (EncodeValidator).
+func ValidatorKey(a protocol.ConsensusAddress) []byte { return append(ValidatorSetPrefix(), a[:]...) }
+
+// ParseValidatorKey reads a key built by ValidatorKey.
+func ParseValidatorKey(k []byte) (a protocol.ConsensusAddress, ok bool) {
+	rest, ok := bytes.CutPrefix(k, ValidatorSetPrefix())
+	if !ok || len(rest) != protocol.ConsensusAddressLen {
+		return a, false
+	}
+	return protocol.ConsensusAddress(rest), true
+}
+
+// ValidatorProposalsPrefix: 104 | 'V' | 'p': the pending proposals, each followed by
+// its approvals.
+func ValidatorProposalsPrefix() []byte { return []byte{RootMisc, miscValidators, validatorProposals} }
+
+// ValidatorProposalKey: 104 | 'V' | 'p' | id u64 -> the proposal
+// (EncodeValidatorProposal).
+func ValidatorProposalKey(id uint64) []byte {
+	return binary.BigEndian.AppendUint64(ValidatorProposalsPrefix(), id)
+}
+
+// ValidatorApprovalKey: 104 | 'V' | 'p' | id u64 | address -> the block time of the
+// approval, u64 ms. The proposer's own approval is one.
+func ValidatorApprovalKey(id uint64, a protocol.ConsensusAddress) []byte {
+	return append(ValidatorProposalKey(id), a[:]...)
+}
+
+// ParseValidatorProposalKey reads a key built by ValidatorProposalKey (approval
+// false) or ValidatorApprovalKey (approval true, by validator a).
+func ParseValidatorProposalKey(k []byte) (id uint64, a protocol.ConsensusAddress, approval, ok bool) {
+	rest, ok := bytes.CutPrefix(k, ValidatorProposalsPrefix())
+	switch {
+	case !ok:
+		return 0, a, false, false
+	case len(rest) == U64Len:
+		return binary.BigEndian.Uint64(rest), a, false, true
+	case len(rest) == U64Len+protocol.ConsensusAddressLen:
+		return binary.BigEndian.Uint64(rest), protocol.ConsensusAddress(rest[U64Len:]), true, true
+	}
+	return 0, a, false, false
+}
+
+// NextValidatorProposalKey: 104 | 'V' | 'n' -> the number the next proposal gets, u64
+// (absent: 1).
+func NextValidatorProposalKey() []byte {
+	return []byte{RootMisc, miscValidators, validatorNextProposal}
+}
+
+// MisbehaviorPrefix: 104 | 'V' | 'm': the misbehaviour recorded, by validator and
+// height.
+func MisbehaviorPrefix() []byte { return []byte{RootMisc, miscValidators, validatorMisbehavior} }
+
+// MisbehaviorKey: 104 | 'V' | 'm' | address | height u64 -> the evidence recorded
+// (EncodeMisbehavior).
+func MisbehaviorKey(a protocol.ConsensusAddress, height uint64) []byte {
+	return binary.BigEndian.AppendUint64(MisbehaviorValidatorPrefix(a), height)
+}
+
+// MisbehaviorValidatorPrefix: 104 | 'V' | 'm' | address: the evidence recorded against
+// one validator.
+func MisbehaviorValidatorPrefix(a protocol.ConsensusAddress) []byte {
+	return append(MisbehaviorPrefix(), a[:]...)
+}
+
+// ParseMisbehaviorKey reads a key built by MisbehaviorKey.
+func ParseMisbehaviorKey(k []byte) (a protocol.ConsensusAddress, height uint64, ok bool) {
+	rest, ok := bytes.CutPrefix(k, MisbehaviorPrefix())
+	if !ok || len(rest) != protocol.ConsensusAddressLen+U64Len {
+		return a, 0, false
+	}
+	return protocol.ConsensusAddress(rest), binary.BigEndian.Uint64(rest[protocol.ConsensusAddressLen:]), true
 }
 
 // EpochSignalsPrefix is the prefix of every EpochSignalsKey.

@@ -80,6 +80,7 @@ var byProtocol = map[protocol.Version]Version{
 	protocol.V13: FeeVersion1,
 	protocol.V14: FeeVersion2,
 	protocol.V15: FeeVersion2,
+	protocol.V16: FeeVersion2,
 }
 
 // For returns the fee schedule of protocol version v.

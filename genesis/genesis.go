@@ -208,9 +208,10 @@ type Params struct {
 	ChainID       string
 	GenesisTimeMs uint64
 	InitialHeight uint64
-	// Validators are the consensus addresses of the genesis validators: each must have
-	// a payout identity in the app state.
-	Validators [][]byte
+	// Validators are the genesis validators (CometBFT's RequestInitChain.Validators):
+	// each must have a payout identity in the app state. From version 16 on they are
+	// the chain's validator set in state (docs/STATE.md, "Validators").
+	Validators []drive.GenesisValidator
 }
 
 // InitChain writes the genesis state into kv: the chain parameters (so the tree is
@@ -236,7 +237,9 @@ func InitChain(kv drive.KV, p Params, raw []byte) error {
 		return err
 	}
 	seen := map[string]bool{}
-	for _, v := range p.Validators {
+	for _, g := range p.Validators {
+		a := protocol.ConsensusAddressOf(g.PubKey)
+		v := a[:]
 		if _, ok := payouts[string(v)]; !ok {
 			return invalid("validator %X has no payout identity in the app state's validators", v)
 		}
@@ -245,6 +248,20 @@ func InitChain(kv drive.KV, p Params, raw []byte) error {
 	for _, v := range s.Validators {
 		if addr, _ := hex.DecodeString(v.Address); !seen[string(addr)] {
 			return invalid("app state names validator %s, which is not a genesis validator", v.Address)
+		}
+	}
+	lim, err := protocol.LimitsFor(s.ProtocolVersion)
+	if err != nil {
+		return invalid("%v", err)
+	}
+	if lim.ValidatorVotes {
+		if len(p.Validators) > lim.MaxValidators {
+			return invalid("%d validators: protocol version %d allows at most %d", len(p.Validators), s.ProtocolVersion, lim.MaxValidators)
+		}
+		for _, g := range p.Validators {
+			if len(g.PubKey) != ed25519.PublicKeySize || g.Power == 0 || g.Power > lim.MaxValidatorPower {
+				return invalid("validator %X: want an ed25519 key and a power of 1 to %d", g.PubKey, lim.MaxValidatorPower)
+			}
 		}
 	}
 	if err := drive.SetChainParams(kv, drive.ChainParams{ChainID: p.ChainID, GenesisTimeMs: p.GenesisTimeMs, InitialHeight: p.InitialHeight, EpochLengthS: s.EpochTimeLengthS}); err != nil {
@@ -292,6 +309,11 @@ func InitChain(kv drive.KV, p Params, raw []byte) error {
 	for _, v := range vals {
 		addr, _ := hex.DecodeString(v.Address)
 		if err := drive.SetPayoutIdentity(kv, addr, payouts[string(addr)]); err != nil {
+			return err
+		}
+	}
+	if lim.ValidatorVotes && len(p.Validators) > 0 {
+		if err := drive.RecordGenesisSet(kv, p.Validators); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,8 @@
 package genesis
 
 import (
-	"encoding/hex"
+	"bytes"
+	"crypto/ed25519"
 	"errors"
 	"strings"
 	"testing"
@@ -58,15 +59,17 @@ func TestDecodeRefusals(t *testing.T) {
 // writes nothing.
 func TestInitChainValidators(t *testing.T) {
 	id := strings.Repeat("cd", 32)
-	a, b := strings.Repeat("ab", 20), strings.Repeat("ac", 20)
-	raw := []byte(`{"epoch_time_length_s": 3600, "identities": [{"id": "` + id + `", "balance": 1, "keys": ["` + key1 + `"]}], "validators": [{"address": "` + a + `", "payout_identity": "` + id + `"}]}`)
-	addr := func(h string) []byte {
-		x, _ := hex.DecodeString(h)
-		return x
+	keyA, keyB := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, 32)).Public().(ed25519.PublicKey), ed25519.NewKeyFromSeed(bytes.Repeat([]byte{2}, 32)).Public().(ed25519.PublicKey)
+	a := protocol.ConsensusAddressOf(keyA)
+	l16, err := protocol.LimitsFor(protocol.V16)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name, vals := range map[string][][]byte{
-		"a validator without a payout identity": {addr(a), addr(b)},
+	raw := []byte(`{"epoch_time_length_s": 3600, "identities": [{"id": "` + id + `", "balance": 1, "keys": ["` + key1 + `"]}], "validators": [{"address": "` + a.String() + `", "payout_identity": "` + id + `"}]}`)
+	for name, vals := range map[string][]drive.GenesisValidator{
+		"a validator without a payout identity": {{PubKey: keyA, Power: 10}, {PubKey: keyB, Power: 10}},
 		"a payout for no genesis validator":     {},
+		"a power past the most (version 16)":    {{PubKey: keyA, Power: l16.MaxValidatorPower + 1}},
 	} {
 		kv := drive.NewCache(drive.Empty())
 		err := InitChain(kv, Params{ChainID: "c", Validators: vals}, raw)
@@ -80,12 +83,18 @@ func TestInitChainValidators(t *testing.T) {
 		}
 	}
 	kv := drive.NewCache(drive.Empty())
-	if err := InitChain(kv, Params{ChainID: "c", Validators: [][]byte{addr(a)}}, raw); err != nil {
+	if err := InitChain(kv, Params{ChainID: "c", Validators: []drive.GenesisValidator{{PubKey: keyA, Power: 7}}}, raw); err != nil {
 		t.Fatal(err)
 	}
-	got, ok, err := drive.GetPayoutIdentity(kv, addr(a))
+	got, ok, err := drive.GetPayoutIdentity(kv, a[:])
 	if err != nil || !ok || got.String() != id {
 		t.Fatalf("payout identity %s %v %v", got, ok, err)
+	}
+	// From version 16 on the genesis validators are the set in state, each operated by
+	// its payout identity (docs/STATE.md, "Validators").
+	set, err := drive.Validators(kv)
+	if err != nil || len(set) != 1 || set[0].Address != a || set[0].Power != 7 || set[0].Operator.String() != id {
+		t.Fatalf("the validator set in state: %+v %v", set, err)
 	}
 }
 

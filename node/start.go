@@ -308,6 +308,15 @@ func newComet(cfg *config.Config, chainID string, log zerolog.Logger, cometLog c
 	}
 	app.ReadAhead(appCfg.ReadAhead)
 	app.SignalVersion(Signal(appCfg.SignalVersion))
+	gen, err := cmttypes.GenesisDocFromFile(cfg.GenesisFile())
+	if err != nil {
+		return nil, app, err
+	}
+	vals, err := abci.GenesisValidatorsOf(gen)
+	if err != nil {
+		return nil, app, err
+	}
+	app.SetGenesisValidators(vals)
 	app.OnHalt(func() { halted.Store(true) })
 	files, err := snapshot.OpenFiles(SnapshotDir(cfg))
 	if err != nil {

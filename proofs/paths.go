@@ -82,6 +82,25 @@ const (
 	// and the last epoch (drive.EpochSignalsKey -> drive.EncodeEpochSignals), proven
 	// complete. The version in force is PathKey on drive.ProtocolVersionKey.
 	PathUpgrades = "/upgrades"
+	// PathValidators: no data; value = EncodeEntries of the validator set
+	// (drive.ValidatorKey -> drive.EncodeValidator), by address, proven complete: the
+	// set from protocol version 16 on (docs/STATE.md, "Validators"); before it, no
+	// entries.
+	PathValidators = "/validators"
+	// PathValidatorProposals: data = empty (from the first), a proposal number u64 (from
+	// that proposal on) or a proposal number u64 and a 20-byte consensus address (from
+	// the first key after that approval: ValidatorProposalsData); value =
+	// EncodeEntries of the pending proposals from there on, each followed by its
+	// approvals (drive.ValidatorProposalKey -> drive.EncodeValidatorProposal,
+	// drive.ValidatorApprovalKey -> block time u64), proven complete. The next
+	// proposal's number is PathKey on drive.NextValidatorProposalKey.
+	PathValidatorProposals = "/validator-proposals"
+	// PathMisbehavior: data = empty (from the first), a 20-byte consensus address (from
+	// that validator's records on) or one and a height u64 (from the first key after
+	// that record); value = EncodeEntries of the misbehaviour recorded from there on
+	// (drive.MisbehaviorKey -> drive.EncodeMisbehavior), by validator and height,
+	// proven complete.
+	PathMisbehavior = "/misbehavior"
 )
 
 // RemovalsData is the request data of PathRemovals: the contract id, the type name's
@@ -126,6 +145,18 @@ func parseRemovalsData(data []byte) (Target, error) {
 	copy(id[:], rest[1+m:])
 	t.Start = append(drive.RemovalKey(c, string(rest[1:1+m]), id), 0) // the first key after the record
 	return t, nil
+}
+
+// ValidatorProposalsData is the request data of PathValidatorProposals that reads on
+// after the key of proposal id (approval nil) or of its approval by approval: a page
+// that ends at that key continues here. After a proposal's own key it names the
+// approval of the zero address, which no validator's key hashes to.
+func ValidatorProposalsData(id uint64, approval *protocol.ConsensusAddress) []byte {
+	var a protocol.ConsensusAddress
+	if approval != nil {
+		a = *approval
+	}
+	return append(binary.BigEndian.AppendUint64(nil, id), a[:]...)
 }
 
 // ExpirationsData is the request data of PathExpirations: until u64, then, to read on
@@ -332,6 +363,35 @@ func targetOf(path string, data []byte) (Target, error) {
 			return Target{}, ErrBadQuery{path, "want no data"}
 		}
 		return Target{Start: drive.UpgradesPrefix(), End: drive.PrefixEnd(drive.UpgradesPrefix())}, nil
+	case PathValidators:
+		if len(data) != 0 {
+			return Target{}, ErrBadQuery{path, "want no data"}
+		}
+		return Target{Start: drive.ValidatorSetPrefix(), End: drive.PrefixEnd(drive.ValidatorSetPrefix())}, nil
+	case PathValidatorProposals:
+		start := drive.ValidatorProposalsPrefix()
+		switch len(data) {
+		case 0:
+		case 8:
+			start = drive.ValidatorProposalKey(binary.BigEndian.Uint64(data))
+		case 8 + protocol.ConsensusAddressLen:
+			start = append(drive.ValidatorApprovalKey(binary.BigEndian.Uint64(data), protocol.ConsensusAddress(data[8:])), 0)
+		default:
+			return Target{}, ErrBadQuery{path, fmt.Sprintf("want no data, a big-endian u64 proposal number to start at, or one and a %d-byte consensus address to read after", protocol.ConsensusAddressLen)}
+		}
+		return Target{Start: start, End: drive.PrefixEnd(drive.ValidatorProposalsPrefix())}, nil
+	case PathMisbehavior:
+		start := drive.MisbehaviorPrefix()
+		switch len(data) {
+		case 0:
+		case protocol.ConsensusAddressLen:
+			start = drive.MisbehaviorValidatorPrefix(protocol.ConsensusAddress(data))
+		case protocol.ConsensusAddressLen + 8:
+			start = append(drive.MisbehaviorKey(protocol.ConsensusAddress(data), binary.BigEndian.Uint64(data[protocol.ConsensusAddressLen:])), 0)
+		default:
+			return Target{}, ErrBadQuery{path, fmt.Sprintf("want no data, a %d-byte consensus address to start at, or one and a big-endian u64 height to read after", protocol.ConsensusAddressLen)}
+		}
+		return Target{Start: start, End: drive.PrefixEnd(drive.MisbehaviorPrefix())}, nil
 	case PathLifetimePools:
 		if len(data) != 0 {
 			return Target{}, ErrBadQuery{path, "want no data"}

@@ -90,6 +90,18 @@ const (
 	CodeRemovalRecordNotFound           Code = 40257
 	CodeRestoreWindowPassed             Code = 40258
 	CodeRestoredDocumentMismatch        Code = 40259
+
+	// The validator set's transitions against state (version 16 on), ours.
+	CodeNotAValidatorOperator      Code = 40270
+	CodeValidatorNotFound          Code = 40271
+	CodeValidatorAlreadyPresent    Code = 40272
+	CodeValidatorPowerMoveTooLarge Code = 40273
+	CodeValidatorSetWouldBeEmpty   Code = 40274
+	CodeTooManyValidators          Code = 40275
+	CodeInvalidValidatorOperator   Code = 40276
+	CodeValidatorProposalNotFound  Code = 40277
+	CodeValidatorProposalApproved  Code = 40278
+	CodeTooManyValidatorProposals  Code = 40279
 )
 
 // CodeInfo is one row of the code registry.
@@ -186,6 +198,16 @@ func codeRows(l13, l14, every Limits) []CodeInfo {
 		{CodeRemovalRecordNotFound, "RemovalRecordNotFound", true, "a restore names a document that no removal record keeps (never removed by a moderator, removed without a record, or restored already)"},
 		{CodeRestoreWindowPassed, "RestoreWindowPassed", true, fmt.Sprintf("a restore comes %s s or more after the moderator's deletion", grouped(every.RestoreWindowMs/1000))},
 		{CodeRestoredDocumentMismatch, "RestoredDocumentMismatch", true, "the document a restore carries does not decode as a document of the type with the action's id, or its hash is not the removal record's"},
+		{CodeNotAValidatorOperator, "NotAValidatorOperator", true, fmt.Sprintf("a validator set proposal or approval (version %d) is signed by an identity that operates no validator of the current set", V16)},
+		{CodeValidatorNotFound, "ValidatorNotFound", true, "a proposal changes, rotates or removes a validator that is not in the current set"},
+		{CodeValidatorAlreadyPresent, "ValidatorAlreadyPresent", true, "a proposal adds, or rotates to, a consensus key whose address is in the current set"},
+		{CodeValidatorPowerMoveTooLarge, "ValidatorPowerMoveTooLarge", true, "a proposal would move a third of the current set's power or more in one step (an add its power, a power change the difference, a rotation or removal the validator's power)"},
+		{CodeValidatorSetWouldBeEmpty, "ValidatorSetWouldBeEmpty", true, "a proposal removes the last validator of the set"},
+		{CodeTooManyValidators, "TooManyValidators", true, "a proposal adds a validator to a set that holds the version's most (MaxValidators, docs/STATE.md)"},
+		{CodeInvalidValidatorOperator, "InvalidValidatorOperator", true, "a proposal adds a validator whose operator identity does not exist or operates a validator of the current set already"},
+		{CodeValidatorProposalNotFound, "ValidatorProposalNotFound", true, "an approval names no pending proposal (never made, passed and applied, or expired)"},
+		{CodeValidatorProposalApproved, "ValidatorProposalApproved", true, "an approval of a proposal the validator approved already, or that has passed"},
+		{CodeTooManyValidatorProposals, "TooManyValidatorProposals", true, "a validator's operator has the version's most proposals pending already (MaxValidatorProposals, docs/STATE.md)"},
 	}
 }
 

@@ -84,6 +84,16 @@ func TestCodesPinned(t *testing.T) {
 		{CodeRemovalRecordNotFound, 40257, "RemovalRecordNotFound", true, ErrRemovalRecordNotFound{}},
 		{CodeRestoreWindowPassed, 40258, "RestoreWindowPassed", true, ErrRestoreWindowPassed{}},
 		{CodeRestoredDocumentMismatch, 40259, "RestoredDocumentMismatch", true, ErrRestoredDocumentMismatch{}},
+		{CodeNotAValidatorOperator, 40270, "NotAValidatorOperator", true, ErrNotAValidatorOperator{}},
+		{CodeValidatorNotFound, 40271, "ValidatorNotFound", true, ErrValidatorNotFound{}},
+		{CodeValidatorAlreadyPresent, 40272, "ValidatorAlreadyPresent", true, ErrValidatorAlreadyPresent{}},
+		{CodeValidatorPowerMoveTooLarge, 40273, "ValidatorPowerMoveTooLarge", true, ErrValidatorPowerMoveTooLarge{}},
+		{CodeValidatorSetWouldBeEmpty, 40274, "ValidatorSetWouldBeEmpty", true, ErrValidatorSetWouldBeEmpty{}},
+		{CodeTooManyValidators, 40275, "TooManyValidators", true, ErrTooManyValidators{}},
+		{CodeInvalidValidatorOperator, 40276, "InvalidValidatorOperator", true, ErrInvalidValidatorOperator{}},
+		{CodeValidatorProposalNotFound, 40277, "ValidatorProposalNotFound", true, ErrValidatorProposalNotFound{}},
+		{CodeValidatorProposalApproved, 40278, "ValidatorProposalApproved", true, ErrValidatorProposalApproved{}},
+		{CodeTooManyValidatorProposals, 40279, "TooManyValidatorProposals", true, ErrTooManyValidatorProposals{}},
 	}
 	if len(pinned) != len(Codes()) {
 		t.Fatalf("%d codes pinned, the registry has %d: pin the new ones", len(pinned), len(Codes()))

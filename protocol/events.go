@@ -44,6 +44,14 @@ const (
 	EventDocumentExpired          = "document_expired"
 	EventDocumentExpirationOrphan = "document_expiration_orphan"
 	EventDocumentsCleanup         = "documents_cleanup"
+
+	// The validator set (docs/STATE.md, "Validators"), version 16 on.
+	EventValidatorProposal        = "validator_proposal"
+	EventValidatorApproval        = "validator_approval"
+	EventValidatorProposalExpired = "validator_proposal_expired"
+	EventValidatorProposalDropped = "validator_proposal_dropped"
+	EventValidatorUpdate          = "validator_update"
+	EventValidatorMisbehavior     = "validator_misbehavior"
 )
 
 // EventDocumentAction is the event type of a documents batch action of kind k.
@@ -52,6 +60,7 @@ func EventDocumentAction(k DocumentActionKind) string { return EventDocumentPref
 // The attribute keys.
 const (
 	AttrAmount                = "amount"
+	AttrApproved              = "approved"
 	AttrBacklog               = "backlog"
 	AttrBlocks                = "blocks"
 	AttrCode                  = "code"
@@ -71,6 +80,8 @@ const (
 	AttrFeeProcessing         = "fee_processing"
 	AttrFrom                  = "from"
 	AttrFunder                = "funder"
+	AttrHeight                = "height"
+	AttrKind                  = "kind"
 	AttrGrids                 = "grids"
 	AttrID                    = "id"
 	AttrIdentity              = "identity"
@@ -78,11 +89,16 @@ const (
 	AttrModerator             = "moderator"
 	AttrNonce                 = "nonce"
 	AttrOldestOverdueMs       = "oldest_overdue_ms"
+	AttrOperator              = "operator"
 	AttrOrphans               = "orphans"
 	AttrOwner                 = "owner"
 	AttrPaid                  = "paid"
+	AttrPassed                = "passed"
+	AttrPower                 = "power"
+	AttrProposal              = "proposal"
 	AttrPool                  = "pool"
 	AttrPreviousEpoch         = "previous_epoch"
+	AttrPubKey                = "pubkey"
 	AttrProposer              = "proposer"
 	AttrReason                = "reason"
 	AttrRecord                = "record"
@@ -97,8 +113,10 @@ const (
 	AttrStartMs               = "start_ms"
 	AttrStorageDistributed    = "storage_distributed"
 	AttrThresholdPercent      = "threshold_percent"
+	AttrTotal                 = "total"
 	AttrTo                    = "to"
 	AttrType                  = "type"
+	AttrValidator             = "validator"
 	AttrVersion               = "version"
 	AttrWeight                = "weight"
 )
@@ -314,5 +332,66 @@ func NewDocumentsCleanupEvent(removed, orphans int, weight uint64, backlog int, 
 	return Event{EventDocumentsCleanup, []Attr{
 		{AttrRemoved, strconv.Itoa(removed)}, {AttrOrphans, strconv.Itoa(orphans)}, {AttrWeight, u64(weight)},
 		{AttrBacklog, strconv.Itoa(backlog)}, {AttrOldestOverdueMs, u64(oldestOverdueMs)},
+	}}
+}
+
+// NewValidatorProposalEvent: proposal id of change made by the operator of validator
+// by, expiring at expiresAtMs unless passed.
+func NewValidatorProposalEvent(id uint64, c ValidatorChange, by ConsensusAddress, expiresAtMs uint64) Event {
+	attrs := []Attr{{AttrProposal, u64(id)}, {AttrKind, c.Kind.String()}, {AttrValidator, c.Target().String()}}
+	if c.Kind == ValidatorAdd || c.Kind == ValidatorRotate {
+		attrs = append(attrs, Attr{AttrPubKey, hex.EncodeToString(c.PubKey)})
+	}
+	if c.Kind == ValidatorAdd || c.Kind == ValidatorPower {
+		attrs = append(attrs, Attr{AttrPower, u64(c.Power)})
+	}
+	if c.Kind == ValidatorAdd {
+		attrs = append(attrs, Attr{AttrOperator, c.Operator.String()})
+	}
+	attrs = append(attrs, Attr{AttrProposer, by.String()}, Attr{AttrExpiresAtMs, u64(expiresAtMs)})
+	return Event{EventValidatorProposal, attrs}
+}
+
+// NewValidatorApprovalEvent: validator approved proposal id; its approvals hold
+// approved of the set's total power, and passed says whether that passed it.
+func NewValidatorApprovalEvent(id uint64, validator ConsensusAddress, approved, total uint64, passed bool) Event {
+	return Event{EventValidatorApproval, []Attr{
+		{AttrProposal, u64(id)}, {AttrValidator, validator.String()}, {AttrApproved, u64(approved)},
+		{AttrTotal, u64(total)}, {AttrPassed, strconv.FormatBool(passed)},
+	}}
+}
+
+// NewValidatorProposalExpiredEvent: proposal id expired unpassed.
+func NewValidatorProposalExpiredEvent(id uint64) Event {
+	return Event{EventValidatorProposalExpired, []Attr{{AttrProposal, u64(id)}}}
+}
+
+// NewValidatorProposalDroppedEvent: passed proposal id could not be applied to the set
+// as it had become (code: the refusal it would get if proposed now).
+func NewValidatorProposalDroppedEvent(id uint64, code Code) Event {
+	return Event{EventValidatorProposalDropped, []Attr{{AttrProposal, u64(id)}, {AttrCode, u64(uint64(code))}}}
+}
+
+// NewValidatorUpdateEvent: the block changed validator's power in the set to power (0:
+// removed), by proposal (kind "proposal", its number) or misbehaviour (kind
+// "misbehavior", the evidence's height).
+func NewValidatorUpdateEvent(validator ConsensusAddress, pub []byte, power uint64, kind string, ref uint64) Event {
+	key := AttrProposal
+	if kind == "misbehavior" {
+		key = AttrHeight
+	}
+	return Event{EventValidatorUpdate, []Attr{
+		{AttrValidator, validator.String()}, {AttrPubKey, hex.EncodeToString(pub)}, {AttrPower, u64(power)},
+		{AttrReason, kind}, {key, u64(ref)},
+	}}
+}
+
+// NewValidatorMisbehaviorEvent: evidence of kind against validator at height, and
+// whether the validator was removed (it was not when it had left the set already, or
+// was its last validator).
+func NewValidatorMisbehaviorEvent(validator ConsensusAddress, kind MisbehaviorKind, height uint64, removed bool) Event {
+	return Event{EventValidatorMisbehavior, []Attr{
+		{AttrValidator, validator.String()}, {AttrKind, kind.String()}, {AttrHeight, u64(height)},
+		{AttrRemoved, strconv.FormatBool(removed)},
 	}}
 }

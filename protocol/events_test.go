@@ -27,6 +27,13 @@ func everyEvent() []Event {
 		NewDocumentExpiredEvent(ContractID{1}, "note", DocumentID{1}, id, 5),
 		NewDocumentExpirationOrphanEvent(DocumentID{1}, 5),
 		NewDocumentsCleanupEvent(1, 0, 2, 0, 0),
+		NewValidatorProposalEvent(1, ValidatorChange{Kind: ValidatorAdd, PubKey: make([]byte, 32), Power: 1}, ConsensusAddress{1}, 5),
+		NewValidatorApprovalEvent(1, ConsensusAddress{1}, 10, 20, false),
+		NewValidatorProposalExpiredEvent(1),
+		NewValidatorProposalDroppedEvent(1, CodeValidatorNotFound),
+		NewValidatorUpdateEvent(ConsensusAddress{1}, make([]byte, 32), 0, "proposal", 1),
+		NewValidatorUpdateEvent(ConsensusAddress{1}, make([]byte, 32), 0, "misbehavior", 7),
+		NewValidatorMisbehaviorEvent(ConsensusAddress{1}, MisbehaviorDuplicateVote, 7, true),
 	}
 	for k := ActionCreate; k <= ActionRestore; k++ {
 		a := DocumentActionEvent{Kind: k, Type: "note", DocumentHash: &hash}

@@ -39,6 +39,8 @@ func sampleTransitions() []Transition {
 		&DataContractCreate{Identity: ida, KeyIndex: 1, Nonce: 6, Definition: []byte(sampleContractJSON)},
 		&DataContractUpdate{Identity: ida, Nonce: 7, Contract: NewContractID(ida, 6), Version: 2, Definition: []byte(sampleContractJSON)},
 		sampleBatch(ida, idb, NewContractID(ida, 6)),
+		&ValidatorSetProposal{Identity: ida, KeyIndex: 1, Nonce: 9, Change: ValidatorChange{Kind: ValidatorAdd, PubKey: bob.Public().(ed25519.PublicKey), Power: 5, Operator: idb}},
+		&ValidatorSetApproval{Identity: idb, Nonce: 10, Proposal: 3},
 	}
 }
 
@@ -105,14 +107,16 @@ func TestRoundTripAndSignature(t *testing.T) {
 // and fuzz tests.
 func TestRegistry(t *testing.T) {
 	pinned := map[TransitionType]string{
-		1: "identity_create",
-		2: "identity_top_up",
-		3: "identity_credit_transfer",
-		4: "identity_credit_transfer_to_address",
-		5: "address_funds_transfer",
-		6: "data_contract_create",
-		7: "data_contract_update",
-		8: "documents_batch",
+		1:  "identity_create",
+		2:  "identity_top_up",
+		3:  "identity_credit_transfer",
+		4:  "identity_credit_transfer_to_address",
+		5:  "address_funds_transfer",
+		6:  "data_contract_create",
+		7:  "data_contract_update",
+		8:  "documents_batch",
+		9:  "validator_set_proposal",
+		10: "validator_set_approval",
 	}
 	kinds := Kinds()
 	if len(kinds) != len(pinned) {

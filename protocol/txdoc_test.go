@@ -32,6 +32,7 @@ func txDocVectors() []txDocVector {
 	copy(to[:], bytes.Repeat([]byte{0x22}, AddressLen))
 	var toID IdentityID
 	copy(toID[:], bytes.Repeat([]byte{0x33}, IdentityIDLen))
+	consensusPub := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{3}, ed25519.SeedSize)).Public().(ed25519.PublicKey)
 	return []txDocVector{
 		{"address_funds_transfer", addrKey, &AddressFundsTransfer{PubKey: addrPub, Nonce: 1, Recipient: to, Amount: 1000}, map[string]string{
 			"pubkey":   hex.EncodeToString(addrPub),
@@ -52,6 +53,10 @@ func txDocVectors() []txDocVector {
 		{"documents_batch", idKey, docVectorBatch(id), map[string]string{
 			"document": docVectorBatch(id).Actions[0].ID.String(),
 		}},
+		{"validator_set_proposal", idKey, &ValidatorSetProposal{Identity: id, KeyIndex: 0, Nonce: 6, Change: ValidatorChange{Kind: ValidatorAdd, PubKey: consensusPub, Power: 5, Operator: toID}}, map[string]string{
+			"validator": ConsensusAddressOf(consensusPub).String(),
+		}},
+		{"validator_set_approval", idKey, &ValidatorSetApproval{Identity: id, KeyIndex: 0, Nonce: 7, Proposal: 1}, nil},
 	}
 }
 

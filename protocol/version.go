@@ -24,10 +24,14 @@ const (
 	// document's $renewedAt, from which its expiry counts, moved forward by a renewal
 	// that pays for the lifetime it adds.
 	V15 Version = 15
+	// V16 lets the validators govern their own set (docs/STATE.md, "Validators"): the
+	// set is state, changed by its operators' proposals and approvals, and a
+	// validator that misbehaves is removed from it.
+	V16 Version = 16
 
 	// Latest is the newest version this source implements. A binary may be built to
 	// stop short of it (Newest); a new genesis starts on Newest unless it names another.
-	Latest = V15
+	Latest = V16
 )
 
 // Limits are the consensus limits of one protocol version.
@@ -125,6 +129,17 @@ type Limits struct {
 	// counted from its $renewedAt (docs/STATE.md, "Renewal").
 	Renewal bool
 
+	// The validator set (V16 on; zero before): ValidatorVotes turns the set's
+	// transitions and the handling of misbehaviour on (docs/STATE.md, "Validators").
+	// MaxValidators bounds the set, MaxValidatorPower a validator's power (the least
+	// is 1). A proposal not passed within ValidatorProposalLifetimeMs of block time
+	// expires; an operator has at most MaxValidatorProposals pending at once.
+	ValidatorVotes              bool
+	MaxValidators               int
+	MaxValidatorPower           uint64
+	ValidatorProposalLifetimeMs uint64
+	MaxValidatorProposals       int
+
 	// UpgradeThresholdPercent: the chain decides to move to the next version at an
 	// epoch change when at least this share of the finished epoch's blocks signalled
 	// it or a later one (docs/STATE.md, "Protocol upgrades").
@@ -170,12 +185,24 @@ func (l Limits) TTL() bool { return l.MaxDocumentTTLSeconds > 0 }
 var limits = map[Version]Limits{
 	V13: v13Limits,
 	V14: v14Limits,
-	V15: func() Limits {
-		l := v14Limits
-		l.Renewal = true
+	V15: v15Limits,
+	V16: func() Limits {
+		l := v15Limits
+		l.ValidatorVotes = true
+		l.MaxValidators = 100
+		l.MaxValidatorPower = 1_000_000
+		l.ValidatorProposalLifetimeMs = 3 * 24 * 60 * 60 * 1000
+		l.MaxValidatorProposals = 4
 		return l
 	}(),
 }
+
+// v15Limits are version 15's limits, which version 16 extends.
+var v15Limits = func() Limits {
+	l := v14Limits
+	l.Renewal = true
+	return l
+}()
 
 // v14Limits are version 14's limits, which version 15 extends.
 var v14Limits = func() Limits {

@@ -40,6 +40,7 @@ var indexChoices = map[protocol.Version]indexChoice{
 	protocol.V13: fewestProperties,
 	protocol.V14: fewestProperties,
 	protocol.V15: fewestProperties,
+	protocol.V16: fewestProperties,
 }
 
 // fewestProperties are docs/PROOFS.md's rules ("The query"): among the indexes that

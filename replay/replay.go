@@ -190,7 +190,7 @@ func Run(ctx context.Context, opts Options) (Summary, error) {
 	defer rep.close()
 	if sum.Restored > 0 {
 		if err = rep.restore(src, sum.Restored); err == nil {
-			rep.app, err = abci.New(rep.store, opts.Logger, nil)
+			rep.app, err = newApp(rep.store, opts.Logger, src.gen)
 		}
 	} else {
 		err = rep.genesis(ctx, src, &sum, opts.Logger)
@@ -385,7 +385,7 @@ func newReplica(gen *cmttypes.GenesisDoc) (r *replica, err error) {
 // CometBFT's InitChain does, and checks its root against the first header: a mismatch goes into sum.
 func (r *replica) genesis(ctx context.Context, src *source, sum *Summary, log zerolog.Logger) error {
 	var err error
-	if r.app, err = abci.New(r.store, log, nil); err != nil {
+	if r.app, err = newApp(r.store, log, src.gen); err != nil {
 		return err
 	}
 	root, err := initChain(ctx, r.app, src.gen)
@@ -449,6 +449,21 @@ func (r *replica) close() {
 	if r.tmp != "" {
 		os.RemoveAll(r.tmp)
 	}
+}
+
+// newApp makes the replica's application, which knows the chain's genesis validators as
+// a node's does (abci.Application.SetGenesisValidators).
+func newApp(store *drive.Store, log zerolog.Logger, gen *cmttypes.GenesisDoc) (*abci.Application, error) {
+	app, err := abci.New(store, log, nil)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := abci.GenesisValidatorsOf(gen)
+	if err != nil {
+		return nil, err
+	}
+	app.SetGenesisValidators(vals)
+	return app, nil
 }
 
 // initChain runs InitChain on app with the genesis validators as CometBFT's handshake

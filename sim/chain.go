@@ -32,10 +32,15 @@ type Chain struct {
 	// Proposers are the consensus addresses blocks are proposed by, in turn (by
 	// height); empty: blocks name no proposer.
 	Proposers [][]byte
+	// Comet is the validator set CometBFT would hold, following every committed
+	// block's updates (CometSet.Follow).
+	Comet CometSet
 }
 
-// Open opens (or reopens, as a restarted node does) the application on db.
-func Open(db dbm.DB) (*Chain, error) {
+// Open opens (or reopens, as a restarted node does) the application on db. A reopened
+// chain is given its genesis validators, as a node reads them from its genesis file
+// (abci.Application.SetGenesisValidators); InitChain gives them to a new one.
+func Open(db dbm.DB, genesisValidators ...abcitypes.ValidatorUpdate) (*Chain, error) {
 	store, err := drive.NewStore(db, drive.Options{CacheSize: 200_000, KeepRecent: 50})
 	if err != nil {
 		return nil, err
@@ -46,23 +51,53 @@ func Open(db dbm.DB) (*Chain, error) {
 	}
 	// Every block checks the running total of credits against the supply.
 	app.CheckInvariants()
+	vals, err := abci.GenesisValidators(genesisValidators)
+	if err != nil {
+		return nil, err
+	}
+	app.SetGenesisValidators(vals)
 	info, err := app.Info(context.Background(), &abcitypes.RequestInfo{})
 	if err != nil {
 		return nil, err
 	}
-	c := &Chain{DB: db, Store: store, App: app, Height: info.LastBlockHeight}
+	c := &Chain{DB: db, Store: store, App: app, Height: info.LastBlockHeight, Comet: NewCometSet(genesisValidators)}
 	if c.Height > 0 {
-		// A restarted chain proposes as before: its validators are those genesis
-		// gave a payout identity.
+		// A restarted chain proposes as before: in turn by its genesis validators, or,
+		// when it is not told them, by those genesis gave a payout identity.
 		saved, err := c.Saved()
 		if err != nil {
 			return nil, err
 		}
-		if c.Proposers, err = drive.PayoutValidators(saved); err != nil {
+		c.Proposers = proposersOf(genesisValidators)
+		if len(genesisValidators) == 0 {
+			if c.Proposers, err = drive.PayoutValidators(saved); err != nil {
+				return nil, err
+			}
+		}
+		// From version 16 on CometBFT holds the set in state.
+		set, err := drive.Validators(saved)
+		if err != nil {
 			return nil, err
+		}
+		if len(set) > 0 {
+			c.Comet = CometSet{}
+			for _, v := range set {
+				c.Comet[string(v.PubKey)] = int64(v.Power)
+			}
 		}
 	}
 	return c, nil
+}
+
+// proposersOf are the consensus addresses of vals in address order, the order blocks
+// are proposed in.
+func proposersOf(vals []abcitypes.ValidatorUpdate) [][]byte {
+	var out [][]byte
+	for _, v := range vals {
+		out = append(out, cmted25519.PubKey(v.PubKey.GetEd25519()).Address())
+	}
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i], out[j]) < 0 })
+	return out
 }
 
 // Close releases the store; the database stays open for a reopen.
@@ -71,12 +106,7 @@ func (c *Chain) Close() error { return c.Store.Close() }
 // InitChain writes the genesis state with the genesis validators vals, whose blocks
 // the chain then proposes in turn, and returns the genesis app hash.
 func (c *Chain) InitChain(state genesis.AppState, vals ...abcitypes.ValidatorUpdate) ([]byte, error) {
-	c.Proposers = nil
-	for _, v := range vals {
-		c.Proposers = append(c.Proposers, cmted25519.PubKey(v.PubKey.GetEd25519()).Address())
-	}
-	// In address order, as a restarted chain reads them back (Open).
-	sort.Slice(c.Proposers, func(i, j int) bool { return bytes.Compare(c.Proposers[i], c.Proposers[j]) < 0 })
+	c.Proposers, c.Comet = proposersOf(vals), NewCometSet(vals)
 	res, err := c.App.InitChain(context.Background(), &abcitypes.RequestInitChain{
 		ChainId: ChainID, Time: GenesisTime, InitialHeight: 1, AppStateBytes: state.Encode(), Validators: vals,
 	})
@@ -86,6 +116,11 @@ func (c *Chain) InitChain(state genesis.AppState, vals ...abcitypes.ValidatorUpd
 	return res.AppHash, nil
 }
 
+// EvidenceEvery: every EvidenceEvery-th block carries evidence of a duplicate vote at
+// the height before it against one of the genesis validators, in turn (in the set or
+// not by then).
+const EvidenceEvery = 97
+
 // Finalize runs FinalizeBlock for the next height without committing.
 func (c *Chain) Finalize(at time.Time, txs [][]byte) (*abcitypes.ResponseFinalizeBlock, error) {
 	req := &abcitypes.RequestFinalizeBlock{Height: c.Height + 1, Time: at, Txs: txs}
@@ -93,6 +128,10 @@ func (c *Chain) Finalize(at time.Time, txs [][]byte) (*abcitypes.ResponseFinaliz
 		req.ProposerAddress = c.Proposers[req.Height%n]
 		if req.Height%7 == 0 {
 			req.ProposerAddress = []byte("a proposer no genesis")[:20] // no payout identity
+		}
+		if req.Height%EvidenceEvery == 0 {
+			req.Misbehavior = []abcitypes.Misbehavior{{Type: abcitypes.MisbehaviorType_DUPLICATE_VOTE,
+				Validator: abcitypes.Validator{Address: c.Proposers[(req.Height/EvidenceEvery)%n], Power: 10}, Height: req.Height - 1, Time: at}}
 		}
 	}
 	return c.App.FinalizeBlock(context.Background(), req)
@@ -108,6 +147,13 @@ func (c *Chain) Commit(finalized *abcitypes.ResponseFinalizeBlock) error {
 	v, hash := c.Store.LastCommit()
 	if v != c.Height || !bytes.Equal(hash, finalized.AppHash) {
 		return fmt.Errorf("committed %d %X, FinalizeBlock returned %d %X", v, hash, c.Height, finalized.AppHash)
+	}
+	saved, err := c.Saved()
+	if err != nil {
+		return err
+	}
+	if err := c.Comet.Follow(saved, finalized.ValidatorUpdates); err != nil {
+		return fmt.Errorf("block %d: %w", c.Height, err)
 	}
 	return nil
 }

@@ -61,7 +61,7 @@ func TestCrashBetweenWrites(t *testing.T) {
 				// The process died somewhere in this commit: reopen what landed.
 				crashed = true
 				_ = c.Close()
-				if c, err = Open(mem); err != nil {
+				if c, err = Open(mem, g.Validators()...); err != nil {
 					t.Fatalf("crash point %d: reopen: %v", point, err)
 				}
 				// The crash may land in this commit or, with fewer writes than the

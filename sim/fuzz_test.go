@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/binary"
@@ -9,6 +10,8 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+
+	abcitypes "github.com/cometbft/cometbft/abci/types"
 
 	"github.com/ttld-dev/ttld/app"
 	"github.com/ttld-dev/ttld/drive"
@@ -54,9 +57,13 @@ type blockFuzz struct {
 	kv         *drive.Cache
 	keys       []ed25519.PrivateKey
 	identities []identity
-	contracts  []contract        // created or attempted
-	documents  *documentBatches  // documents created or attempted, by contract
-	nonces     map[string]uint64 // the next nonce the fuzzer hands out, by signer
+	contracts  []contract // created or attempted
+	// validatorKeys are the consensus keys the set's changes name, the first three
+	// the genesis set's; operators operate the genesis validators.
+	validatorKeys []ed25519.PublicKey
+	operators     []identity
+	documents     *documentBatches  // documents created or attempted, by contract
+	nonces        map[string]uint64 // the next nonce the fuzzer hands out, by signer
 }
 
 // balance reads an account's balance for the boundary amounts; absent accounts have 0.
@@ -129,7 +136,9 @@ func (f *blockFuzz) tx() []byte {
 	pub := signer.Public().(ed25519.PublicKey)
 	from := protocol.AddressOf(pub)
 	var tr protocol.Transition
-	switch f.c.n(8) {
+	switch f.c.n(9) {
+	case 8:
+		tr, signer = f.validatorTx()
 	case 6, 7:
 		// A documents batch on a contract created before (or on none): actions of every
 		// kind on documents created before, valid and not (documents.go). Before any
@@ -224,6 +233,45 @@ func (f *blockFuzz) tx() []byte {
 	return protocol.Sign(ChainID, tr, signer)
 }
 
+// validatorTx is a validator set proposal of any kind, or an approval of a proposal
+// made or not, signed by an operator of a validator (of the set or no more) or by
+// another identity; powers and keys at the bounds.
+func (f *blockFuzz) validatorTx() (protocol.Transition, ed25519.PrivateKey) {
+	signer := f.operators[f.c.n(len(f.operators))]
+	if f.c.n(8) == 0 {
+		signer = f.identity()
+	}
+	if f.c.n(2) == 0 {
+		next, err := drive.GetU64(f.kv, drive.NextValidatorProposalKey())
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		return &protocol.ValidatorSetApproval{Identity: signer.id, Nonce: f.nonce(signer.id[:]), Proposal: uint64(f.c.n(int(next) + 2))}, signer.key
+	}
+	key := f.validatorKeys[f.c.n(len(f.validatorKeys))]
+	c := protocol.ValidatorChange{Kind: protocol.ValidatorChangeKind(1 + f.c.n(4)), Validator: protocol.ConsensusAddressOf(key),
+		PubKey: f.validatorKeys[f.c.n(len(f.validatorKeys))], Power: []uint64{0, 1, 3, 4, 5, 9, 10, 14, 1_000_000, 1_000_001}[f.c.n(10)]}
+	if c.Kind == protocol.ValidatorAdd {
+		c.PubKey = key
+		c.Operator = f.identity().id
+		if f.c.n(2) == 0 {
+			c.Operator = f.operators[f.c.n(len(f.operators))].id
+		}
+	}
+	return &protocol.ValidatorSetProposal{Identity: signer.id, Nonce: f.nonce(signer.id[:]), Change: c}, signer.key
+}
+
+// misbehavior is a block's evidence: now and then one or two pieces against the
+// fuzzer's consensus keys, in the set or not, at heights up to the block's.
+func (f *blockFuzz) misbehavior(height uint64) []app.Misbehavior {
+	var out []app.Misbehavior
+	for i := f.c.n(16); i < 2; i++ {
+		out = append(out, app.Misbehavior{Kind: protocol.MisbehaviorKind(1 + f.c.n(2)),
+			Validator: protocol.ConsensusAddressOf(f.validatorKeys[f.c.n(len(f.validatorKeys))]), Height: uint64(f.c.n(int(height) + 1))})
+	}
+	return out
+}
+
 // signal is a proposer's version signal in any form: of the versions around those this
 // binary implements or any u32, or malformed (a signal's first byte, another length).
 func (f *blockFuzz) signal() []byte {
@@ -268,7 +316,9 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 	case 2:
 		st.ProtocolVersion = protocol.Latest
 	}
-	rest := uint64(math.MaxUint64)
+	// The operators of the three genesis validators hold operatorFunds each.
+	const operatorFunds = 1 << 36
+	rest := uint64(math.MaxUint64) - 3*operatorFunds
 	// Most runs start with an identity funded at genesis (keys[1]'s), so that contracts
 	// and their documents are written from the first block on.
 	if f.c.n(4) > 0 {
@@ -291,16 +341,32 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 	if len(st.Addresses) == 0 {
 		st.Addresses = append(st.Addresses, genesis.Address{Address: protocol.AddressOf(f.keys[0].Public().(ed25519.PublicKey)).String(), Balance: 1})
 	}
-	// One validator with a payout identity; blocks are proposed by it, by a proposer
-	// without one, or name none, so epochs are paid, rolled on, or both.
-	validator := []byte("fuzz-validator-addr!")
-	payout := protocol.PayoutIdentityID(validator)
-	st.Identities = append(st.Identities, genesis.Identity{ID: payout.String(), Keys: []string{hex.EncodeToString(f.keys[0].Public().(ed25519.PublicKey))}})
-	st.Validators = append(st.Validators, genesis.Validator{Address: hex.EncodeToString(validator), PayoutIdentity: payout.String()})
-	proposers := [][]byte{validator, []byte("a-stranger-proposer!"), nil}
+	// Three validators of power 10, each operated by its payout identity (whose key is
+	// one of the fuzzer's); blocks are proposed by one of them, by a proposer without
+	// a payout identity, or name none, so epochs are paid, rolled on, or both. From
+	// version 16 on the set changes: the operators propose and approve changes of it
+	// among six consensus keys, and blocks carry evidence against them.
+	var genesisSet []drive.GenesisValidator
+	proposers := [][]byte{[]byte("a-stranger-proposer!"), nil}
+	for i := 0; i < 6; i++ {
+		f.validatorKeys = append(f.validatorKeys, ed25519.NewKeyFromSeed(bytes.Repeat([]byte{'v', byte(i)}, ed25519.SeedSize/2)).Public().(ed25519.PublicKey))
+	}
+	for i, k := range f.validatorKeys[:3] {
+		a := protocol.ConsensusAddressOf(k)
+		payout := protocol.PayoutIdentityID(a[:])
+		st.Identities = append(st.Identities, genesis.Identity{ID: payout.String(), Balance: operatorFunds, Keys: []string{hex.EncodeToString(f.keys[i].Public().(ed25519.PublicKey))}})
+		st.Validators = append(st.Validators, genesis.Validator{Address: a.String(), PayoutIdentity: payout.String()})
+		f.operators = append(f.operators, identity{id: payout, key: f.keys[i]})
+		genesisSet = append(genesisSet, drive.GenesisValidator{PubKey: k, Power: 10})
+		proposers = append(proposers, a[:])
+	}
 	start := uint64(GenesisTime.UnixMilli())
-	if err := genesis.InitChain(f.kv, genesis.Params{ChainID: ChainID, GenesisTimeMs: start, InitialHeight: 1, Validators: [][]byte{validator}}, st.Encode()); err != nil {
+	if err := genesis.InitChain(f.kv, genesis.Params{ChainID: ChainID, GenesisTimeMs: start, InitialHeight: 1, Validators: genesisSet}, st.Encode()); err != nil {
 		t.Fatal(err)
+	}
+	comet := CometSet{}
+	for _, v := range genesisSet {
+		comet[string(v.PubKey)] = int64(v.Power)
 	}
 	at := start
 	blocks := 1 + f.c.n(4)
@@ -341,7 +407,8 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := app.ExecuteBlock(f.kv, app.Block{Height: uint64(h), TimeMs: sent, Proposer: proposers[f.c.n(len(proposers))], Txs: txs})
+		res, err := app.ExecuteBlock(f.kv, app.Block{Height: uint64(h), TimeMs: sent, Proposer: proposers[f.c.n(len(proposers))], Txs: txs,
+			Misbehavior: f.misbehavior(uint64(h)), GenesisValidators: genesisSet})
 		var need app.ErrUpgradeNeeded
 		if errors.As(err, &need) && decided && next == need.Version && !protocol.Known(next) {
 			codes[codeUpgradeNeeded]++
@@ -352,6 +419,9 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 		}
 		if res.Switched {
 			codes[codeSwitched]++
+		}
+		if len(res.ValidatorUpdates) > 0 {
+			codes[codeSetChanged]++
 		}
 		if len(res.TxResults) != len(txs) {
 			t.Fatalf("block %d: %d results for %d transactions", h, len(res.TxResults), len(txs))
@@ -375,6 +445,13 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 		if err := drive.CheckCredits(f.kv); err != nil {
 			t.Fatalf("block %d: %v", h, err)
 		}
+		updates := make([]abcitypes.ValidatorUpdate, len(res.ValidatorUpdates))
+		for i, u := range res.ValidatorUpdates {
+			updates[i] = abcitypes.Ed25519ValidatorUpdate(u.PubKey, int64(u.Power))
+		}
+		if err := comet.Follow(f.kv, updates); err != nil {
+			t.Fatalf("block %d: %v", h, err)
+		}
 	}
 	if err := invariants.CheckDocuments(f.kv); err != nil {
 		t.Fatal(err)
@@ -384,10 +461,12 @@ func runBlockFuzz(t testing.TB, data []byte) map[protocol.Code]int {
 
 // Among runBlockFuzz's results, beside the transactions' codes: codeSwitched counts the
 // blocks that switched the protocol version, codeUpgradeNeeded the runs that ended at a
-// switch to a version this binary does not implement.
+// switch to a version this binary does not implement, codeSetChanged the blocks that
+// changed the validator set.
 const (
 	codeUpgradeNeeded protocol.Code = math.MaxUint32 - iota
 	codeSwitched
+	codeSetChanged
 )
 
 // FuzzBlocks: no sequence of transitions halts the chain or creates or destroys credits.
@@ -434,7 +513,8 @@ func TestBlocksProperty(t *testing.T) {
 	// and stop the binary at a version it does not implement (the full run only: the
 	// short one is too few inputs to be sure of them).
 	if !testing.Short() {
-		for _, c := range []protocol.Code{protocol.CodeInvalidDocument, protocol.CodeDocumentTypeNotFound, protocol.CodeDuplicateUniqueIndex, codeSwitched, codeUpgradeNeeded} {
+		for _, c := range []protocol.Code{protocol.CodeInvalidDocument, protocol.CodeDocumentTypeNotFound, protocol.CodeDuplicateUniqueIndex, codeSwitched, codeUpgradeNeeded,
+			protocol.CodeNotAValidatorOperator, protocol.CodeValidatorPowerMoveTooLarge, protocol.CodeValidatorProposalNotFound, codeSetChanged} {
 			if codes[c] == 0 {
 				t.Errorf("no %s in %d runs: %v", c, runs, codes)
 			}

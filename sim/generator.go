@@ -29,8 +29,10 @@ type Generator struct {
 	// InvalidPercent is the share of transactions made invalid on purpose.
 	InvalidPercent int
 	// Version is the protocol version the chain starts on and Upgrade, when not 0, the
-	// height its upgrade to 14 is scheduled at (genesis protocol_upgrade): an even seed
-	// starts on the latest version, an odd one on 13 and upgrades.
+	// height its upgrade to the latest version is scheduled at (genesis
+	// protocol_upgrade): an even seed starts on the latest version, an odd one on 13
+	// and upgrades, turning document time to live on and making the genesis validators
+	// the set in state in one block.
 	Version protocol.Version
 	Upgrade uint64
 	// Flood makes most transactions batches of creates of the ttl contract's hour-long
@@ -191,7 +193,7 @@ func NewGenerator(seed int64, accounts int) *Generator {
 func (g *Generator) Genesis() genesis.AppState {
 	st := genesis.AppState{EpochTimeLengthS: EpochLengthS, ProtocolVersion: g.Version}
 	if g.Upgrade > 0 {
-		st.Upgrade = &genesis.Upgrade{Version: protocol.V14, Height: g.Upgrade}
+		st.Upgrade = &genesis.Upgrade{Version: protocol.Latest, Height: g.Upgrade}
 	}
 	for _, k := range g.keys {
 		st.Addresses = append(st.Addresses, genesis.Address{
@@ -199,14 +201,22 @@ func (g *Generator) Genesis() genesis.AppState {
 			Balance: 1_000_000 + uint64(g.rng.Int63n(1_000_000_000_000)),
 		})
 	}
-	for _, v := range g.Validators() {
-		addr := cmted25519.PubKey(v.PubKey.GetEd25519()).Address()
+	// Every consensus key of the set's changes has an identity to operate it, funded,
+	// signed for with the first key; the genesis validators' are their payout
+	// identities.
+	for i := 0; i < validatorKeyCount; i++ {
+		addr := cmted25519.PubKey(validatorKey(i)).Address()
 		payout := protocol.PayoutIdentityID(addr)
-		st.Identities = append(st.Identities, genesis.Identity{ID: payout.String(), Keys: []string{hex.EncodeToString(pubOf(g.keys[0]))}})
-		st.Validators = append(st.Validators, genesis.Validator{Address: addr.String(), PayoutIdentity: payout.String()})
+		st.Identities = append(st.Identities, genesis.Identity{ID: payout.String(), Balance: operatorFunds, Keys: []string{hex.EncodeToString(pubOf(g.keys[0]))}})
+		if i < validatorCount {
+			st.Validators = append(st.Validators, genesis.Validator{Address: addr.String(), PayoutIdentity: payout.String()})
+		}
 	}
 	return st
 }
+
+// operatorFunds is what each operator identity holds at genesis.
+const operatorFunds = 10_000_000_000
 
 // validatorCount is how many validators simulated chains have; their blocks are
 // proposed in turn, with now and then a proposer the genesis does not know.
@@ -217,11 +227,7 @@ const validatorCount = 3
 func (g *Generator) Validators() []abcitypes.ValidatorUpdate {
 	out := make([]abcitypes.ValidatorUpdate, validatorCount)
 	for i := range out {
-		var seed [32]byte
-		copy(seed[:], "validator")
-		seed[31] = byte(i)
-		pub := ed25519.NewKeyFromSeed(seed[:]).Public().(ed25519.PublicKey)
-		out[i] = abcitypes.Ed25519ValidatorUpdate(pub, 10)
+		out[i] = abcitypes.Ed25519ValidatorUpdate(validatorKey(i), 10)
 	}
 	return out
 }
@@ -335,7 +341,17 @@ func (g *Generator) tx(kv drive.KV, used map[string]uint64) ([]byte, error) {
 	signer := g.keys[g.rng.Intn(len(g.keys))]
 	from := protocol.AddressOf(pubOf(signer))
 	var tr protocol.Transition
+	if g.rng.Intn(16) == 0 {
+		t, ok, err := g.validatorTx(kv, used)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			tr, signer = t, g.keys[0]
+		}
+	}
 	switch kind := g.rng.Intn(7); {
+	case tr != nil:
 	case kind == 0 || (kind >= 3 && len(g.identities) == 0):
 		nonce, bal, err := g.addressNonce(kv, from, used)
 		if err != nil {

@@ -112,6 +112,16 @@ func TestDeterminism(t *testing.T) {
 			t.Error("no removal record's hash was compared with the document it removed")
 		}
 	}
+	// Seed 1 reaches version 16 at its upgrade: the operators propose and approve
+	// changes of the set, blocks apply them and carry evidence, and CometBFT's set
+	// follows the state's after every block (Chain.Commit).
+	if !testing.Short() {
+		for _, ev := range []string{protocol.EventValidatorUpdate, protocol.EventValidatorMisbehavior, protocol.EventValidatorProposalDropped} {
+			if a.Events[ev] == 0 {
+				t.Errorf("the simulation never produced a %s event: %v", ev, a.Events)
+			}
+		}
+	}
 	t.Logf("seed %d: %d blocks, results by code %v, events %v, %d changes of expired documents, %d creates of their unique values, %d moderators' deletions and %d restores accepted, %d removal records pinned",
 		cfg.Seed, blocks, a.Codes, a.Events, a.ExpiredChanges, a.ExpiredUniques, a.TxEvents[protocol.EventDocumentAction(protocol.ActionModerateDelete)], a.TxEvents[protocol.EventDocumentAction(protocol.ActionRestore)], a.RemovalsPinned)
 
@@ -167,7 +177,7 @@ func restart(t *testing.T, seed int64) {
 				t.Fatal(err)
 			}
 			_ = c.Close()
-			if c, err = Open(db); err != nil {
+			if c, err = Open(db, g.Validators()...); err != nil {
 				t.Fatal(err)
 			}
 			if c.Height != h-1 {
@@ -175,7 +185,7 @@ func restart(t *testing.T, seed int64) {
 			}
 		case 40: // stop after a commit
 			_ = c.Close()
-			if c, err = Open(db); err != nil {
+			if c, err = Open(db, g.Validators()...); err != nil {
 				t.Fatal(err)
 			}
 			if c.Height != h-1 {

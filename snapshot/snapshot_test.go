@@ -29,7 +29,7 @@ func generated(t *testing.T, blocks int) (*sim.Chain, *sim.Generator) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := sim.NewGenerator(7, 20)
+	g := sim.NewGenerator(8, 20)
 	if _, err := c.InitChain(g.Genesis(), g.Validators()...); err != nil {
 		t.Fatal(err)
 	}
@@ -117,8 +117,17 @@ func TestRoundTrip(t *testing.T) {
 		if _, _, _, ok := drive.ParseEpochKey(k); ok {
 			kinds["epoch pools"]++
 		}
+		if _, ok := drive.ParseValidatorKey(k); ok {
+			kinds["validators"]++
+		}
+		if _, _, _, ok := drive.ParseValidatorProposalKey(k); ok {
+			kinds["validator proposals"]++
+		}
+		if _, _, ok := drive.ParseMisbehaviorKey(k); ok {
+			kinds["misbehaviour"]++
+		}
 	}
-	for _, kind := range []string{"documents", "ttl entries", "time-range window entries", "lifetime pools", "removal records", "epoch pools"} {
+	for _, kind := range []string{"documents", "ttl entries", "time-range window entries", "lifetime pools", "removal records", "epoch pools", "validators", "validator proposals", "misbehaviour"} {
 		if kinds[kind] == 0 {
 			t.Fatalf("the simulated state holds no %s: %v", kind, kinds)
 		}

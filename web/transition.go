@@ -66,6 +66,24 @@ func describe(t protocol.Transition) ([]field, error) {
 			out = append(out, documentAction(i, c, a)...)
 		}
 		return out, nil
+	case *protocol.ValidatorSetProposal:
+		ch := t.Change
+		out := append(identitySigner(t.Identity, t.KeyIndex, t.Nonce),
+			field{"change", ch.Kind.String(), ""},
+			field{"validator", ch.Target().String(), ""})
+		if ch.Kind == protocol.ValidatorAdd || ch.Kind == protocol.ValidatorRotate {
+			out = append(out, field{"consensus key", hex.EncodeToString(ch.PubKey), ""})
+		}
+		if ch.Kind == protocol.ValidatorAdd || ch.Kind == protocol.ValidatorPower {
+			out = append(out, field{"power", strconv.FormatUint(ch.Power, 10), ""})
+		}
+		if ch.Kind == protocol.ValidatorAdd {
+			out = append(out, field{"operator", ch.Operator.String(), accountHref(ch.Operator.String())})
+		}
+		return out, nil
+	case *protocol.ValidatorSetApproval:
+		return append(identitySigner(t.Identity, t.KeyIndex, t.Nonce),
+			field{"proposal", strconv.FormatUint(t.Proposal, 10), ""}), nil
 	}
 	return nil, fmt.Errorf("web: no description of the transition kind %s", t.Type())
 }

@@ -99,6 +99,7 @@ func newQueryCmd() *cobra.Command {
 	cmd.AddCommand(newQueryExpirationsCmd())
 	cmd.AddCommand(newQueryRemovalsCmd())
 	cmd.AddCommand(newQueryProtocolCmd())
+	cmd.AddCommand(newQueryValidatorsCmds()...)
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,6 +87,12 @@ type txOutput struct {
 	// $renewedAt and the expiry it moved to (unix ms), as the block left them.
 	RenewedAt uint64 `json:"renewed_at,omitempty"`
 	ExpiresAt uint64 `json:"expires_at,omitempty"`
+	// Validator is the consensus address a validator set proposal adds or changes;
+	// Proposal the proposal's number (a proposal, once committed, or an approval),
+	// Passed whether the transaction passed it (once committed).
+	Validator string `json:"validator,omitempty"`
+	Proposal  uint64 `json:"proposal,omitempty"`
+	Passed    *bool  `json:"passed,omitempty"`
 }
 
 func (o txOutput) text(w io.Writer) {
@@ -146,6 +153,17 @@ func (o txOutput) text(w io.Writer) {
 	if o.RenewedAt != 0 {
 		fmt.Fprintf(w, "renewed at: %d\nexpires at: %d\n", o.RenewedAt, o.ExpiresAt)
 	}
+	if o.Validator != "" {
+		fmt.Fprintf(w, "validator: %s\n", o.Validator)
+	}
+	if o.Proposal != 0 {
+		fmt.Fprintf(w, "proposal: %d\n", o.Proposal)
+	}
+	if o.Passed != nil && *o.Passed {
+		fmt.Fprintln(w, "passed: yes: the block applied it to the set (CometBFT's set changes two blocks later)")
+	} else if o.Passed != nil {
+		fmt.Fprintln(w, "passed: not yet: it passes once validators holding more than two thirds of the power approved it")
+	}
 }
 
 // txCommand is a command under `ttld tx GROUP` that sends one transition kind. Each
@@ -184,6 +202,11 @@ var txGroups = []struct{ Name, Short, Long string }{
 	{"document", "Document transitions (documents_batch)",
 		"Document transitions (documents_batch). Each command but batch sends a batch of one action; `batch FILE`\n" +
 			"sends the actions of a file, as many to a transaction (and nonce) as the protocol version's limits allow."},
+	{"validator", "Validator set transitions (protocol version 16 on)",
+		"Validator set transitions (docs/STATE.md, \"Validators\"): the operator of a validator of the set proposes a\n" +
+			"change of the set or approves a pending one, signing with its operator identity's key, which lives in the\n" +
+			"client home's keyring (--home), not in a node's home. A proposal passes when validators holding more\n" +
+			"than two thirds of the set's power approved it, and the block it passes in applies it."},
 }
 
 // txCommands are written only by registerTx, from init functions.
@@ -375,6 +398,12 @@ func broadcastTx(ctx context.Context, cmd *cobra.Command, c *client.Client, tx [
 		out.Status = txCommitted
 		fee := res.Fee
 		out.Fee = &fee
+		if id, ok := res.Attr(protocol.EventValidatorApproval, protocol.AttrProposal); ok {
+			out.Proposal, _ = strconv.ParseUint(id, 10, 64)
+			passed, _ := res.Attr(protocol.EventValidatorApproval, protocol.AttrPassed)
+			p := passed == "true"
+			out.Passed = &p
+		}
 	case res.Refused():
 		out.Status = txRefused
 	default:

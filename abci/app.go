@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,9 @@ type Application struct {
 	// swept is the block time of the staged block when it swept time-range grids (an
 	// epoch change): Commit then observes their backlog. 0: it did not.
 	swept uint64
+	// setTouched: the staged block (or the process's first) changed the validator set,
+	// its proposals or its evidence: Commit then observes them.
+	setTouched bool
 	// checkInvariants: after every block, the running total of credits must equal the
 	// supply, or the node halts (--check-invariants).
 	checkInvariants bool
@@ -126,7 +130,7 @@ func New(store *drive.Store, log zerolog.Logger, metrics *Metrics) (*Application
 	if err != nil {
 		return nil, err
 	}
-	a := &Application{store: store, log: log, metrics: metrics, signatures: signatures, checked: checked,
+	a := &Application{store: store, log: log, metrics: metrics, signatures: signatures, checked: checked, setTouched: true,
 		signal: protocol.Newest(), halted: halt{done: make(chan struct{})}}
 	if err := a.checkSavedVersion(); err != nil {
 		return nil, err
@@ -435,8 +439,17 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 			a.swept = protocol.BlockTimeMs(req.Time)
 		case protocol.EventProtocolUpgradeDecided:
 			a.warnUpgrade(a.store.Working())
+		case protocol.EventValidatorMisbehavior:
+			a.metrics.Misbehavior.WithLabelValues(e.Attr(protocol.AttrKind), e.Attr(protocol.AttrRemoved)).Inc()
+		}
+		a.setTouched = a.setTouched || strings.HasPrefix(e.Type, validatorEvents)
+	}
+	for _, tr := range x.res.TxResults {
+		for _, e := range tr.Events {
+			a.setTouched = a.setTouched || strings.HasPrefix(e.Type, validatorEvents)
 		}
 	}
+	a.metrics.ValidatorUpdates.Add(float64(len(x.res.ValidatorUpdates)))
 	out := &abcitypes.ResponseFinalizeBlock{
 		TxResults: make([]*abcitypes.ExecTxResult, len(x.res.TxResults)),
 		Events:    events(x.res.Events),
@@ -540,6 +553,10 @@ func (a *Application) Commit(context.Context, *abcitypes.RequestCommit) (*abcity
 		return nil
 	})
 	a.observePools(v)
+	if a.setTouched {
+		a.observeValidators(v)
+		a.setTouched = false
+	}
 	if a.swept != 0 {
 		a.observeTimeRanges(v, a.swept)
 		a.swept = 0
@@ -584,6 +601,22 @@ func (a *Application) observePools(v int64) {
 	}
 	if err != nil {
 		a.log.Error().Err(err).Int64("height", v).Msg("reading the pools for the metrics failed")
+	}
+}
+
+// validatorEvents starts the type of every event of the validator set
+// (protocol.EventValidatorProposal and the others).
+const validatorEvents = "validator_"
+
+// observeValidators sets the validator set's gauges from saved version v. A failure is
+// logged: metrics never stop the node.
+func (a *Application) observeValidators(v int64) {
+	saved, err := a.store.Saved(v)
+	if err == nil {
+		err = a.metrics.observeValidators(saved)
+	}
+	if err != nil {
+		a.log.Error().Err(err).Int64("height", v).Msg("reading the validator set for the metrics failed")
 	}
 }
 

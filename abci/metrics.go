@@ -55,6 +55,13 @@ type Metrics struct {
 	NewestSupported     prometheus.Gauge
 	EpochBlocks         prometheus.Gauge
 	UpgradeSignals      *prometheus.GaugeVec
+	// The validator set after the last commit that changed it, its proposals or its
+	// evidence (observeValidators), and what blocks did to it.
+	Validators         prometheus.Gauge
+	ValidatorPower     prometheus.Gauge
+	ValidatorProposals prometheus.Gauge
+	ValidatorUpdates   prometheus.Counter
+	Misbehavior        *prometheus.CounterVec
 	// Snapshots (snapshots.go): the last one taken, and every outcome.
 	Snapshots        *prometheus.CounterVec
 	SnapshotHeight   prometheus.Gauge
@@ -123,6 +130,22 @@ func (m *Metrics) observePools(kv drive.KV) error {
 	m.EpochFees.Set(float64(fees))
 	m.PendingRefunds.Set(refunded)
 	m.TotalCredits.Set(float64(total))
+	return nil
+}
+
+// observeValidators sets the validator set's gauges from a saved state.
+func (m *Metrics) observeValidators(kv drive.KV) error {
+	set, err := drive.ReadValidatorSet(kv)
+	if err != nil {
+		return err
+	}
+	proposals, err := drive.ValidatorProposals(kv)
+	if err != nil {
+		return err
+	}
+	m.Validators.Set(float64(len(set.List)))
+	m.ValidatorPower.Set(float64(set.Total))
+	m.ValidatorProposals.Set(float64(len(proposals)))
 	return nil
 }
 
@@ -240,6 +263,11 @@ func (m *Metrics) declare() []metric {
 		{&m.NewestSupported, "newest_supported_protocol_version", "Newest protocol version this binary implements: a next_protocol_version above it stops the node at the next epoch change.", nil},
 		{&m.EpochBlocks, "epoch_blocks", "Blocks of the current epoch up to the last commit.", nil},
 		{&m.UpgradeSignals, "upgrade_signals", "Blocks of the current epoch whose proposer signalled each protocol version, up to the last commit.", []string{"version"}},
+		{&m.Validators, "validators", "Validators in the set the chain holds in state (protocol version 16 on; 0 before).", nil},
+		{&m.ValidatorPower, "validator_power", "Total voting power of the set the chain holds in state.", nil},
+		{&m.ValidatorProposals, "validator_proposals_pending", "Validator set proposals pending (not yet applied, dropped or expired).", nil},
+		{&m.ValidatorUpdates, "validator_updates_total", "Changes of the validator set blocks sent CometBFT (validator updates).", nil},
+		{&m.Misbehavior, "misbehavior_total", "Evidence of misbehaviour blocks carried, by kind (duplicate_vote, light_client_attack) and whether it removed the validator.", []string{"kind", "removed"}},
 		{&m.Snapshots, "snapshots_total", fmt.Sprintf("Snapshots of the state due by snapshot_interval, by result: %s, %s, %s (the one before was still being taken).", snapshotTaken, snapshotFailed, snapshotSkipped), []string{"result"}},
 		{&m.SnapshotHeight, "snapshot_height", "Height of the last snapshot taken.", nil},
 		{&m.SnapshotSeconds, "snapshot_duration_seconds", "Time the last snapshot taken took, in the background.", nil},

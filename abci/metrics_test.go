@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	abcitypes "github.com/cometbft/cometbft/abci/types"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ttld-dev/ttld/app"
 	"github.com/ttld-dev/ttld/drive"
@@ -46,6 +48,7 @@ func TestMetricsCarryChainID(t *testing.T) {
 		"ttld_app_protocol_version": true, "ttld_app_next_protocol_version": true, "ttld_app_newest_supported_protocol_version": true, "ttld_app_epoch_blocks": true,
 		"ttld_app_snapshot_height": true, "ttld_app_snapshot_duration_seconds": true, "ttld_app_snapshot_bytes": true, "ttld_app_restore_chunks": true,
 		"ttld_app_restore_chunks_applied": true, "ttld_app_restore_bytes_applied": true, "ttld_app_restored_height": true,
+		"ttld_app_validators": true, "ttld_app_validator_power": true, "ttld_app_validator_proposals_pending": true, "ttld_app_validator_updates_total": true,
 	}
 	for _, f := range families {
 		if !want[f.GetName()] {
@@ -204,6 +207,11 @@ func TestMetricsDeclared(t *testing.T) {
 		{"ttld_app_restore_chunks_applied", "GAUGE", "Chunks of the snapshot being restored that are imported.", nil},
 		{"ttld_app_restore_bytes_applied", "GAUGE", "Bytes of the snapshot being restored that are imported.", nil},
 		{"ttld_app_restored_height", "GAUGE", "Height of the snapshot this process restored its state from by state sync (0: none).", nil},
+		{"ttld_app_validators", "GAUGE", "Validators in the set the chain holds in state (protocol version 16 on; 0 before).", nil},
+		{"ttld_app_validator_power", "GAUGE", "Total voting power of the set the chain holds in state.", nil},
+		{"ttld_app_validator_proposals_pending", "GAUGE", "Validator set proposals pending (not yet applied, dropped or expired).", nil},
+		{"ttld_app_validator_updates_total", "COUNTER", "Changes of the validator set blocks sent CometBFT (validator updates).", nil},
+		{"ttld_app_misbehavior_total", "COUNTER", "Evidence of misbehaviour blocks carried, by kind (duplicate_vote, light_client_attack) and whether it removed the validator.", []string{"kind", "removed"}},
 	}
 	reg := prometheus.NewRegistry()
 	m, err := NewMetrics(reg, "chain-7")
@@ -273,5 +281,30 @@ func TestMetricsDeclared(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("metric %s: labels %v, want %v", p.name, got, want)
 		}
+	}
+}
+
+// The validator set's metrics show the set after every commit that changed it (and
+// the process's first), and count the updates sent CometBFT and the evidence handled.
+func TestValidatorMetricsFollowTheSet(t *testing.T) {
+	h := newHarness(t)
+	st := genesis.AppState{EpochTimeLengthS: 3600}
+	for _, v := range []string{"va", "vb", "vc"} {
+		st.Identities = append(st.Identities, genesis.Identity{ID: genesisIdentityID(v).String(), Keys: []string{hex.EncodeToString(pub(v))}})
+		h.addValidator("val-"+v, genesisIdentityID(v), 10, &st)
+	}
+	h.initChain(st)
+	h.proposer = consensusAddress("val-va")
+	m := h.app.metrics
+	h.block(genesisTime.Add(time.Second), nil)
+	if got := testutil.ToFloat64(m.Validators); got != 3 || testutil.ToFloat64(m.ValidatorPower) != 30 {
+		t.Fatalf("after block 1: %v validators of power %v", got, testutil.ToFloat64(m.ValidatorPower))
+	}
+	h.evidence = []abcitypes.Misbehavior{{Type: abcitypes.MisbehaviorType_DUPLICATE_VOTE, Validator: abcitypes.Validator{Address: consensusAddress("val-vc"), Power: 10}, Height: 1}}
+	h.block(genesisTime.Add(2*time.Second), nil)
+	h.evidence = nil
+	if testutil.ToFloat64(m.Validators) != 2 || testutil.ToFloat64(m.ValidatorPower) != 20 || testutil.ToFloat64(m.ValidatorUpdates) != 1 ||
+		testutil.ToFloat64(m.Misbehavior.WithLabelValues("duplicate_vote", "true")) != 1 {
+		t.Fatalf("after the evidence: %v validators of power %v, %v updates", testutil.ToFloat64(m.Validators), testutil.ToFloat64(m.ValidatorPower), testutil.ToFloat64(m.ValidatorUpdates))
 	}
 }

@@ -43,15 +43,24 @@ type Options struct {
 	// MaxAge older than the local clock. Zero: proofs.DefaultMaxAge; negative: no bound.
 	// Reads at an explicit height are not bounded (the caller chose the state).
 	MaxAge time.Duration
+	// Light, when set, verifies headers with CometBFT's light client instead of a
+	// fixed set (Trusted is then not used): the reads stay verified as the chain's
+	// validator set changes (docs/PROOFS.md, "Following the validator set"). Close
+	// releases its trusted store.
+	Light *LightOptions
 }
 
 // Client is a ttld client over one node's RPC. It is safe for concurrent use.
 type Client struct {
 	rpc  RPC
 	opts Options
+	// remote is the node's RPC address when the client was dialled.
+	remote string
 
 	mu      sync.Mutex
 	chainID string // opts.ChainID, or the status's once asked
+	// light is the light client of opts.Light, made by the first verified read.
+	light *lightHeaders
 }
 
 // Dial returns a client of the node whose RPC listens at remote ("tcp://host:port" or
@@ -61,7 +70,9 @@ func Dial(remote string, opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(rpc, opts), nil
+	c := New(rpc, opts)
+	c.remote = remote
+	return c, nil
 }
 
 // New returns a client over rpc.
@@ -88,13 +99,37 @@ func (c *Client) ChainID(ctx context.Context) (string, error) {
 }
 
 // Verifier returns the proof verifier verified reads use: this client's RPC, chain id,
-// trusted validators and wait.
+// light client (or trusted validators) and wait.
 func (c *Client) Verifier(ctx context.Context) (*proofs.Verifier, error) {
 	chainID, err := c.ChainID(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &proofs.Verifier{Client: c.rpc, ChainID: chainID, Trusted: c.opts.Trusted, Wait: c.opts.Wait}, nil
+	v := &proofs.Verifier{Client: c.rpc, ChainID: chainID, Trusted: c.opts.Trusted, Wait: c.opts.Wait}
+	if c.opts.Light == nil {
+		return v, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.light == nil {
+		if c.light, err = c.openLight(ctx, chainID); err != nil {
+			return nil, err
+		}
+	}
+	v.Headers = c.light
+	return v, nil
+}
+
+// Close releases what the client holds: its light client's trusted store.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.light == nil {
+		return nil
+	}
+	err := c.light.db.Close()
+	c.light = nil
+	return err
 }
 
 // LatestHeight returns the node's latest block height.

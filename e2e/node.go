@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -164,8 +165,14 @@ func connect(n *node.Node, home string) (*Env, error) {
 // height.
 func (e *Env) Commit(t testing.TB, tr protocol.Transition) int64 {
 	t.Helper()
+	return e.CommitSigned(t, tr, e.Dev.Priv)
+}
+
+// CommitSigned is Commit with tr signed by key.
+func (e *Env) CommitSigned(t testing.TB, tr protocol.Transition, key ed25519.PrivateKey) int64 {
+	t.Helper()
 	ctx := context.Background()
-	tx, err := e.Client.Sign(ctx, tr, e.Dev.Priv)
+	tx, err := e.Client.Sign(ctx, tr, key)
 	if err != nil {
 		t.Fatal(err)
 	}

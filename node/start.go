@@ -252,7 +252,11 @@ func (n *Node) startWeb(laddr string, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	s, err := web.New(cmtlocal.New(n.comet), web.Options{Trusted: vals, Logger: log.With().Str("module", "web").Logger()})
+	gen, err := LoadGenesis(n.cfg.RootDir)
+	if err != nil {
+		return err
+	}
+	s, err := web.New(cmtlocal.New(n.comet), web.Options{Trusted: vals, InitialHeight: gen.InitialHeight, Logger: log.With().Str("module", "web").Logger()})
 	if err != nil {
 		return err
 	}

@@ -27,9 +27,14 @@ type Verifier struct {
 	Client Client
 	// ChainID is required: every header's chain id must equal it.
 	ChainID string
+	// Headers, when set, verify the headers (a light client following the chain's
+	// validator sets from a header it trusts: docs/PROOFS.md, "Following the validator
+	// set"); Trusted is then not used.
+	Headers Headers
 	// Trusted is the validator set every checked header must name, for instance the
-	// one of the local genesis. When nil, the validator set of each header is fetched
-	// (all pages) and checked against the header's ValidatorsHash.
+	// one of a browser's pin. When nil (and Headers too), the validator set of each
+	// header is fetched (all pages) and checked against the header's ValidatorsHash,
+	// which proves only that the node's answers agree with one another.
 	Trusted *cmttypes.ValidatorSet
 	// Wait is how long AppHashAfter polls for a header that does not exist yet;
 	// zero means DefaultWait.
@@ -83,6 +88,13 @@ func (v *Verifier) headerAfter(ctx context.Context, h int64) (*cmttypes.Header, 
 	if err != nil {
 		return nil, err
 	}
+	if v.Headers != nil {
+		verified, err := v.Headers.VerifiedHeader(ctx, height)
+		if err != nil {
+			return nil, ErrInvalidHeader{Height: height, Err: err}
+		}
+		sh = *verified
+	}
 	if sh.Header == nil || sh.Commit == nil {
 		return nil, ErrInvalidHeader{Height: height, Err: errors.New("header or commit missing")}
 	}
@@ -97,6 +109,9 @@ func (v *Verifier) headerAfter(ctx context.Context, h int64) (*cmttypes.Header, 
 	}
 	if err := sh.ValidateBasic(v.ChainID); err != nil {
 		return nil, ErrInvalidHeader{Height: height, Err: err}
+	}
+	if v.Headers != nil {
+		return sh.Header, nil
 	}
 	vals, err := v.validators(ctx, height)
 	if err != nil {

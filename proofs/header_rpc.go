@@ -56,10 +56,16 @@ func (v *Verifier) validators(ctx context.Context, height int64) (*cmttypes.Vali
 	if v.Trusted != nil {
 		return v.Trusted, nil
 	}
+	return FetchValidators(ctx, v.Client, height)
+}
+
+// FetchValidators returns the validator set of height from c (all pages), checked to be
+// a well-formed set; nothing says it is the chain's (a light client's step does).
+func FetchValidators(ctx context.Context, c Client, height int64) (*cmttypes.ValidatorSet, error) {
 	var all []*cmttypes.Validator
 	perPage := validatorsPerPage
 	for page := 1; ; page++ {
-		res, err := v.Client.Validators(ctx, &height, &page, &perPage)
+		res, err := c.Validators(ctx, &height, &page, &perPage)
 		if err != nil {
 			return nil, ErrInvalidValidators{Height: height, Err: err}
 		}
@@ -82,4 +88,22 @@ func (v *Verifier) validators(ctx context.Context, height int64) (*cmttypes.Vali
 		return nil, ErrInvalidValidators{Height: height, Err: err}
 	}
 	return vals, nil
+}
+
+// FetchLightBlock returns the light block of height from c: its signed header and its
+// set, unchecked (Step and VerifyTrace check them).
+func FetchLightBlock(ctx context.Context, c Client, height int64) (*cmttypes.LightBlock, error) {
+	res, err := c.Commit(ctx, &height)
+	if err != nil {
+		return nil, ErrHeaderUnavailable{Height: height, Err: err}
+	}
+	if res == nil || res.Header == nil || res.Commit == nil {
+		return nil, ErrHeaderUnavailable{Height: height, Err: errors.New("empty commit result")}
+	}
+	sh := res.SignedHeader
+	vals, err := FetchValidators(ctx, c, height)
+	if err != nil {
+		return nil, err
+	}
+	return &cmttypes.LightBlock{SignedHeader: &sh, ValidatorSet: vals}, nil
 }

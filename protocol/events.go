@@ -54,6 +54,16 @@ const (
 	EventValidatorMisbehavior     = "validator_misbehavior"
 )
 
+// Attr returns the value of e's attribute key ("" when it has none).
+func (e Event) Attr(key string) string {
+	for _, a := range e.Attrs {
+		if a.Key == key {
+			return a.Value
+		}
+	}
+	return ""
+}
+
 // EventDocumentAction is the event type of a documents batch action of kind k.
 func EventDocumentAction(k DocumentActionKind) string { return EventDocumentPrefix + k.String() }
 

@@ -1,13 +1,16 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
+	cmttypes "github.com/cometbft/cometbft/types"
 
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/web/check"
@@ -77,5 +80,42 @@ func (s *Server) bundle(ctx context.Context, path string, data []byte, height in
 	if err != nil {
 		return nil, err
 	}
-	return check.Bundle{ChainID: chainID, Path: path, Data: data, Response: res.Response, SignedHeader: &commit.SignedHeader}.Encode()
+	b := check.Bundle{ChainID: chainID, Path: path, Data: data, Response: res.Response, SignedHeader: &commit.SignedHeader}
+	if s.opts.Trusted != nil && !bytes.Equal(commit.ValidatorsHash, s.opts.Trusted.Hash()) {
+		if b.Trace, err = s.trace(ctx, next); err != nil {
+			return nil, err
+		}
+	}
+	return b.Encode()
+}
+
+// lightBlockCache is how many light blocks a view keeps for its traces.
+const lightBlockCache = 1024
+
+// lightBlock returns the light block of height, from the cache or the node.
+func (s *Server) lightBlock(ctx context.Context, height int64) (*cmttypes.LightBlock, error) {
+	if lb, ok := s.lightBlocks.Get(height); ok {
+		return lb, nil
+	}
+	lb, err := proofs.FetchLightBlock(ctx, s.rpc, height)
+	if err != nil {
+		return nil, err
+	}
+	s.lightBlocks.Add(height, lb)
+	return lb, nil
+}
+
+// trace returns the light blocks that lead from the chain's first block, which the
+// genesis set signed, to the block of height to, each a step CometBFT's light client
+// takes (proofs.BuildTrace): what a browser that pinned the genesis set follows to a
+// header another set signed (docs/PROOFS.md, "Following the validator set").
+func (s *Server) trace(ctx context.Context, to int64) ([]*cmttypes.LightBlock, error) {
+	first, err := s.lightBlock(ctx, max(s.opts.InitialHeight, 1))
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(first.ValidatorsHash, s.opts.Trusted.Hash()) {
+		return nil, fmt.Errorf("the chain's first block %d names set %X, not the genesis set %X", first.Height, first.ValidatorsHash, s.opts.Trusted.Hash())
+	}
+	return proofs.BuildTrace(ctx, s.lightBlock, first, to, time.Now(), 0)
 }

@@ -17,6 +17,7 @@ import (
 	cmtjson "github.com/cometbft/cometbft/libs/json"
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
 	cmttypes "github.com/cometbft/cometbft/types"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/rs/zerolog"
 
 	"github.com/ttld-dev/ttld/client"
@@ -48,9 +49,12 @@ var staticFiles embed.FS
 
 // Options configure a Server.
 type Options struct {
-	// Trusted is the genesis validator set the overview shows and pins.
-	Trusted *cmttypes.ValidatorSet
-	Logger  zerolog.Logger
+	// Trusted is the genesis validator set the overview shows and pins; InitialHeight
+	// the chain's first height (0: 1), whose block the genesis set signed: a bundle
+	// whose header names another set carries the trace from there.
+	Trusted       *cmttypes.ValidatorSet
+	InitialHeight int64
+	Logger        zerolog.Logger
 	// MaxStreams bounds the live streams served at once (0: DefaultMaxStreams).
 	MaxStreams int
 }
@@ -70,6 +74,9 @@ type Server struct {
 	indexed atomic.Int32
 	// live feeds the live streams (live.go).
 	live *live
+	// lightBlocks are the light blocks traces are built of, by height (a height's never
+	// changes once committed).
+	lightBlocks *lru.Cache[int64, *cmttypes.LightBlock]
 	// local holds the local chain's lowered limits once read (localLimits).
 	local struct {
 		sync.Mutex
@@ -89,8 +96,12 @@ func New(rpc rpcclient.Client, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	blocks, err := lru.New[int64, *cmttypes.LightBlock](lightBlockCache)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{rpc: scans, c: client.New(scans, client.Options{MaxAge: -1, Trusted: opts.Trusted}), opts: opts,
-		pages: map[string]*template.Template{}, heights: hs}
+		pages: map[string]*template.Template{}, heights: hs, lightBlocks: blocks}
 	s.live = newLive(fmt.Sprintf("ttld-web-%p", s), opts.MaxStreams)
 	if b, err := staticFiles.ReadFile(wasmFile); err == nil {
 		s.module = newModule(b)

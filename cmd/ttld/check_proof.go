@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,8 +22,10 @@ func newCheckProofCmd() *cobra.Command {
 its proof and the commit of the header after the answer's height. check-proof checks,
 with no network: the answer is about the key the query names, its proof leads to the
 app hash of that header, the header is of the home's chain and its commit is signed by
-more than two thirds of the home's genesis validator set. It exits non-zero when any
-check fails.`,
+more than two thirds of the home's genesis validator set, or, once the chain's set has
+changed, by the set the bundle's trace of headers leads to from the genesis set
+(docs/PROOFS.md, "Following the validator set"). It exits non-zero when any check
+fails.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw, err := os.ReadFile(args[0])
@@ -40,7 +43,11 @@ check fails.`,
 			if b.ChainID != chainID {
 				return errVerification{Err: fmt.Errorf("the bundle is of chain %q, the home's genesis of %q", b.ChainID, chainID)}
 			}
-			r, err := check.Check(b, vals)
+			signers, err := check.Follow(b, check.Pin{ChainID: chainID, Validators: vals}, time.Now())
+			if err != nil {
+				return errVerification{Err: err}
+			}
+			r, err := check.Check(b, signers)
 			if err != nil {
 				return errVerification{Err: err}
 			}

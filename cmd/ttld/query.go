@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ttld-dev/ttld/client"
-	"github.com/ttld-dev/ttld/node"
 	"github.com/ttld-dev/ttld/proofs"
 )
 
@@ -32,6 +29,7 @@ func newQueryCmd() *cobra.Command {
 	f.Bool("prove", false, "verify the answer's proof against a header signed by the validators")
 	f.Int64("height", 0, "state height to read (0: the latest)")
 	f.Duration("max-age", proofs.DefaultMaxAge, "with --prove at the latest height: refuse a state whose signed header is older than this (0: no bound)")
+	lightFlags(f)
 
 	identity := &cobra.Command{
 		Use:   "identity ID",
@@ -111,8 +109,8 @@ type queryOutput interface {
 }
 
 // runQuery dials the node, runs read and prints its answer. With --prove, headers are
-// checked against the home's genesis validators and chain id when the home has a
-// genesis, else against the validator sets and chain id the node reports.
+// verified by CometBFT's light client from the home's genesis or the header --trust-height
+// and --trust-hash name (lightOptions).
 func runQuery(cmd *cobra.Command, read func(ctx context.Context, c *client.Client, height int64, prove bool) (queryOutput, error)) error {
 	prove := flagBool(cmd, "prove")
 	maxAge, err := cmd.Flags().GetDuration("max-age")
@@ -128,16 +126,8 @@ func runQuery(cmd *cobra.Command, read func(ctx context.Context, c *client.Clien
 	default:
 		opts.MaxAge = maxAge
 	}
-	if home := globalFlags(cmd).Home; prove && home != "" {
-		_, err := os.Stat(node.GenesisFile(home))
-		switch {
-		case err == nil:
-			vals, chainID, err := node.GenesisValidators(home)
-			if err != nil {
-				return err
-			}
-			opts.Trusted, opts.ChainID = vals, chainID
-		case !errors.Is(err, fs.ErrNotExist):
+	if prove {
+		if opts.Light, opts.ChainID, err = lightOptions(cmd); err != nil {
 			return err
 		}
 	}
@@ -145,6 +135,7 @@ func runQuery(cmd *cobra.Command, read func(ctx context.Context, c *client.Clien
 	if err != nil {
 		return err
 	}
+	defer c.Close()
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()

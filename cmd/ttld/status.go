@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,16 +20,21 @@ import (
 // statusOutput is what status prints (-o json: this object), from the node's RPC
 // `status` and `net_info`.
 type statusOutput struct {
-	Node        string       `json:"node"` // the RPC URL asked
-	ChainID     string       `json:"chain_id"`
-	NodeID      string       `json:"node_id"`
-	Moniker     string       `json:"moniker"`
-	Height      int64        `json:"height"`
-	BlockTime   time.Time    `json:"block_time"`
-	AppHash     string       `json:"app_hash"`
-	CatchingUp  bool         `json:"catching_up"`
-	VotingPower int64        `json:"voting_power"` // 0: a full node, not a validator
-	Peers       []peerOutput `json:"peers"`
+	Node        string    `json:"node"` // the RPC URL asked
+	ChainID     string    `json:"chain_id"`
+	NodeID      string    `json:"node_id"`
+	Moniker     string    `json:"moniker"`
+	Height      int64     `json:"height"`
+	BlockTime   time.Time `json:"block_time"`
+	AppHash     string    `json:"app_hash"`
+	CatchingUp  bool      `json:"catching_up"`
+	VotingPower int64     `json:"voting_power"` // 0: a full node, not a validator
+	// ValidatorAddress and ValidatorPubKey are the node's consensus key (its
+	// priv_validator_key.json), which a proposal to add it names (ttld tx validator
+	// propose add --pubkey), whether it is a validator or not.
+	ValidatorAddress string       `json:"validator_address"`
+	ValidatorPubKey  string       `json:"validator_pub_key"`
+	Peers            []peerOutput `json:"peers"`
 	// Protocol is the protocol version and the upgrade in place under way at the
 	// node's last saved height (ttld query protocol; unproven here).
 	Protocol protocolJSON `json:"protocol"`
@@ -77,6 +83,9 @@ func nodeStatus(ctx context.Context, url string) (statusOutput, error) {
 		CatchingUp:  st.SyncInfo.CatchingUp,
 		VotingPower: st.ValidatorInfo.VotingPower,
 		Peers:       []peerOutput{},
+	}
+	if pk := st.ValidatorInfo.PubKey; pk != nil {
+		out.ValidatorAddress, out.ValidatorPubKey = st.ValidatorInfo.Address.String(), hex.EncodeToString(pk.Bytes())
 	}
 	for _, p := range ni.Peers {
 		out.Peers = append(out.Peers, peerOutput{ID: string(p.NodeInfo.ID()), Moniker: p.NodeInfo.Moniker, RemoteIP: p.RemoteIP, Outbound: p.IsOutbound})
@@ -134,6 +143,9 @@ func (o statusOutput) text(w io.Writer) {
 		fmt.Fprintf(w, "state sync:   %d snapshots offered, %d refused, %d chunks refused\n", r.Offered, r.Refused, r.ChunksRefused)
 	}
 	fmt.Fprintf(w, "role:         %s\n", role)
+	if o.ValidatorPubKey != "" {
+		fmt.Fprintf(w, "consensus key: %s (address %s)\n", o.ValidatorPubKey, o.ValidatorAddress)
+	}
 	if p := o.Protocol; p.Version != 0 {
 		fmt.Fprintf(w, "protocol:     %d (this binary implements up to %d)\n", p.Version, p.NewestSupported)
 		switch {

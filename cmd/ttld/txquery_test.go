@@ -3,16 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ttld-dev/ttld/client"
 	"github.com/ttld-dev/ttld/e2e"
 	"github.com/ttld-dev/ttld/keyring"
 	"github.com/ttld-dev/ttld/node"
-	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
@@ -194,7 +195,7 @@ func TestTxAndQueryCommands(t *testing.T) {
 	root.SetArgs([]string{"query", "address", devAddr.String(), "--prove", "--home", other, "--node", env.RPC})
 	err = root.ExecuteContext(ctx)
 	var ve errVerification
-	var vh proofs.ErrValidatorsHashMismatch
+	var vh client.ErrGenesisMismatch
 	if !errors.As(err, &ve) || !errors.As(err, &vh) {
 		t.Fatalf("verification against another genesis: %v", err)
 	}
@@ -202,9 +203,19 @@ func TestTxAndQueryCommands(t *testing.T) {
 		t.Fatal("a failed verification exits 0")
 	}
 
-	// Without a genesis in the home, headers are checked against the node's validators.
-	out, err = cli{t: t, env: &e2e.Env{Home: t.TempDir(), RPC: env.RPC}}.run("query", "address", devAddr.String(), "--prove")
-	if err != nil || !strings.Contains(out, "VERIFIED presence") {
+	// Without a genesis in the home, a verified read needs a header to trust: a set the
+	// node names is no root of trust. With --trust-height and --trust-hash it verifies.
+	bare := cli{t: t, env: &e2e.Env{Home: t.TempDir(), RPC: env.RPC}}
+	if out, err := bare.run("query", "address", devAddr.String(), "--prove"); err == nil || !strings.Contains(err.Error(), "root of trust") {
 		t.Fatalf("query --prove without a genesis: %q %v", out, err)
+	}
+	trusted := int64(2)
+	commit, err := env.Client.RPC().Commit(ctx, &trusted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = bare.run("query", "address", devAddr.String(), "--prove", "--trust-height", "2", "--trust-hash", hex.EncodeToString(commit.Header.Hash()))
+	if err != nil || !strings.Contains(out, "VERIFIED presence") {
+		t.Fatalf("query --prove from a trusted header: %q %v", out, err)
 	}
 }

@@ -77,6 +77,33 @@ func TargetOf(path string, data []byte) (Target, error) {
 			return Target{}, errors.New("/upgrades: want no data")
 		}
 		return Target{Start: []byte{104, 'P'}, End: []byte{104, 'Q'}}, nil
+	case "/validators":
+		if len(data) != 0 {
+			return Target{}, errors.New("/validators: want no data")
+		}
+		return Target{Start: []byte{104, 'V', 's'}, End: []byte{104, 'V', 't'}}, nil
+	case "/validator-proposals":
+		start := []byte{104, 'V', 'p'}
+		switch len(data) {
+		case 0, 8:
+			start = append(start, data...)
+		case 28:
+			start = append(append(start, data...), 0)
+		default:
+			return Target{}, errors.New("/validator-proposals: want no data, a proposal number u64, or one || a consensus address (20)")
+		}
+		return Target{Start: start, End: []byte{104, 'V', 'q'}}, nil
+	case "/misbehavior":
+		start := []byte{104, 'V', 'm'}
+		switch len(data) {
+		case 0, 20:
+			start = append(start, data...)
+		case 28:
+			start = append(append(start, data...), 0)
+		default:
+			return Target{}, errors.New("/misbehavior: want no data, a consensus address (20), or one || a height u64")
+		}
+		return Target{Start: start, End: []byte{104, 'V', 'n'}}, nil
 	case "/expirations":
 		// until u64, optionally an entry's expires_at u64 and document id to read after
 		if len(data) != 8 && len(data) != 8+8+32 {

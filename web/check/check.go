@@ -15,13 +15,17 @@ import (
 )
 
 // Bundle is one proven answer as a page serves it (in CometBFT's JSON): the query
-// asked, the node's answer and the signed header after the answer's height.
+// asked, the node's answer and the signed header after the answer's height; when that
+// header names another set than the chain's genesis set, the trace of light blocks
+// that leads to it from the chain's first block, which the genesis set signed
+// (docs/PROOFS.md, "Following the validator set").
 type Bundle struct {
 	ChainID      string                 `json:"chain_id"`
 	Path         string                 `json:"path"`
 	Data         []byte                 `json:"data"`
 	Response     abci.ResponseQuery     `json:"response"`
 	SignedHeader *cmttypes.SignedHeader `json:"signed_header"`
+	Trace        []*cmttypes.LightBlock `json:"trace,omitempty"`
 }
 
 // Encode writes b in CometBFT's JSON.

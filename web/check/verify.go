@@ -172,6 +172,9 @@ type Verdict struct {
 	Age        time.Duration
 	// MaxAge is the freshness bound the header was held to.
 	MaxAge time.Duration
+	// Followed is the number of headers of the longest trace the answers' headers were
+	// followed through from the pinned set; 0: they name the pinned set.
+	Followed int
 	// Figures are the proven figures, written as the page must show them; nil when the
 	// answers did not verify.
 	Figures Figures
@@ -179,9 +182,52 @@ type Verdict struct {
 	Mismatches []Mismatch
 }
 
+// Follow returns the set that signed b's header, trusted from pin: the pinned set
+// itself, when the header names it; else the set the bundle's trace leads to from the
+// pinned set (proofs.VerifyTrace from the pinned set, its last header the bundle's),
+// the steps checked at now, the reader's clock. A header of another chain, or one that
+// names another set with no trace from the pinned one, is ErrPinned.
+func Follow(b Bundle, pin Pin, now time.Time) (*cmttypes.ValidatorSet, error) {
+	if pin.Validators == nil {
+		return nil, errors.New("no pinned validator set")
+	}
+	if b.SignedHeader == nil || b.SignedHeader.Header == nil {
+		return nil, errors.New("the bundle holds no signed header")
+	}
+	pinned := pin.Validators.Hash()
+	sh := b.SignedHeader
+	chain := pin.ChainID
+	if chain == "" {
+		chain = "(none yet)"
+	}
+	if pin.ChainID != "" && sh.ChainID != pin.ChainID || (len(b.Trace) == 0 && !bytes.Equal(sh.ValidatorsHash, pinned)) {
+		return nil, ErrPinned{PinnedChain: chain, PinnedSet: pinned, Chain: sh.ChainID, Set: sh.ValidatorsHash}
+	}
+	if len(b.Trace) == 0 {
+		return pin.Validators, nil
+	}
+	if first := b.Trace[0]; first == nil || first.SignedHeader == nil || first.Header == nil || !bytes.Equal(first.ValidatorsHash, pinned) {
+		var set []byte
+		if first != nil && first.SignedHeader != nil && first.Header != nil {
+			set = first.ValidatorsHash
+		}
+		return nil, ErrPinned{PinnedChain: chain, PinnedSet: pinned, Chain: sh.ChainID, Set: set}
+	}
+	last, err := proofs.VerifyTrace(sh.ChainID, pin.Validators, b.Trace, now, 0)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(last.Hash(), sh.Hash()) {
+		return nil, fmt.Errorf("the trace leads to header %d %X, the answer's is %d %X", last.Height, last.Hash(), sh.Height, sh.Hash())
+	}
+	return last.ValidatorSet, nil
+}
+
 // Verify checks the bundles of one proof box of a page, in this order: each bundle's
-// signed header is of the pinned chain and names the pinned validator set (ErrPinned),
-// each answer verifies against that set (Check; ErrNotProven), all are about one
+// signed header is of the pinned chain and names the pinned validator set, or the
+// bundle's trace leads to it from a header the pinned set signed (Follow;
+// ErrPinned), each answer verifies against the set that signed its header (Check;
+// ErrNotProven), all are about one
 // state (one height, one app hash: ErrNotOneState), whose signed header is at most
 // maxAge older than now, the reader's clock (ErrStale; zero: proofs.DefaultMaxAge, the
 // client's bound; negative: no bound); then it reads their figures (Read), checks
@@ -203,14 +249,16 @@ func Verify(bundles []Bundle, pin Pin, now time.Time, maxAge time.Duration, page
 		if sh == nil || sh.Header == nil {
 			return v, fmt.Errorf("bundle %d holds no signed header", i)
 		}
-		if pin.ChainID != "" && sh.ChainID != pin.ChainID || !bytes.Equal(sh.ValidatorsHash, v.SetHash) {
-			chain := pin.ChainID
-			if chain == "" {
-				chain = "(none yet)"
+		signers, err := Follow(b, pin, now)
+		if err != nil {
+			var pinned ErrPinned
+			if errors.As(err, &pinned) {
+				return v, err
 			}
-			return v, ErrPinned{PinnedChain: chain, PinnedSet: v.SetHash, Chain: sh.ChainID, Set: sh.ValidatorsHash}
+			return v, ErrNotProven{Bundle: i, Err: err}
 		}
-		r, err := Check(b, pin.Validators)
+		v.Followed = max(v.Followed, len(b.Trace))
+		r, err := Check(b, signers)
 		if err != nil {
 			return v, ErrNotProven{Bundle: i, Err: err}
 		}

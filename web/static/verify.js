@@ -4,7 +4,9 @@
 // with a data-figure. For each box the WebAssembly build of package web/check
 // verifies the bundles against the chain and validator set this browser pinned for
 // this site, no older than the bound by this browser's clock, about the page the
-// browser is on (its path), and returns the proven figures, written by the code that
+// browser is on (its path), following the chain's validator set from the pinned one
+// through the trace a bundle carries when its header names another set, and returns
+// the proven figures, written by the code that
 // verified them; each figure element then shows the proven text, marked verified, or,
 // where the page showed another, marked refused. The pin is taken once per site, from
 // /validators.json, by the first box whose every answer verifies against it (trust on
@@ -110,8 +112,9 @@
         }
       }
       if (r.verified) {
+        const followed = r.followed > 0 ? ", following the chain's validator set from it through " + r.followed + " signed headers" : "";
         say(box, verdict, true, "VERIFIED in this browser: " + urls.length + (urls.length === 1 ? " answer" : " answers") + ", chain " + r.chain_shown +
-          ", against the validator set pinned for this site; every figure marked ✓ is written from the proven bytes." + state(r));
+          ", against the validator set pinned for this site" + followed + "; every figure marked ✓ is written from the proven bytes." + state(r));
       } else {
         say(box, verdict, false, "NOT VERIFIED: " + r.reason + "." + state(r));
       }

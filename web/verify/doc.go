@@ -10,7 +10,8 @@
 // figure's name with the texts of its elements). It
 // returns {verified, reason, chain_id, chain_shown (the chain id as check.Visible
 // writes it), set_hash, height, app_hash, header_time (as check.When writes it against
-// the browser's clock), age_ms, max_age_ms, figures,
+// the browser's clock), age_ms, max_age_ms, followed (the headers of the trace the
+// answers' header was followed through from the pinned set; 0: it names it), figures,
 // mismatches}: figures are the proven figures written as the page must show them,
 // which the page's script writes into its elements.
 package main

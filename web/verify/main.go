@@ -42,6 +42,7 @@ func main() {
 		out["chain_id"], out["chain_shown"], out["set_hash"] = v.ChainID, check.Visible(v.ChainID), hex.EncodeToString(v.SetHash)
 		out["height"], out["app_hash"] = v.Height, hex.EncodeToString(v.AppHash)
 		out["header_time"], out["age_ms"], out["max_age_ms"] = check.When(v.HeaderTime, now), v.Age.Milliseconds(), v.MaxAge.Milliseconds()
+		out["followed"] = v.Followed
 		if v.Figures != nil {
 			figures := map[string]any{}
 			for name, text := range v.Figures {

@@ -123,7 +123,7 @@ DEVNET_FILES = -f docker-compose.yml $(if $(filter-out 0,$(FULL_NODES)),-f docke
 DEVNET_ENV = TTLD_DEVNET_DIR=$(abspath $(DEVNET_DIR)) TTLD_DEVNET_PORTS=$(DEVNET_PORTS) TTLD_DEVNET_NET=$(DEVNET_NET) TTLD_UID=$(DEVNET_UID) TTLD_GID=$(DEVNET_GID)
 DEVNET_COMPOSE = $(DEVNET_ENV) $(COMPOSE) -p $(DEVNET_PROJECT) $(DEVNET_FILES)
 
-.PHONY: image image-binary image-old devnet-up devnet-down devnet-reset e2e-devnet e2e-upgrade e2e-statesync e2e-web web-screenshots chromium
+.PHONY: image image-binary image-old devnet-up devnet-down devnet-reset e2e-devnet e2e-upgrade e2e-validators e2e-statesync e2e-web web-screenshots chromium
 
 # The image's binary: Linux on the Docker engine's architecture (whatever the host is),
 # static, stripped; apart from bin/ttld, which runs on the host.
@@ -182,6 +182,10 @@ image-old:
 ## e2e-upgrade: the upgrade in place: a four-validator devnet on 13 moves to 14 as its validators restart signalling it, under load; a full node left on $(OLD_IMAGE) stops at the switch and catches up on the new image; agreement, ttl documents expiring on 14; then on to 15, where sessions renew on every node; replay across the switches
 e2e-upgrade: build image image-old
 	$(GO) test -tags devnet -count=1 -timeout 25m -v -run TestDevnetUpgrade ./e2e/devnet/
+
+## e2e-validators: the validators change by vote on a devnet switched to 16 in place: a full node voted in, a key rotated, a validator removed, an equivocation's evidence; the CLI's and the browser's checks verified across every change; agreement, replay
+e2e-validators: build image
+	$(GO) test -tags devnet -count=1 -timeout 20m -v -run TestDevnetValidators ./e2e/devnet/
 
 ## e2e-statesync: state sync: a devnet with a history of thousands of blocks and documents; one full node joins by state sync, another by executing every block; agreement, proofs, ttl documents from the snapshot deleted alike, replay from the snapshot
 e2e-statesync: build image

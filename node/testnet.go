@@ -106,6 +106,9 @@ type TestnetOptions struct {
 	// SignalVersion is every node's app.toml signal_version (0: the newest its
 	// binary implements).
 	SignalVersion uint32
+	// Upgrade, when set, is the protocol upgrade genesis schedules (genesis
+	// protocol_upgrade): a switch to its version at its height, without signals.
+	Upgrade *genesis.Upgrade
 	// LocalMinTTLSeconds lowers the minimum document ttl in genesis
 	// (genesis.LocalLimits), on a local chain id only; 0: no lowering.
 	LocalMinTTLSeconds uint64
@@ -260,6 +263,7 @@ func Testnet(opts TestnetOptions) (TestnetResult, error) {
 		Addresses:        []genesis.Address{{Address: dev.Address().String(), Balance: balance}},
 		Identities:       []genesis.Identity{},
 		LocalLimits:      local,
+		Upgrade:          opts.Upgrade,
 	}
 	for i := range opts.Validators + opts.FullNodes {
 		n := TestnetNode{Name: fmt.Sprintf("node%d", i), IP: ips[i], Validator: i < opts.Validators}

@@ -562,6 +562,9 @@ func finalizeRequest(b *cmttypes.Block) *abcitypes.RequestFinalizeBlock {
 		Time:               b.Time,
 		NextValidatorsHash: b.NextValidatorsHash,
 		ProposerAddress:    b.ProposerAddress,
+		// The evidence the block carries, as CometBFT hands it to FinalizeBlock
+		// (state/execution.go): from protocol version 16 on it removes validators.
+		Misbehavior: b.Evidence.Evidence.ToABCI(),
 	}
 }
 

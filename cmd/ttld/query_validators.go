@@ -11,6 +11,7 @@ import (
 
 	"github.com/ttld-dev/ttld/client"
 	"github.com/ttld-dev/ttld/protocol"
+	"github.com/ttld-dev/ttld/web/check"
 )
 
 // newQueryValidatorsCmds reads the validator set and its pending proposals
@@ -102,7 +103,7 @@ func (o validatorsJSON) text(w io.Writer) {
 	}
 	fmt.Fprintf(w, "validators: %d, total power %d\n", len(o.Validators), o.TotalPower)
 	for _, v := range o.Validators {
-		fmt.Fprintf(w, "  %s power %d (%s) operator %s key %s\n", v.Address, v.Power, share(v.Power, o.TotalPower), v.Operator, v.PubKey)
+		fmt.Fprintf(w, "  %s power %d (%s) operator %s key %s\n", v.Address, v.Power, check.Percent(v.Power, o.TotalPower), v.Operator, v.PubKey)
 	}
 	if len(o.Misbehavior) == 0 {
 		fmt.Fprintln(w, "misbehaviour: none recorded")
@@ -116,15 +117,6 @@ func (o validatorsJSON) text(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %s %s at height %d, handled at %d (power %d): %s\n", m.Validator, m.Kind, m.Height, m.RecordedAt, m.Power, did)
 	}
-}
-
-// share writes part of total as a percentage with two decimals, in integers.
-func share(part, total uint64) string {
-	if total == 0 {
-		return "0%"
-	}
-	bp := part * 10_000 / total
-	return fmt.Sprintf("%d.%02d%%", bp/100, bp%100)
 }
 
 type proposalJSON struct {
@@ -193,7 +185,7 @@ func (o proposalsJSON) text(w io.Writer) {
 		if p.Passed {
 			state = "passed, applied by the end of a block"
 		}
-		fmt.Fprintf(w, "  approved by %d validators holding %d of %d power (%s): %s\n", len(p.Approvals), p.Approved, p.Total, share(p.Approved, p.Total), state)
+		fmt.Fprintf(w, "  approved by %d validators holding %d of %d power (%s): %s\n", len(p.Approvals), p.Approved, p.Total, check.Percent(p.Approved, p.Total), state)
 	}
 	fmt.Fprintf(w, "the next proposal gets number %d\n", o.NextID)
 }

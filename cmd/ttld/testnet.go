@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ttld-dev/ttld/genesis"
 	"github.com/ttld-dev/ttld/node"
@@ -204,6 +205,10 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 			epochLength, _ := f.GetUint64("epoch-length")
 			version, _ := f.GetUint32("protocol-version")
 			signal, _ := f.GetUint32(flagSignalVersion)
+			upgrade, err := upgradeArg(f)
+			if err != nil {
+				return err
+			}
 			stateSync, _ := f.GetBool("state-sync")
 			interval, _ := f.GetInt64("snapshot-interval")
 			local, _ := f.GetBool("local")
@@ -239,7 +244,7 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 				Output: output, Validators: validators, FullNodes: fullNodes, ChainID: chainID,
 				SubnetBase: base, HostPortPrefix: ports, DevBalance: balance, Force: force, EpochLengthS: epochLength,
 				ProtocolVersion: protocol.Version(version), SignalVersion: signal, LocalMinTTLSeconds: localMinTTL(cmd, chainID),
-				SnapshotInterval: interval, StateSync: stateSync, Local: local, Timeouts: timeouts(cmd),
+				SnapshotInterval: interval, StateSync: stateSync, Local: local, Timeouts: timeouts(cmd), Upgrade: upgrade,
 			})
 			if errors.As(err, new(node.ErrOutputExists)) {
 				return fmt.Errorf("%w; --force replaces the homes in it", err)
@@ -265,9 +270,25 @@ full<N> and client folders in it (chains, keys and all) and writes new ones.`,
 	protocolVersionFlag(cmd)
 	timeoutFlags(cmd)
 	f.Uint32(flagSignalVersion, 0, "every node's app.toml signal_version: the protocol version its proposals signal (0: the newest its binary implements; docs/STATE.md, Protocol upgrades)")
+	f.String("protocol-upgrade", "", "VERSION@HEIGHT: genesis schedules the switch to that protocol version at that height, without signals (docs/STATE.md, Protocol upgrades)")
 	f.Int64("snapshot-interval", node.DefaultTestnetSnapshotInterval, "every node's app.toml snapshot_interval: a snapshot of the state every this many blocks, offered to nodes joining by state sync (0: none)")
 	f.Bool("state-sync", false, "the full nodes join by state sync from the validators: [statesync] on with the validators' RPC servers; ttld statesync-config --home DIR/full<j> --node URL writes the header to trust once the network runs (make devnet-up does)")
 	f.Bool("local", false, "homes for processes on this machine: every node on 127.0.0.1 at ports of its own (from --host-ports), not docker's network")
 	f.Bool("force", false, "replace the homes of a DIR that is not empty")
 	return cmd
+}
+
+// upgradeArg reads --protocol-upgrade VERSION@HEIGHT (empty: none).
+func upgradeArg(f *pflag.FlagSet) (*genesis.Upgrade, error) {
+	s, err := f.GetString("protocol-upgrade")
+	if err != nil || s == "" {
+		return nil, err
+	}
+	v, h, ok := strings.Cut(s, "@")
+	version, verr := strconv.ParseUint(v, 10, 32)
+	height, herr := strconv.ParseUint(h, 10, 64)
+	if !ok || verr != nil || herr != nil || !protocol.Known(protocol.Version(version)) {
+		return nil, errUsage{"protocol-upgrade", s, fmt.Sprintf("VERSION@HEIGHT, a version this binary implements (%v) and a height", protocol.Supported())}
+	}
+	return &genesis.Upgrade{Version: protocol.Version(version), Height: height}, nil
 }

@@ -814,24 +814,27 @@ func (n *network) agree(ctx context.Context, h int64) { n.agreeFrom(ctx, 1, h) }
 
 // agreeFrom is agree over heights from..h: a node that joined by state sync holds the
 // blocks after its snapshot only.
-func (n *network) agreeFrom(ctx context.Context, from, h int64) {
+func (n *network) agreeFrom(ctx context.Context, from, h int64) { n.agreeAmong(ctx, n.nodes, from, h) }
+
+// agreeAmong is agreeFrom over the members ms.
+func (n *network) agreeAmong(ctx context.Context, ms []*member, from, h int64) {
 	t := n.t
-	hdrs := make([][]*cmttypes.Header, len(n.nodes)) // node -> height-from -> header
-	if err := atOnce(len(n.nodes), func(i int) (err error) {
-		hdrs[i], err = n.nodes[i].headers(ctx, from, h)
+	hdrs := make([][]*cmttypes.Header, len(ms)) // node -> height-from -> header
+	if err := atOnce(len(ms), func(i int) (err error) {
+		hdrs[i], err = ms[i].headers(ctx, from, h)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
 	for k, ref := range hdrs[0] {
-		for i, m := range n.nodes[1:] {
+		for i, m := range ms[1:] {
 			if hdr := hdrs[i+1][k]; !bytes.Equal(hdr.Hash(), ref.Hash()) || !bytes.Equal(hdr.AppHash, ref.AppHash) {
 				t.Fatalf("height %d: %s has block %X app hash %X, %s has block %X app hash %X",
-					ref.Height, n.nodes[0].name, ref.Hash(), ref.AppHash, m.name, hdr.Hash(), hdr.AppHash)
+					ref.Height, ms[0].name, ref.Hash(), ref.AppHash, m.name, hdr.Hash(), hdr.AppHash)
 			}
 		}
 	}
-	t.Logf("agreement: %d nodes, same block hash and app hash at every height %d..%d", len(n.nodes), from, h)
+	t.Logf("agreement: %d nodes, same block hash and app hash at every height %d..%d", len(ms), from, h)
 }
 
 // proofs reads every recipient and every load key at height from every node, each with

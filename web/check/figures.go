@@ -73,6 +73,7 @@ type answers struct {
 	pools, lifetime, refunds, total, expirations         *Answer
 	address, compacted, blocks, identity, contract, docs *Answer
 	document, count, payout, upgrades                    *Answer
+	validators, proposals, misbehavior                   *Answer
 	epochs                                               []Answer
 }
 
@@ -109,6 +110,12 @@ func (s *answers) sort(list []Answer) error {
 			slot = &s.total
 		case proofs.PathUpgrades:
 			slot = &s.upgrades
+		case proofs.PathValidators:
+			slot = &s.validators
+		case proofs.PathValidatorProposals:
+			slot = &s.proposals
+		case proofs.PathMisbehavior:
+			slot = &s.misbehavior
 		case proofs.PathExpirations:
 			slot = &s.expirations
 		case proofs.PathAddress:
@@ -171,7 +178,7 @@ func read(chainID string, list []Answer) (Figures, answers, error) {
 	f := Figures{FigureChain: Visible(chainID), FigureHeight: strconv.FormatInt(list[0].Height, 10)}
 	for _, reader := range []func(Figures, answers) error{
 		readSingleKeys, readPools, readUpgrades, readCredits, readBacklog, readEpochs,
-		readAddress, readIdentity, readContract, readDocument, readDocuments, readCount, readPayout,
+		readAddress, readIdentity, readContract, readDocument, readDocuments, readCount, readPayout, readValidators,
 	} {
 		part := Figures{}
 		if err := reader(part, s); err != nil {
@@ -194,6 +201,8 @@ func read(chainID string, list []Answer) (Figures, answers, error) {
 // validator), or the epochs, or the overview.
 func (s answers) page() string {
 	switch {
+	case s.validators != nil:
+		return "/validators"
 	case s.payout != nil:
 		v, _ := drive.ParsePayoutIdentityKey(s.payout.Data)
 		return "/validator/" + strings.ToUpper(hex.EncodeToString(v))
@@ -952,4 +961,103 @@ func readPayout(f Figures, s answers) error {
 	}
 	f["payout-identity"] = id.String()
 	return nil
+}
+
+// readValidators: the validator set in state (docs/STATE.md, "Validators"), each
+// validator with its power, share and operator; the pending proposals, each with its
+// change, its approvals and the power they hold of the set's, and its expiry; the
+// evidence handled. The three answers come together, each read from its start and
+// whole.
+func readValidators(f Figures, s answers) error {
+	if s.validators == nil && s.proposals == nil && s.misbehavior == nil {
+		return nil
+	}
+	if s.validators == nil || s.proposals == nil || s.misbehavior == nil {
+		return ErrAnswers{"the validator set, its proposals and its evidence come together"}
+	}
+	var lists [3][]proofs.KV
+	for i, a := range []*Answer{s.validators, s.proposals, s.misbehavior} {
+		if err := noData(a); err != nil {
+			return err
+		}
+		e, err := entries(a, false)
+		if err != nil {
+			return err
+		}
+		lists[i] = e
+	}
+	set, err := drive.ReadValidatorSet(proofs.EntriesKV(lists[0]))
+	if err != nil {
+		return ErrAnswers{"the validator set: " + err.Error()}
+	}
+	f["validators"] = fmt.Sprintf("%d, total power %s", len(set.List), Credits(set.Total))
+	if len(set.List) == 0 {
+		f["validators"] = "none in state: the chain runs a protocol version before 16, whose set is its genesis's"
+	}
+	for i, v := range set.List {
+		f[Name("validator", i, "address")] = strings.ToUpper(v.Address.String())
+		f[Name("validator", i, "power")] = fmt.Sprintf("%s (%s)", Credits(v.Power), Percent(v.Power, set.Total))
+		f[Name("validator", i, "operator")] = v.Operator.String()
+	}
+	proposals, err := drive.ValidatorProposals(proofs.EntriesKV(lists[1]))
+	if err != nil {
+		return ErrAnswers{"the validator proposals: " + err.Error()}
+	}
+	f["proposals"] = count(len(proposals), false)
+	for i, p := range proposals {
+		var approved uint64
+		for _, a := range p.Approvals {
+			if v, ok := set.Get(a); ok {
+				approved += v.Power
+			}
+		}
+		state := "pending, expires " + When(msTime(p.ExpiresMs), time.Time{})
+		if p.PassedMs != 0 {
+			state = "passed, applied by the end of a block"
+		}
+		f[Name("proposal", i, "id")] = strconv.FormatUint(p.ID, 10)
+		f[Name("proposal", i, "change")] = change(p.Change)
+		f[Name("proposal", i, "proposer")] = strings.ToUpper(p.Proposer.String())
+		f[Name("proposal", i, "approvals")] = fmt.Sprintf("%d, holding %s of %s power (%s)", len(p.Approvals), Credits(approved), Credits(set.Total), Percent(approved, set.Total))
+		f[Name("proposal", i, "state")] = state
+	}
+	evidence, err := drive.Misbehaviors(proofs.EntriesKV(lists[2]))
+	if err != nil {
+		return ErrAnswers{"the evidence: " + err.Error()}
+	}
+	f["evidence"] = count(len(evidence), false)
+	for i, m := range evidence {
+		outcome := "removed it"
+		if !m.Removed {
+			outcome = "removed nothing (not in the set, or its last validator)"
+		}
+		f[Name("evidence", i, "validator")] = strings.ToUpper(m.Validator.String())
+		f[Name("evidence", i, "what")] = fmt.Sprintf("%s at height %d, handled at height %d (power %s): %s", strings.ReplaceAll(m.Kind.String(), "_", " "), m.Height, m.RecordedAt, Credits(m.Power), outcome)
+	}
+	return nil
+}
+
+// change writes what a validator set proposal changes.
+func change(c protocol.ValidatorChange) string {
+	target := strings.ToUpper(c.Target().String())
+	switch c.Kind {
+	case protocol.ValidatorAdd:
+		return fmt.Sprintf("add %s, power %s, operated by %s", target, Credits(c.Power), c.Operator)
+	case protocol.ValidatorPower:
+		return fmt.Sprintf("set the power of %s to %s", target, Credits(c.Power))
+	case protocol.ValidatorRotate:
+		return fmt.Sprintf("rotate %s to the key %X (address %s)", target, []byte(c.PubKey), strings.ToUpper(protocol.ConsensusAddressOf(c.PubKey).String()))
+	case protocol.ValidatorRemove:
+		return "remove " + target
+	}
+	return c.Kind.String()
+}
+
+// Percent writes part of total as a percentage with two decimals, in integers.
+func Percent(part, total uint64) string {
+	if total == 0 {
+		return "0%"
+	}
+	bp := part * 10_000 / total
+	return fmt.Sprintf("%d.%02d%%", bp/100, bp%100)
 }

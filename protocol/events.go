@@ -147,6 +147,7 @@ var Searched = []SearchedAttr{
 	{EventDataContractCreated, AttrContract},
 	{EventDataContractCreated, AttrOwner},
 	{EventDocumentAction(ActionCreate), AttrID},
+	{EventValidatorUpdate, AttrValidator},
 }
 
 // IsSearched reports whether the attribute key of events of type typ is one of

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/ttld-dev/ttld/e2e"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/proofs/lightchain"
+	"github.com/ttld-dev/ttld/protocol"
 	"github.com/ttld-dev/ttld/web/check"
 )
 
@@ -25,7 +27,8 @@ import (
 func TestBundlesFollowTheSet(t *testing.T) {
 	t.Parallel()
 	c := startChain(t)
-	changed := c.env.AddValidator(t, ed25519.NewKeyFromSeed(make([]byte, 32)).Public().(ed25519.PublicKey), 3)
+	key := ed25519.NewKeyFromSeed(make([]byte, 32)).Public().(ed25519.PublicKey)
+	changed := c.env.AddValidator(t, key, 3)
 	ctx := context.Background()
 	if _, err := c.env.Client.WaitForHeight(ctx, changed+4); err != nil {
 		t.Fatal(err)
@@ -51,6 +54,19 @@ func TestBundlesFollowTheSet(t *testing.T) {
 	}
 	if v.Followed != len(b.Trace) || v.Figures == nil {
 		t.Fatalf("the verdict: %+v", v)
+	}
+
+	// The validators page shows the new set, proven through the trace, and the change
+	// from the block index; the genesis validator's page counts its signed blocks.
+	added := strings.ToUpper(protocol.ConsensusAddressOf(key).String())
+	status, _, body := c.get(t, "/validators")
+	if status != http.StatusOK || !strings.Contains(body, `data-figure="validators">2, total power 13<`) || !strings.Contains(body, added) || !strings.Contains(body, "proposal 1") {
+		t.Fatalf("/validators after the change: %d %s", status, body)
+	}
+	c.verify(t, "/validators", body)
+	genesisValidator := strings.ToUpper(hex.EncodeToString(c.env.Trusted.Validators[0].Address))
+	if status, _, body := c.get(t, "/validator/"+genesisValidator); status != http.StatusOK || strings.Contains(body, `id="signed">0<`) {
+		t.Fatalf("/validator/%s: %d %s", genesisValidator, status, body)
 	}
 
 	var pinned check.ErrPinned

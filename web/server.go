@@ -144,6 +144,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /contract/{id}", s.page("contract.html", s.contract))
 	mux.HandleFunc("GET /contracts", s.page("contracts.html", s.contracts))
 	mux.HandleFunc("GET /txs", s.page("txs.html", s.txs))
+	mux.HandleFunc("GET /validators", s.page("validators.html", s.validators))
 	mux.HandleFunc("GET /validator/{address}", s.page("validator.html", s.validator))
 	mux.HandleFunc("GET /documents/{contract}/{type}", s.page("documents.html", s.documents))
 	mux.HandleFunc("GET /document/{contract}/{type}/{id}", s.page("document.html", s.document))

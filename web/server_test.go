@@ -166,6 +166,7 @@ func TestPages(t *testing.T) {
 		{"/documents/" + contract + "/note?q=" + url.QueryEscape(`{"limit":1}`), []string{doc[:8], `id="next-page"`, "startAfter"}},
 		{"/document/" + contract + "/note/" + doc, []string{doc, "$createdAt", "Expires at", "lifetime used", `data-figure="field.0.value">&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;⟨U+202E⟩1<`}},
 		{"/epochs", []string{`data-figure="epoch">0, from height`, "/chart/storage.svg"}},
+		{"/validators", []string{`data-figure="validators">1, total power 10<`, `data-figure="proposals">0<`, `data-figure="evidence">0<`, "no change since genesis"}},
 		{"/address/" + strings.Repeat("0", 39) + "2", []string{`data-figure="state">holds nothing<`}},
 		{"/identity/" + strings.Repeat("cd", 32), []string{`data-figure="state">no such identity<`}},
 		{"/document/" + contract + "/note/" + strings.Repeat("ab", 32), []string{`data-figure="state">no such document<`}},

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	cmttypes "github.com/cometbft/cometbft/types"
+
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/web/check"
@@ -20,6 +22,9 @@ type validatorPage struct {
 	Power, GenesisPower int64
 	Proposed            []blockRow
 	Latest              int64
+	// Signed and Missed count the last ChartBlocks blocks whose commit carries its
+	// signature, and those that do not while it was in their set: not proven.
+	Signed, Missed int
 }
 
 // validator shows a validator, named by its consensus address: the identity its share
@@ -67,10 +72,15 @@ func (s *Server) validator(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var headers []*cmttypes.Header
 	for _, m := range metas {
 		if bytes.Equal(m.Header.ProposerAddress, addr) {
 			p.Proposed = append(p.Proposed, blockRowOf(m))
 		}
+		headers = append(headers, &m.Header)
+	}
+	if p.Signed, p.Missed, err = s.missed(ctx, addr, headers); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

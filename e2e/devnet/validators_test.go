@@ -14,17 +14,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cometbft/cometbft/crypto/tmhash"
+	"github.com/cometbft/cometbft/p2p"
 	"github.com/cometbft/cometbft/privval"
-	cmtproto "github.com/cometbft/cometbft/proto/tendermint/types"
 	cmttypes "github.com/cometbft/cometbft/types"
 
 	"github.com/ttld-dev/ttld/client"
+	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/keyring"
 	"github.com/ttld-dev/ttld/node"
 	"github.com/ttld-dev/ttld/proofs"
@@ -50,8 +51,8 @@ const (
 // the client home only, then vote the full node in as a fifth validator (power 5) and
 // it signs blocks; rotate node3's consensus key, after which node3 restarts with the new
 // key and signs again; remove node2, which is then stopped while the network goes on;
-// and node1's key signs two conflicting votes at one height, as a node run twice with
-// one key does, whose evidence, committed by the network, removes node1 at once. After
+// and a twin of node1, a second node run with its key, makes it sign conflicting votes,
+// whose evidence, committed by the network, removes node1 at once. After
 // every change the set in state, read by ttld query validators --prove (CometBFT's
 // light client from the client home's genesis, with witnesses) and by the browser's
 // check of a web view's bundle (a trace of headers from the pinned genesis set),
@@ -123,19 +124,24 @@ func TestDevnetValidators(t *testing.T) {
 	}
 	t.Logf("node2 removed at height %d and stopped; the others reached height %d", applied, after)
 
-	// node1 equivocates: its key signs two prevotes for two blocks at one height. The
-	// evidence, committed, removes it at once and is recorded.
-	h := n.equivocate(ctx, n.nodes[1])
+	// node1 equivocates: a twin runs with its key, prevoting nil where node1 prevotes
+	// the block. The evidence, committed, removes node1 at once and is recorded.
+	twin := n.startTwin(ctx, n.nodes[1])
 	v = n.waitSet(ctx, func(v client.ValidatorSetState) bool { return v.Total == 25 })
-	var recorded bool
-	for _, m := range v.Misbehavior {
-		recorded = recorded || (bytes.Equal(m.Validator[:], n.nodes[1].validator) && m.Height == uint64(h) && m.Kind == protocol.MisbehaviorDuplicateVote && m.Removed && m.Power == 10)
+	var caught *drive.Misbehavior
+	for i, m := range v.Misbehavior {
+		if bytes.Equal(m.Validator[:], n.nodes[1].validator) && m.Kind == protocol.MisbehaviorDuplicateVote && m.Removed && m.Power == 10 {
+			caught = &v.Misbehavior[i]
+		}
 	}
-	if !recorded {
-		t.Fatalf("no record of node1's duplicate vote at %d: %+v", h, v.Misbehavior)
+	if caught == nil {
+		t.Fatalf("no record of node1's duplicate vote: %+v", v.Misbehavior)
+	}
+	if _, err := n.run(ctx, n.composeCmd("stop", "-t", "5", twin)); err != nil {
+		t.Fatal(err)
 	}
 	n.setIs(ctx, v.Height, map[*member]uint64{n.nodes[0]: 10, full: 5}, newKey)
-	t.Logf("node1's duplicate vote at height %d: evidence removed it by height %d, recorded", h, v.Height)
+	t.Logf("node1 and its twin signed conflicting votes at height %d: the evidence, handled at height %d, removed node1", caught.Height, caught.RecordedAt)
 
 	// Every running node agrees on every block; the CLI and the browser's check read
 	// the final set verified; replay matches.
@@ -433,45 +439,38 @@ func (n *network) signs(ctx context.Context, m *member, a protocol.ConsensusAddr
 	}
 }
 
-// equivocate signs, with m's consensus key, two prevotes for two different blocks at a
-// recent height, and hands their duplicate vote evidence to node0. It returns the
-// height.
-func (n *network) equivocate(ctx context.Context, m *member) int64 {
+// startTwin starts, beside m, a node run with m's validator key (e2e/devnet/twin.yml):
+// a copy of m's configuration with a node key of its own, an empty sign state, and a
+// proposal timeout of a millisecond, so that it prevotes nil before a proposal reaches
+// it while m prevotes the block. It returns the twin's service name.
+func (n *network) startTwin(ctx context.Context, m *member) string {
 	n.t.Helper()
-	pv := privval.LoadFilePVEmptyState(filepath.Join(m.home, "config", "priv_validator_key.json"), "")
-	h := n.nodes[0].latest(ctx) - 1
-	cctx, cancel := context.WithTimeout(ctx, 2*callTimeout)
-	defer cancel()
-	vals, err := proofs.FetchValidators(cctx, n.nodes[0].raw, h)
-	if err != nil {
-		n.t.Fatal(err)
+	twin := filepath.Join(n.dir, "twin")
+	for _, dir := range []string{"config", "data"} {
+		if err := os.MkdirAll(filepath.Join(twin, dir), 0o755); err != nil {
+			n.t.Fatal(err)
+		}
 	}
-	meta, err := n.nodes[0].raw.Commit(cctx, &h)
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	idx, _ := vals.GetByAddress(pv.Key.Address)
-	if idx < 0 {
-		n.t.Fatalf("%s is not in the set at %d", m.name, h)
-	}
-	vote := func(block string) *cmttypes.Vote {
-		hash := tmhash.Sum([]byte(block))
-		v := &cmttypes.Vote{Type: cmtproto.PrevoteType, Height: h, Round: 0, Timestamp: meta.Time, ValidatorAddress: pv.Key.Address, ValidatorIndex: idx,
-			BlockID: cmttypes.BlockID{Hash: hash, PartSetHeader: cmttypes.PartSetHeader{Total: 1, Hash: tmhash.Sum(hash)}}}
-		p := v.ToProto()
-		sig, err := pv.Key.PrivKey.Sign(cmttypes.VoteSignBytes(chainID, p))
+	for _, f := range []string{"genesis.json", "config.toml", "app.toml", "priv_validator_key.json"} {
+		raw, err := os.ReadFile(filepath.Join(m.home, "config", f))
 		if err != nil {
 			n.t.Fatal(err)
 		}
-		v.Signature = sig
-		return v
+		if err := os.WriteFile(filepath.Join(twin, "config", f), raw, 0o600); err != nil {
+			n.t.Fatal(err)
+		}
 	}
-	ev, err := cmttypes.NewDuplicateVoteEvidence(vote("one block"), vote("another block"), meta.Time, vals)
-	if err != nil {
+	pv := privval.LoadFilePVEmptyState(filepath.Join(twin, "config", "priv_validator_key.json"), filepath.Join(twin, "data", "priv_validator_state.json"))
+	pv.Save()
+	if _, err := p2p.LoadOrGenNodeKey(filepath.Join(twin, "config", "node_key.json")); err != nil {
 		n.t.Fatal(err)
 	}
-	if _, err := n.nodes[0].raw.BroadcastEvidence(cctx, ev); err != nil {
-		n.t.Fatalf("broadcast_evidence: %v", err)
+	editConfig(n.t, twin, regexp.MustCompile(`(?m)^timeout_propose = .*$`), `timeout_propose = "1ms"`)
+	editConfig(n.t, twin, regexp.MustCompile(`(?m)^moniker = .*$`), `moniker = "twin"`)
+	if os.Getuid() == 0 {
+		chownAll(n.t, twin, n.uid, n.gid)
 	}
-	return h
+	n.files = append(n.files, filepath.Join("e2e", "devnet", "twin.yml"))
+	n.start(ctx, "twin")
+	return "twin"
 }

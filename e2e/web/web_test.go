@@ -5,6 +5,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -26,9 +27,11 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	rpchttp "github.com/cometbft/cometbft/rpc/client/http"
+	cmttypes "github.com/cometbft/cometbft/types"
 
 	"github.com/ttld-dev/ttld/e2e"
 	"github.com/ttld-dev/ttld/proofs"
+	"github.com/ttld-dev/ttld/proofs/lightchain"
 	"github.com/ttld-dev/ttld/protocol"
 	"github.com/ttld-dev/ttld/web/check"
 )
@@ -106,6 +109,7 @@ func TestWebViewInChromium(t *testing.T) {
 	page("contracts", "/contracts", map[string]string{"h1": "Contracts", "main": c[:8]})
 	validator := env.Trusted.Validators[0].Address.String()
 	page("validator", "/validator/"+validator, map[string]string{"#payout": protocol.PayoutIdentityID(env.Trusted.Validators[0].Address).String(), "#proof-status": "VERIFIED in this browser"})
+	page("validators", "/validators", map[string]string{"#validators": "1, total power 10", "#set": validator, "#proof-status": "VERIFIED in this browser"})
 	path := crawl(t, browser, base)
 	if len(path) > 5 || !strings.HasPrefix(path[len(path)-1], "/document/") {
 		t.Errorf("the crawl from the overview reached %v, want a document in at most four clicks", path)
@@ -231,6 +235,27 @@ func TestWebViewInChromium(t *testing.T) {
 	if v := verdict(t, tab, srv.URL+"/address/"+absent); !strings.HasPrefix(v, "NOT VERIFIED") || !strings.Contains(v, "the answers are of height 2") ||
 		!strings.Contains(v, "over the 1m0s allowed") {
 		t.Errorf("an old genuine bundle: %q", v)
+	}
+
+	// The chain's set changes by vote (docs/STATE.md, "Validators"): the pages verify,
+	// following the set from the pinned genesis one through the headers their bundles
+	// carry; the same pages whose headers a set the chain never moved to signed do not.
+	changed := env.AddValidator(t, ed25519.NewKeyFromSeed(make([]byte, 32)).Public().(ed25519.PublicKey), 3)
+	if _, err := env.Client.WaitForHeight(ctx, changed+4); err != nil {
+		t.Fatal(err)
+	}
+	proxy.set(honest)
+	for _, path := range []string{addr, "/validators"} {
+		if v := verdict(t, browser, srv.URL+path); !strings.HasPrefix(v, "VERIFIED in this browser") || !strings.Contains(v, "following the chain's validator set from it through") {
+			t.Errorf("%s after the set changed: %q", path, v)
+		}
+	}
+	waitText(t, browser, "/validators", "#validators", "2, total power 13") // NB: the tab is on /validators
+	proxy.set(strangers)
+	for _, path := range []string{"/validators", addr} {
+		if v := verdict(t, browser, srv.URL+path); !strings.HasPrefix(v, "NOT VERIFIED") || !strings.Contains(v, "does not follow") {
+			t.Errorf("%s signed by a set the chain never moved to: %q", path, v)
+		}
 	}
 }
 
@@ -384,6 +409,9 @@ const (
 	fakeChain mode = "fake chain"  // everything: the pages and bundles of another chain
 	subject   mode = "subject"     // one address for another, in a page's figures and bundles
 	stale     mode = "old bundles" // the bundles asked: those of an old state instead
+	// strangers: every bundle's header made again to name a set of keys that never
+	// were validators, who sign it, and its trace made to end with it.
+	strangers mode = "strangers"
 )
 
 // proxy forwards to a web view, changing what its mode says.
@@ -429,6 +457,9 @@ func newProxy(t *testing.T, base, fakeBase string, old int64, from, to string) *
 			}
 		},
 		ModifyResponse: func(res *http.Response) error {
+			if p.get() == strangers && res.Request.URL.Path == "/proof" {
+				return forgeBundle(res)
+			}
 			if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
 				return nil
 			}
@@ -459,6 +490,43 @@ func newProxy(t *testing.T, base, fakeBase string, old int64, from, to string) *
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.rp.ServeHTTP(w, r) }
+
+// forgeBundle makes the bundle res carries name, in its header, a set of keys that
+// never were validators, signed by them, with a trace that ends with that header.
+func forgeBundle(res *http.Response) error {
+	raw, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return err
+	}
+	b, err := check.DecodeBundle(raw)
+	if err != nil {
+		return err
+	}
+	members := []lightchain.Member{{Key: 100, Power: 10}, {Key: 101, Power: 10}}
+	set := lightchain.SetOf(members)
+	header := *b.SignedHeader.Header
+	header.ValidatorsHash = set.Hash()
+	commit, err := lightchain.Sign(header.ChainID, &header, set, members)
+	if err != nil {
+		return err
+	}
+	b.SignedHeader = &cmttypes.SignedHeader{Header: &header, Commit: commit}
+	last := &cmttypes.LightBlock{SignedHeader: b.SignedHeader, ValidatorSet: set}
+	if len(b.Trace) > 0 {
+		b.Trace[len(b.Trace)-1] = last
+	} else {
+		b.Trace = []*cmttypes.LightBlock{last}
+	}
+	forged, err := b.Encode()
+	if err != nil {
+		return err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(forged))
+	res.ContentLength = int64(len(forged))
+	res.Header.Set("Content-Length", strconv.Itoa(len(forged)))
+	return nil
+}
 
 func (p *proxy) set(m mode) {
 	p.mu.Lock()

@@ -214,17 +214,11 @@ func executeBlock(kv drive.KV, b Block, pick *picker) (BlockResult, error) {
 
 	// 1b. Evidence (version 16 on): a validator that misbehaved leaves the set.
 	var set setChanges
-	var startPower uint64
 	if r.ctx.Limits.ValidatorVotes {
 		if events, err = misbehaviorStep(kv, &set, b, res.Epoch); err != nil {
 			return BlockResult{}, err
 		}
 		res.Events = append(res.Events, events...)
-		vs, err := drive.ReadValidatorSet(kv)
-		if err != nil {
-			return BlockResult{}, err
-		}
-		startPower = vs.Total
 	}
 
 	// 2. Transitions, in block order; a proposer's version signal first.
@@ -271,7 +265,7 @@ func executeBlock(kv drive.KV, b Block, pick *picker) (BlockResult, error) {
 	// 2b. The validator set (version 16 on): expired proposals removed, passed ones
 	// applied.
 	if r.ctx.Limits.ValidatorVotes {
-		if events, err = validatorStep(kv, &set, r.ctx.Limits, b, startPower); err != nil {
+		if events, err = validatorStep(kv, &set, r.ctx.Limits, b); err != nil {
 			return BlockResult{}, err
 		}
 		res.Events = append(res.Events, events...)

@@ -241,16 +241,18 @@ func forfeitedEpoch(kv drive.KV, a protocol.ConsensusAddress) (bool, error) {
 
 // validatorStep runs after the block's transactions: pending proposals past their
 // expiry are removed, then passed ones are applied in number order while the power
-// they move stays below a third of the power the set had when the block started
-// (start); one that would pass that waits for a later block, and one the set as it has
-// become refuses is dropped.
-func validatorStep(kv drive.KV, s *setChanges, l protocol.Limits, b Block, start uint64) ([]protocol.Event, error) {
+// they move stays below a third of the power the set had when the block started (once
+// its evidence was handled: transactions do not change the set, they pass proposals);
+// one that would pass that waits for a later block, and one the set as it has become
+// refuses is dropped. A block without a proposal reads one empty range.
+func validatorStep(kv drive.KV, s *setChanges, l protocol.Limits, b Block) ([]protocol.Event, error) {
 	proposals, err := drive.ValidatorProposals(kv)
 	if err != nil || len(proposals) == 0 {
 		return nil, err
 	}
 	var events []protocol.Event
-	var moved uint64
+	var moved, start uint64
+	read := false // start holds the set's power before the first change applied
 	waiting := false
 	for _, p := range proposals {
 		if p.PassedMs == 0 {
@@ -268,6 +270,9 @@ func validatorStep(kv drive.KV, s *setChanges, l protocol.Limits, b Block, start
 		set, err := drive.ReadValidatorSet(kv)
 		if err != nil {
 			return nil, err
+		}
+		if !read {
+			start, read = set.Total, true
 		}
 		m, err := checkChange(kv, set, p.Change, l)
 		if code, refused := protocol.CodeOf(err); err != nil && refused {

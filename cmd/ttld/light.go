@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -24,9 +25,17 @@ const (
 	flagWitness     = "witness"
 )
 
-// LightDir is where a home keeps the light client's trusted store: the headers it has
-// verified, each chain's under its chain id.
+// LightDir is where a home keeps the light client's trusted stores: the headers it has
+// verified, one store per root of trust (lightStore), each chain's under its chain id.
 func LightDir(home string) string { return filepath.Join(home, "light") }
+
+// lightStore names the trusted store of a root of trust: the genesis file's hash, or
+// the trusted header's. A chain started again under the same chain id (ttld devnet on
+// the same home) has another genesis, so its headers are never checked against the
+// ones an earlier chain left in the store.
+func lightStore(home string, root []byte) string {
+	return filepath.Join(LightDir(home), hex.EncodeToString(root[:8]))
+}
 
 // lightFlags adds the light client's flags to f.
 func lightFlags(f *pflag.FlagSet) {
@@ -60,8 +69,11 @@ func lightOptions(cmd *cobra.Command) (*client.LightOptions, string, error) {
 		opts.TrustHash = h
 	}
 	var chainID string
+	root := opts.TrustHash
 	if home != "" {
-		if _, err := os.Stat(node.GenesisFile(home)); err == nil {
+		raw, err := os.ReadFile(node.GenesisFile(home))
+		switch {
+		case err == nil:
 			gen, err := node.LoadGenesis(home)
 			if err != nil {
 				return nil, "", err
@@ -71,10 +83,16 @@ func lightOptions(cmd *cobra.Command) (*client.LightOptions, string, error) {
 				return nil, "", err
 			}
 			opts.Genesis, opts.InitialHeight, chainID = vals, gen.InitialHeight, id
-		} else if !errors.Is(err, fs.ErrNotExist) {
+			if root == nil {
+				sum := sha256.Sum256(raw)
+				root = sum[:]
+			}
+		case !errors.Is(err, fs.ErrNotExist):
 			return nil, "", err
 		}
-		opts.Dir = LightDir(home)
+		if root != nil {
+			opts.Dir = lightStore(home, root)
+		}
 	}
 	if opts.Genesis == nil && opts.TrustHeight == 0 {
 		return nil, "", fmt.Errorf("--prove needs a root of trust: a --home holding the chain's genesis (ttld init's, or ttld testnet's client home), or --trust-height and --trust-hash of a header from a source you trust")

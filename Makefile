@@ -76,7 +76,7 @@ bench-snapshot:
 	@echo "cores: $$(nproc)"
 	$(GO) test -run '^$$' -bench '^BenchmarkSnapshot$$' -benchtime 1x -count=1 -timeout 60m ./abci/
 
-## fuzz: the transaction, document and range-answer decoders, document data, the contract and query parsers, every query path's request data, whole blocks of transitions and snapshot chunks, 30 s each (FUZZTIME)
+## fuzz: the transaction, document and range-answer decoders, the validator set's records, document data, the contract and query parsers, every query path's request data, whole blocks of transitions and snapshot chunks, 30 s each (FUZZTIME)
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./protocol/
@@ -85,6 +85,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseContract$$' -fuzztime $(FUZZTIME) ./protocol/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseQuery$$' -fuzztime $(FUZZTIME) ./query/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEntries$$' -fuzztime $(FUZZTIME) ./proofs/
+	$(GO) test -run '^$$' -fuzz '^FuzzValidatorRecords$$' -fuzztime $(FUZZTIME) ./drive/
 	$(GO) test -run '^$$' -fuzz '^FuzzQueryPaths$$' -fuzztime $(FUZZTIME) ./abci/
 	$(GO) test -run '^$$' -fuzz '^FuzzBlocks$$' -fuzztime $(FUZZTIME) ./sim/
 	$(GO) test -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME) ./snapshot/

@@ -1,6 +1,7 @@
 package drive
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"encoding/binary"
 	"fmt"
@@ -193,6 +194,7 @@ func DecodeValidatorProposal(id uint64, b []byte) (ValidatorProposal, error) {
 	p.CreatedMs = binary.BigEndian.Uint64(rest)
 	p.ExpiresMs = binary.BigEndian.Uint64(rest[U64Len:])
 	p.PassedMs = binary.BigEndian.Uint64(rest[2*U64Len:])
+	zeroKey := bytes.Equal(pub, make([]byte, ed25519.PublicKeySize))
 	switch c.Kind {
 	case protocol.ValidatorAdd:
 		c.PubKey = pub
@@ -205,6 +207,12 @@ func DecodeValidatorProposal(id uint64, b []byte) (ValidatorProposal, error) {
 		c.Validator = target
 	default:
 		return ValidatorProposal{}, fmt.Errorf("change kind %d", c.Kind)
+	}
+	// The fields a kind does not carry are zero (EncodeValidatorProposal).
+	if (c.Kind == protocol.ValidatorPower || c.Kind == protocol.ValidatorRemove) && !zeroKey ||
+		(c.Kind == protocol.ValidatorRotate || c.Kind == protocol.ValidatorRemove) && c.Power != 0 ||
+		c.Kind != protocol.ValidatorAdd && c.Operator != (protocol.IdentityID{}) {
+		return ValidatorProposal{}, fmt.Errorf("a %s change with fields it does not carry", c.Kind)
 	}
 	return p, nil
 }

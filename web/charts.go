@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"html"
 	"image/color"
+	"math"
 	"net/http"
 	"regexp"
 	"strings"
 	"time"
 
 	cmttypes "github.com/cometbft/cometbft/types"
+	"github.com/dustin/go-humanize"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -234,9 +236,55 @@ func (s *Server) latestHeight(ctx context.Context) (int64, error) {
 func newChart(title, x, y string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, x, y
+	p.X.Tick.Marker, p.Y.Tick.Marker = integerTicks{}, integerTicks{}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	return p
+}
+
+// integerTicks marks an axis at whole numbers only, written in full (heights, epochs,
+// counts: 1,250, never 1.25e+03 or 0.5): the default ticks that fall on whole numbers,
+// or, over a span too short for two of them, every whole number in it.
+type integerTicks struct{}
+
+// maxIntegerTicks bounds the whole numbers a short span is marked at.
+const maxIntegerTicks = 10
+
+func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
+	if hi <= lo { // NB: DefaultTicks panics on an empty range
+		v := math.Round(lo)
+		return []plot.Tick{{Value: v, Label: humanize.Comma(int64(v))}}
+	}
+	var out []plot.Tick
+	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
+		if t.Value == math.Trunc(t.Value) {
+			if t.Label != "" {
+				t.Label = humanize.Comma(int64(t.Value))
+			}
+			out = append(out, t)
+		}
+	}
+	if labelled(out) >= 2 {
+		return out
+	}
+	out = out[:0]
+	first, last := math.Ceil(lo), math.Floor(hi)
+	step := max(1, math.Ceil((last-first+1)/maxIntegerTicks))
+	for v := first; v <= last; v += step {
+		out = append(out, plot.Tick{Value: v, Label: humanize.Comma(int64(v))})
+	}
+	return out
+}
+
+// labelled counts the major ticks of ts: those with a label.
+func labelled(ts []plot.Tick) int {
+	n := 0
+	for _, t := range ts {
+		if t.Label != "" {
+			n++
+		}
+	}
+	return n
 }
 
 func addLine(p *plot.Plot, name string, pts plotter.XYs, c color.Color) error {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,3 +49,24 @@ func TestRateBins(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegerTicks: a chart's axes are marked at whole numbers written in full, over a
+// span of heights in the thousands, of counts from 0 to 1 and within one number.
+func TestIntegerTicks(t *testing.T) {
+	for _, c := range []struct{ lo, hi float64 }{{1_240, 1_299}, {0, 1}, {0, 0.4}, {3, 3}, {0, 250_000}} {
+		ticks := integerTicks{}.Ticks(c.lo, c.hi)
+		labels := 0
+		for _, tk := range ticks {
+			if tk.Value != float64(int64(tk.Value)) || strings.ContainsAny(tk.Label, ".e") {
+				t.Errorf("%v..%v: a tick at %v labelled %q", c.lo, c.hi, tk.Value, tk.Label)
+			}
+			if tk.Label != "" {
+				labels++
+			}
+		}
+		if c.hi-c.lo >= 1 && labels < 2 {
+			t.Errorf("%v..%v: %d labelled ticks", c.lo, c.hi, labels)
+		}
+	}
+}
+

@@ -15,7 +15,7 @@ import (
 // check writes of the proven answers (docs/PROOFS.md, "Proof bundles (the web view)").
 var funcs = template.FuncMap{
 	"credits": check.Credits,
-	"when":    func(t time.Time) string { return check.When(t, time.Now()) },
+	"when":    when,
 	"short":   check.Short,
 	"visible": check.Visible,
 	"join":    func(xs []string, sep string) string { return strings.Join(xs, sep) },
@@ -27,6 +27,14 @@ var funcs = template.FuncMap{
 	// the bounds of the lists the templates say
 	"chartBlocks":  func() int { return ChartBlocks },
 	"overviewRows": func() int { return OverviewRows },
+}
+
+// when writes a time as check.When does, against the server's clock, in a time element
+// that carries the time itself, so that static/time.js keeps its "12 seconds ago" true
+// while the page stays open (a figure's time, in a proof box, is the check's to write).
+func when(t time.Time) template.HTML {
+	return template.HTML(`<time datetime="` + t.UTC().Format(time.RFC3339Nano) + `" data-ago>` +
+		template.HTMLEscapeString(check.When(t, time.Now())) + `</time>`)
 }
 
 // fig writes figure parts (joined by dots) of f as an isolated element that carries its

@@ -101,6 +101,7 @@ func TestWebViewInChromium(t *testing.T) {
 	page("blocks", "/blocks", map[string]string{"#blocks": strconv.FormatInt(docHeight, 10), "main": "not proven"})
 	// The overview refreshes as blocks are committed (live.js, under the policy).
 	waitText(t, browser, "/", "#live", "Live: block ")
+	timeStaysCurrent(t, browser, base+"/block/1")
 	page("block", "/block/"+strconv.FormatInt(docHeight, 10), map[string]string{"h1": "Block " + strconv.FormatInt(docHeight, 10), "#tx-count": "1", "main": "document_create"})
 	tx := txOf(t, env, docHeight)
 	page("tx", tx, map[string]string{"#tx-kind": fmt.Sprintf("documents_batch (decoded under protocol version %d)", protocol.Latest), "#fields": "hello from the web view",
@@ -256,6 +257,25 @@ func TestWebViewInChromium(t *testing.T) {
 		if v := verdict(t, browser, srv.URL+path); !strings.HasPrefix(v, "NOT VERIFIED") || !strings.Contains(v, "does not follow") {
 			t.Errorf("%s signed by a set the chain never moved to: %q", path, v)
 		}
+	}
+}
+
+// timeStaysCurrent loads url and reads its first time element twice, three seconds
+// apart: static/time.js writes its "N seconds ago" again as the page stays open.
+func timeStaysCurrent(t *testing.T, tab context.Context, url string) {
+	t.Helper()
+	load(t, tab, url)
+	read := func() string {
+		text, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS("time[data-ago]")))
+		if err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		return text
+	}
+	first := read()
+	time.Sleep(3 * time.Second)
+	if again := read(); again == first || !strings.Contains(again, " ago)") {
+		t.Errorf("%s: the block's time read %q, then %q three seconds later", url, first, again)
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -31,11 +33,37 @@ const defaultEphemeralLow = 32_768
 var (
 	mu     sync.Mutex
 	handed = map[int]bool{}
+	// claims are the lock files of the ports this process was handed, held open (and
+	// locked) until it exits: another test process skips a port whose file is locked.
+	claims []*os.File
 )
 
+// claimDir holds one lock file a port handed to some test process of this machine.
+var claimDir = filepath.Join(os.TempDir(), "ttld-test-ports")
+
+// claim takes port p for this process across the machine's test processes (go test
+// runs packages side by side): an exclusive lock on p's file, which the process holds
+// until it exits. false: another process holds it, or the lock cannot be taken.
+func claim(p int) bool {
+	if err := os.MkdirAll(claimDir, 0o777); err != nil {
+		return false
+	}
+	f, err := os.OpenFile(filepath.Join(claimDir, strconv.Itoa(p)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return false
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return false
+	}
+	claims = append(claims, f)
+	return true
+}
+
 // Free returns n distinct loopback ports that were free a moment ago, below the
-// ephemeral range and the devnets' host ports, never returned before in this process. All are held open
-// together while they are chosen, then released for the caller to bind.
+// ephemeral range and the devnets' host ports, never returned before in this process
+// nor held by another test process of the machine (claim). All are held open together
+// while they are chosen, then released for the caller to bind.
 func Free(n int) ([]int, error) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -54,7 +82,7 @@ func Free(n int) ([]int, error) {
 	start := rand.IntN(span)
 	for i := 0; i < span && len(out) < n; i++ {
 		p := lowest + (start+i)%span
-		if handed[p] {
+		if handed[p] || !claim(p) {
 			continue
 		}
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))

@@ -2,7 +2,10 @@ package ports
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -56,5 +59,29 @@ func TestFreeSkipsABoundPort(t *testing.T) {
 	}()
 	if ps, err := Free(1); err == nil {
 		t.Fatalf("handed out %v while %d, the only candidate, is bound", ps, bp)
+	}
+}
+
+// TestClaimSkipsAPortAnotherHolds: a port whose lock file another test process holds
+// (an exclusive lock on another open of it) is not claimed; once let go, it is.
+func TestClaimSkipsAPortAnotherHolds(t *testing.T) {
+	const p = lowest + 7
+	if err := os.MkdirAll(claimDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.OpenFile(filepath.Join(claimDir, strconv.Itoa(p)), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		other.Close()
+		t.Skipf("port %d's lock is held already (another test process): %v", p, err)
+	}
+	if claim(p) {
+		t.Fatal("claimed a port another holds")
+	}
+	other.Close()
+	if !claim(p) {
+		t.Fatal("a port let go was not claimed")
 	}
 }

@@ -91,13 +91,10 @@ func TestTraceRefusesForgeries(t *testing.T) {
 	}
 
 	// The last header re-made with a set of strangers, signed by them.
-	forgedSet := *c.At(30).SignedHeader.Header
-	forgedSet.ValidatorsHash = lightchain.SetOf(strangers(30)).Hash()
-	commit, err := lightchain.Sign(c.ChainID, &forgedSet, lightchain.SetOf(strangers(30)), strangers(30))
+	forged, err := lightchain.Forge(c.At(30).SignedHeader.Header, strangers(30))
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged := &cmttypes.LightBlock{SignedHeader: &cmttypes.SignedHeader{Header: &forgedSet, Commit: commit}, ValidatorSet: lightchain.SetOf(strangers(30))}
 
 	// The last commit with one signature's byte changed.
 	sigs := append([]cmttypes.CommitSig(nil), c.At(30).Commit.Signatures...)

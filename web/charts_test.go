@@ -69,4 +69,3 @@ func TestIntegerTicks(t *testing.T) {
 		}
 	}
 }
-

@@ -183,3 +183,17 @@ func (p *Provider) Evidence() []types.Evidence {
 	defer p.mu.Unlock()
 	return append([]types.Evidence(nil), p.evidence...)
 }
+
+// Forge returns header made again to name the set of members, and signed by them: a
+// header of the same height, time and app hash that a set the chain never moved to
+// signed.
+func Forge(header *types.Header, members []Member) (*types.LightBlock, error) {
+	set := SetOf(members)
+	h := *header
+	h.ValidatorsHash = set.Hash()
+	commit, err := Sign(h.ChainID, &h, set, members)
+	if err != nil {
+		return nil, err
+	}
+	return &types.LightBlock{SignedHeader: &types.SignedHeader{Header: &h, Commit: commit}, ValidatorSet: set}, nil
+}

@@ -42,7 +42,8 @@ func bundleAt(t *testing.T, env *e2e.Env, path string, data []byte, h int64) che
 
 // committedHeight is the node's latest height once the application has committed it:
 // CometBFT reports a block as its latest before the application has executed it, and a
-// read at that height until then finds no saved version.
+// read at that height until then finds no saved version; the block after it is stored
+// only once it is committed.
 func committedHeight(t *testing.T, env *e2e.Env) int64 {
 	t.Helper()
 	ctx := context.Background()
@@ -50,16 +51,10 @@ func committedHeight(t *testing.T, env *e2e.Env) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		info, err := env.Client.RPC().(rpcclient.ABCIClient).ABCIInfo(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if info.Response.LastBlockHeight >= h {
-			return h
-		}
-		time.Sleep(10 * time.Millisecond)
+	if _, err := env.Client.WaitForHeight(ctx, h+1); err != nil {
+		t.Fatal(err)
 	}
+	return h
 }
 
 // TestCheck: an address's proven answer, bundled with the header after it, checks

@@ -452,7 +452,7 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 	a.metrics.ValidatorUpdates.Add(float64(len(x.res.ValidatorUpdates)))
 	out := &abcitypes.ResponseFinalizeBlock{
 		TxResults: make([]*abcitypes.ExecTxResult, len(x.res.TxResults)),
-		Events:    events(x.res.Events),
+		Events:    events(blockEvents(x.res)),
 		AppHash:   x.appHash,
 		// The header's app version follows the protocol version.
 		ConsensusParamUpdates: appVersionUpdate(x.res),
@@ -514,6 +514,16 @@ func (a *Application) verifyUnchecked(blk app.Block) error {
 	}
 	a.signatures.verifyAhead(checks)
 	return nil
+}
+
+// blockEvents are the block's own events, and the node's block_transactions when it
+// holds transactions (protocol.EventBlockTransactions), which CometBFT's block index
+// keeps, so that a reader can list the blocks that are not empty.
+func blockEvents(res app.BlockResult) []protocol.Event {
+	if len(res.TxResults) == 0 {
+		return res.Events
+	}
+	return append(res.Events[:len(res.Events):len(res.Events)], protocol.NewBlockTransactionsEvent(len(res.TxResults)))
 }
 
 // events renders a result's events for CometBFT, marking indexed only the attributes
@@ -644,6 +654,8 @@ func (a *Application) Query(_ context.Context, req *abcitypes.RequestQuery) (*ab
 		return a.restoreStatus(req), nil
 	case proofs.PathDocuments, proofs.PathCount, proofs.PathSum, proofs.PathRanked:
 		return a.documentQuery(req), nil
+	case proofs.PathStatistics:
+		return a.statistics(req), nil
 	}
 	target, err := proofs.TargetOf(req.Path, req.Data)
 	if err != nil {
@@ -662,6 +674,31 @@ func (a *Application) Query(_ context.Context, req *abcitypes.RequestQuery) (*ab
 		return &abcitypes.ResponseQuery{Code: proofs.QueryCodeInternal, Log: err.Error()}, nil
 	}
 	return res, nil
+}
+
+// statistics answers PathStatistics at a saved version, unproven.
+func (a *Application) statistics(req *abcitypes.RequestQuery) *abcitypes.ResponseQuery {
+	if req.Prove || len(req.Data) != 8 {
+		return &abcitypes.ResponseQuery{Code: proofs.QueryCodeBadRequest, Log: proofs.ErrBadQuery{Path: req.Path, Reason: "data is a time in milliseconds (u64), and the statistics have no proof"}.Error()}
+	}
+	res := &abcitypes.ResponseQuery{}
+	err := a.store.View(req.Height, func(tree *iavl.ImmutableTree) error {
+		st, err := drive.CountStatistics(tree, binary.BigEndian.Uint64(req.Data))
+		if err != nil {
+			return err
+		}
+		res.Value, err = json.Marshal(st)
+		res.Height, res.Log = tree.Version(), fmt.Sprintf("%d documents (unproven)", st.Documents)
+		return err
+	})
+	var nk drive.ErrVersionNotKept
+	switch {
+	case err == nil:
+		return res
+	case errors.As(err, &nk):
+		return &abcitypes.ResponseQuery{Code: proofs.QueryCodeVersionMissing, Log: err.Error(), Height: req.Height}
+	}
+	return &abcitypes.ResponseQuery{Code: proofs.QueryCodeInternal, Log: err.Error()}
 }
 
 // documentQuery answers a document query path (proofs.AnswerDocuments,

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	abcitypes "github.com/cometbft/cometbft/abci/types"
+
 	"github.com/ttld-dev/ttld/protocol"
 )
 
@@ -30,7 +32,39 @@ func TestEventsIndexOnlySearched(t *testing.T) {
 			}
 		}
 	}
-	if indexed != 1 || unindexed == 0 {
-		t.Errorf("%d attributes indexed (want the signer alone), %d not", indexed, unindexed)
+	// The transfer's signer, type, code and recipient, and the block's count of
+	// transactions.
+	if indexed != 5 || unindexed == 0 {
+		t.Errorf("%d attributes indexed (want 5), %d not", indexed, unindexed)
+	}
+}
+
+// TestBlockTransactionsEvent: a block that holds transactions reports how many in the
+// node's block_transactions event, which CometBFT's block index keeps (the view lists
+// the blocks that are not empty by it); an empty block reports none.
+func TestBlockTransactionsEvent(t *testing.T) {
+	h := fundedHarness(t, "alice")
+	count := func(res interface{ GetEvents() []abcitypes.Event }) []string {
+		var out []string
+		for _, e := range res.GetEvents() {
+			if e.Type == protocol.EventBlockTransactions {
+				for _, a := range e.Attributes {
+					if a.Key == protocol.AttrCount && a.Index {
+						out = append(out, a.Value)
+					}
+				}
+			}
+		}
+		return out
+	}
+	var txs [][]byte
+	for n := range uint64(3) {
+		txs = append(txs, protocol.Sign(testChainID, &protocol.AddressFundsTransfer{PubKey: pub("alice"), Nonce: 1 + n, Recipient: addr("bob"), Amount: 1}, key("alice")))
+	}
+	if got := count(h.block(genesisTime.Add(2*time.Second), txs)); len(got) != 1 || got[0] != "3" {
+		t.Errorf("a block of three transactions: %v", got)
+	}
+	if got := count(h.block(genesisTime.Add(3*time.Second), nil)); len(got) != 0 {
+		t.Errorf("an empty block: %v", got)
 	}
 }

@@ -170,6 +170,24 @@ func ContractPrefix(id protocol.ContractID) []byte {
 	return append([]byte{RootDataContracts}, id[:]...)
 }
 
+// ContractsPrefix is the prefix of every key of every data contract: 64.
+func ContractsPrefix() []byte { return []byte{RootDataContracts} }
+
+// ContractOfKey is the contract a key under ContractsPrefix belongs to.
+func ContractOfKey(k []byte) (id protocol.ContractID, ok bool) {
+	if len(k) < 1+protocol.ContractIDLen || k[0] != RootDataContracts {
+		return id, false
+	}
+	copy(id[:], k[1:])
+	return id, true
+}
+
+// DocumentTypesPrefix is the prefix of every key of the document types of contract c:
+// 64 | c | 'd'.
+func DocumentTypesPrefix(c protocol.ContractID) []byte {
+	return append(ContractPrefix(c), contractDocuments)
+}
+
 // ContractKey: 64 | id | 'c' -> the stored contract (protocol.Contract.Encode).
 func ContractKey(id protocol.ContractID) []byte {
 	return append(ContractPrefix(id), contractDefinition)

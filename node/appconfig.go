@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,6 +65,9 @@ type AppConfig struct {
 type WebConfig struct {
 	// Laddr is the host:port the web view listens on; "" or WebOff turns it off.
 	Laddr string `mapstructure:"laddr"`
+	// CORSAllowedOrigins are the origins (scheme://host[:port], or "*" for any) whose
+	// pages may read the JSON API under /api from a browser; none by default.
+	CORSAllowedOrigins []string `mapstructure:"cors_allowed_origins"`
 }
 
 // Listen is the address the web view listens on, "" when Laddr turns it off.
@@ -136,7 +140,23 @@ func (c AppConfig) Validate() error {
 			return fmt.Errorf("[web] laddr must be host:port, \"\" or %q, not %q: %v", WebOff, c.Web.Laddr, err)
 		}
 	}
+	for _, o := range c.Web.CORSAllowedOrigins {
+		if !validOrigin(o) {
+			return fmt.Errorf("[web] cors_allowed_origins: %q is not an origin (scheme://host[:port], http or https) or \"*\"", o)
+		}
+	}
 	return nil
+}
+
+// validOrigin reports whether o is "*" or an origin as browsers send it: http or
+// https, a host, an optional port, nothing else.
+func validOrigin(o string) bool {
+	if o == "*" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil &&
+		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && u.String() == o
 }
 
 // ErrSignalVersion: a signal version this binary cannot signal, one it does not
@@ -192,6 +212,9 @@ func LoadAppConfig(home string) (AppConfig, error) {
 	}
 	if err := v.UnmarshalExact(&c); err != nil {
 		return c, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(c.Web.CORSAllowedOrigins) == 0 {
+		c.Web.CORSAllowedOrigins = nil // an empty list is none, as the default says it
 	}
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("%s: %w", path, err)
@@ -256,6 +279,11 @@ log_level = "{{.LogLevel}}"
 # it off.
 [web]
 laddr = "{{.Web.Laddr}}"
+
+# The origins (scheme://host[:port], or "*" for any) whose pages may read the JSON API
+# (/api/..., docs/API.md) from a browser. Empty, the default: none; a program that is
+# not a browser page reads it whatever this says.
+cors_allowed_origins = [{{range $i, $o := .Web.CORSAllowedOrigins}}{{if $i}}, {{end}}"{{$o}}"{{end}}]
 `))
 
 // SaveAppConfig writes c to home/config/app.toml with a comment for every key.

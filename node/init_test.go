@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +94,7 @@ func TestInitWritesHome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if appCfg != DefaultAppConfig() || appCfg.KeepRecent != drive.DefaultKeepRecent {
+	if !reflect.DeepEqual(appCfg, DefaultAppConfig()) || appCfg.KeepRecent != drive.DefaultKeepRecent {
 		t.Fatalf("app config = %+v", appCfg)
 	}
 }
@@ -173,7 +174,7 @@ func TestInitRejectsLongChainID(t *testing.T) {
 
 func TestAppConfigRoundTripAndValidation(t *testing.T) {
 	home := t.TempDir()
-	if c, err := LoadAppConfig(home); err != nil || c != DefaultAppConfig() {
+	if c, err := LoadAppConfig(home); err != nil || !reflect.DeepEqual(c, DefaultAppConfig()) {
 		t.Fatalf("missing app.toml: %+v, %v; want defaults", c, err)
 	}
 	if err := os.MkdirAll(filepath.Join(home, "config"), 0o700); err != nil {
@@ -194,7 +195,7 @@ func TestAppConfigRoundTripAndValidation(t *testing.T) {
 		}
 	}
 	got, err := LoadAppConfig(home)
-	if err != nil || got != want {
+	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("LoadAppConfig = %+v, %v; want %+v", got, err, want)
 	}
 	for name, body := range map[string]string{
@@ -236,11 +237,34 @@ func TestAppConfigRoundTripAndValidation(t *testing.T) {
 			t.Errorf("%q: listen %q (%v), want %q", body, c.Web.Listen(), err, want)
 		}
 	}
-	if err := os.WriteFile(AppConfigFile(home), []byte("[web]\nladdr = \"of\"\n"), 0o644); err != nil {
+	// [web] cors_allowed_origins: none by default, origins or "*"; anything else is
+	// refused.
+	if err := SaveAppConfig(home, DefaultAppConfig()); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := LoadAppConfig(home); err == nil {
-		t.Errorf("[web] laddr \"of\": loaded %+v without error", c)
+	if c, err := LoadAppConfig(home); err != nil || len(c.Web.CORSAllowedOrigins) != 0 {
+		t.Errorf("the default config allows origins %v (%v)", c.Web.CORSAllowedOrigins, err)
+	}
+	allowed := DefaultAppConfig()
+	allowed.Web.CORSAllowedOrigins = []string{"https://dapp.example", "http://127.0.0.1:8080"}
+	if err := SaveAppConfig(home, allowed); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := LoadAppConfig(home); err != nil || strings.Join(c.Web.CORSAllowedOrigins, " ") != "https://dapp.example http://127.0.0.1:8080" {
+		t.Errorf("origins saved and loaded: %v (%v)", c.Web.CORSAllowedOrigins, err)
+	}
+	for _, body := range []string{
+		"[web]\nladdr = \"of\"\n",
+		"[web]\ncors_allowed_origins = [\"dapp.example\"]\n",
+		"[web]\ncors_allowed_origins = [\"https://dapp.example/\"]\n",
+		"[web]\ncors_allowed_origins = [\"ftp://dapp.example\"]\n",
+	} {
+		if err := os.WriteFile(AppConfigFile(home), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := LoadAppConfig(home); err == nil {
+			t.Errorf("%q: loaded %+v without error", body, c)
+		}
 	}
 }
 

@@ -226,7 +226,7 @@ func Start(opts StartOptions) (*Node, error) {
 		laddr = opts.WebListen
 	}
 	if laddr != "" {
-		if err := n.startWeb(laddr, opts.Logger); err != nil {
+		if err := n.startWeb(laddr, appCfg.Web.CORSAllowedOrigins, opts.Logger); err != nil {
 			return nil, errors.Join(err, n.Stop())
 		}
 	}
@@ -246,8 +246,9 @@ func startAppConfig(home string, given *AppConfig) (AppConfig, error) {
 	return *given, nil
 }
 
-// startWeb serves the web view on laddr, reading the node in process.
-func (n *Node) startWeb(laddr string, log zerolog.Logger) error {
+// startWeb serves the web view on laddr, reading the node in process, its JSON API
+// readable by the pages of origins.
+func (n *Node) startWeb(laddr string, origins []string, log zerolog.Logger) error {
 	vals, _, err := GenesisValidators(n.cfg.RootDir)
 	if err != nil {
 		return err
@@ -256,7 +257,8 @@ func (n *Node) startWeb(laddr string, log zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	s, err := web.New(cmtlocal.New(n.comet), web.Options{Trusted: vals, InitialHeight: gen.InitialHeight, Logger: log.With().Str("module", "web").Logger()})
+	s, err := web.New(cmtlocal.New(n.comet), web.Options{Trusted: vals, InitialHeight: gen.InitialHeight, CORSOrigins: origins,
+		Logger: log.With().Str("module", "web").Logger()})
 	if err != nil {
 		return err
 	}

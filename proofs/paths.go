@@ -211,6 +211,16 @@ const PathDryRun = "/dry-run"
 // it is the node's own progress, not a saved state (ttld status shows it).
 const PathRestore = "/restore"
 
+// PathStatistics: data = until when the documents expiring are counted, in
+// milliseconds u64 (StatisticsData); value = drive.Statistics in JSON, counted at the
+// saved version asked: the contracts, the document types holding documents, the live
+// documents and the expirations due before then. Counted from the tree's shape, it
+// has no proof: the node's word.
+const PathStatistics = "/statistics"
+
+// StatisticsData is the request data of PathStatistics.
+func StatisticsData(untilMs uint64) []byte { return binary.BigEndian.AppendUint64(nil, untilMs) }
+
 // DryRunAnswer is the value of a PathDryRun answer.
 type DryRunAnswer struct {
 	// Code is the result code the transaction would get (0: accepted).

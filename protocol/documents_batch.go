@@ -43,6 +43,12 @@ const (
 	ActionRenew DocumentActionKind = 9
 )
 
+// DocumentActionKinds are the action kinds, in number order.
+func DocumentActionKinds() []DocumentActionKind {
+	return []DocumentActionKind{ActionCreate, ActionReplace, ActionDelete, ActionTransfer, ActionPurchase,
+		ActionUpdatePrice, ActionModerateDelete, ActionRestore, ActionRenew}
+}
+
 func (k DocumentActionKind) String() string {
 	switch k {
 	case ActionCreate:

@@ -52,6 +52,11 @@ const (
 	EventValidatorProposalDropped = "validator_proposal_dropped"
 	EventValidatorUpdate          = "validator_update"
 	EventValidatorMisbehavior     = "validator_misbehavior"
+
+	// EventBlockTransactions is the node's block event of a block that holds
+	// transactions: how many. It is the node's, not the state machine's (no rule
+	// emits it), so that a reader can search the blocks that hold any.
+	EventBlockTransactions = "block_transactions"
 )
 
 // Attr returns the value of e's attribute key ("" when it has none).
@@ -75,6 +80,7 @@ const (
 	AttrBlocks                = "blocks"
 	AttrCode                  = "code"
 	AttrContract              = "contract"
+	AttrCount                 = "count"
 	AttrCredits               = "credits"
 	AttrDocument              = "document"
 	AttrDocumentHash          = "document_hash"
@@ -137,17 +143,36 @@ func u64(n uint64) string { return strconv.FormatUint(n, 10) }
 type SearchedAttr struct{ Type, Key string }
 
 // Searched lists the event attributes a reader of the chain's history searches for
-// through CometBFT's transaction index: the web view's lists and its search
-// (docs/ARCHITECTURE.md, "The web view"). The node marks these indexed and emits every
-// other attribute unindexed, so the index writes a few records a transaction instead
-// of one per attribute; CometBFT indexes tx.hash and tx.height itself. A reader that
-// searches for another attribute adds it here.
-var Searched = []SearchedAttr{
-	{EventTransition, AttrSigner},
-	{EventDataContractCreated, AttrContract},
-	{EventDataContractCreated, AttrOwner},
-	{EventDocumentAction(ActionCreate), AttrID},
-	{EventValidatorUpdate, AttrValidator},
+// through CometBFT's transaction and block indexes: the web view's lists and its
+// search (docs/ARCHITECTURE.md, "The web view"; docs/STATE.md, "The transaction
+// index", says what they cost). The node marks these indexed and emits every other
+// attribute unindexed, so the index writes a few records a transaction instead of one
+// per attribute; CometBFT indexes tx.hash, tx.height and block.height itself. A reader
+// that searches for another attribute adds it here.
+var Searched = searched()
+
+func searched() []SearchedAttr {
+	out := []SearchedAttr{
+		// transactions: by signer, by kind, by result code, by recipient
+		{EventTransition, AttrSigner},
+		{EventTransition, AttrType},
+		{EventTransition, AttrCode},
+		{EventTransfer, AttrTo},
+		{EventIdentityCreated, AttrIdentity},
+		{EventDataContractCreated, AttrContract},
+		{EventDataContractCreated, AttrOwner},
+	}
+	// a document's history, and the transactions of each action kind
+	for _, k := range DocumentActionKinds() {
+		out = append(out, SearchedAttr{EventDocumentAction(k), AttrID})
+	}
+	// block events (CometBFT's block index)
+	return append(out,
+		SearchedAttr{EventDocumentExpired, AttrID},
+		SearchedAttr{EventEpochPayout, AttrIdentity},
+		SearchedAttr{EventValidatorUpdate, AttrValidator},
+		SearchedAttr{EventBlockTransactions, AttrCount},
+	)
 }
 
 // IsSearched reports whether the attribute key of events of type typ is one of
@@ -405,4 +430,9 @@ func NewValidatorMisbehaviorEvent(validator ConsensusAddress, kind MisbehaviorKi
 		{AttrValidator, validator.String()}, {AttrKind, kind.String()}, {AttrHeight, u64(height)},
 		{AttrRemoved, strconv.FormatBool(removed)},
 	}}
+}
+
+// NewBlockTransactionsEvent: a block holds n transactions (n > 0).
+func NewBlockTransactionsEvent(n int) Event {
+	return Event{EventBlockTransactions, []Attr{{AttrCount, strconv.Itoa(n)}}}
 }

@@ -34,8 +34,9 @@ func everyEvent() []Event {
 		NewValidatorUpdateEvent(ConsensusAddress{1}, make([]byte, 32), 0, "proposal", 1),
 		NewValidatorUpdateEvent(ConsensusAddress{1}, make([]byte, 32), 0, "misbehavior", 7),
 		NewValidatorMisbehaviorEvent(ConsensusAddress{1}, MisbehaviorDuplicateVote, 7, true),
+		NewBlockTransactionsEvent(3),
 	}
-	for k := ActionCreate; k <= ActionRestore; k++ {
+	for _, k := range DocumentActionKinds() {
 		a := DocumentActionEvent{Kind: k, Type: "note", DocumentHash: &hash}
 		if k == ActionModerateDelete || k == ActionRestore {
 			a.Moderator = &id

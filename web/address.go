@@ -10,10 +10,10 @@ import (
 )
 
 type addressPage struct {
-	proofBox
-	Address string
+	proofBox `json:"proof"`
+	Address  string `json:"address"`
 	// Changes are the balance changes the figures change.i.* show, for their links.
-	Changes []check.BalanceChange
+	Changes []check.BalanceChange `json:"changes"`
 }
 
 // AddressChangesBlocks is how far back the address page looks for balance changes.

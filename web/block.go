@@ -10,14 +10,15 @@ import (
 )
 
 type blockPage struct {
-	Height     int64
-	Time       time.Time
-	Proposer   string
-	AppHash    string
-	Txs        []txRow
-	Events     []eventRow
-	Expired    int // documents the block's cleanup deleted
-	Prev, Next int64
+	Height   int64      `json:"height"`
+	Time     time.Time  `json:"time"`
+	Proposer string     `json:"proposer"`
+	AppHash  string     `json:"app_hash"`
+	Txs      []txRow    `json:"transactions"`
+	Events   []eventRow `json:"events"`
+	Expired  int        `json:"expired"` // documents the block's cleanup deleted
+	Prev     int64      `json:"prev"`
+	Next     int64      `json:"next"`
 }
 
 // block shows a block: its header, its transactions with their results and events,

@@ -10,8 +10,8 @@ import (
 )
 
 type contractPage struct {
-	proofBox
-	ID string
+	proofBox `json:"proof"`
+	ID       string `json:"id"`
 }
 
 // contract shows a contract, its types with their ttl, flags, properties and indexes,

@@ -12,14 +12,17 @@ import (
 )
 
 type documentPage struct {
-	proofBox
-	ID string
+	proofBox `json:"proof"`
+	ID       string `json:"id"`
 	// Expired: the document is past its expiry at the block time, waiting for the
 	// cleanup (its expiry figure says so).
-	Expired bool
+	Expired bool `json:"expired"`
 	// LivedX is the lifetime figure in thousandths of the lifetime bar's width, and
 	// RenewedX the renewal figure (where the last renewal fell), -1 when there is none.
-	LivedX, RenewedX int
+	LivedX   int `json:"lived_x"`
+	RenewedX int `json:"renewed_x"`
+	// History is the page of what happened to the document (not proven).
+	History string `json:"history"`
 }
 
 // document shows a document in one proof box of four answers at one state: the
@@ -48,7 +51,7 @@ func (s *Server) document(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := documentPage{ID: id.String()}
+	p := documentPage{ID: id.String(), History: documentHref(c.String(), typeName, id.String()) + "/history"}
 	if p.proofBox, err = s.proofBox(r.Context(), append([]check.Answer{d}, rest...),
 		"ttld query document "+c.String()+" "+typeName+" "+id.String()+" --prove"); err != nil {
 		return nil, err

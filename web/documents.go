@@ -19,18 +19,24 @@ import (
 )
 
 type documentsPage struct {
-	proofBox
-	Contract, Type string
+	proofBox `json:"proof"`
+	Contract string `json:"contract"`
+	Type     string `json:"type"`
 	// Query is the query asked, which the form offers to change.
-	Query string
+	Query string `json:"query"`
+	// NextQuery is the query of the next page: Query starting after the last document
+	// listed ("" when there is none).
+	NextQuery string `json:"next_query,omitempty"`
 	// IDs and Owners are the listed documents' ids and owners, for their links.
-	IDs, Owners []string
+	IDs    []string `json:"ids"`
+	Owners []string `json:"owners"`
 	// PrevHref and NextHref are the pages before and after this one ("" when none):
 	// the next starts after the last document listed, the previous is the one this
 	// page was reached from (?back=).
-	PrevHref, NextHref string
+	PrevHref string `json:"-"`
+	NextHref string `json:"-"`
 	// NoCount says why the box holds no count of the query's documents.
-	NoCount string
+	NoCount string `json:"no_count"`
 }
 
 // Paging through a query's documents: the next page asks again with startAfter the
@@ -77,14 +83,15 @@ func (s *Server) documents(r *http.Request) (any, error) {
 		case errors.As(err, &qe) && qe.Code == proofs.QueryCodeNotFound:
 			return nil, errNotFound{fmt.Sprintf("contract %s or its type %q", c, typeName)}
 		case errors.As(err, &qe):
-			return nil, errBadInput{"q", q, "a query the type's indexes serve: " + qe.Log}
+			return nil, errQueryRefused{qe.Code, qe.Log}
 		}
 		return nil, err
 	}
 	p := documentsPage{Contract: c.String(), Type: typeName, Query: q}
 	path := "/documents/" + p.Contract + "/" + url.PathEscape(typeName)
 	if n := len(ans.Documents); n > 0 && ans.Query.Limit > 0 && n == int(ans.Query.Limit) {
-		p.NextHref = pageHref(path, withStart(q, ans.Documents[n-1].ID.String()), append(append([]string(nil), back...), startOf(q)))
+		p.NextQuery = withStart(q, ans.Documents[n-1].ID.String())
+		p.NextHref = pageHref(path, p.NextQuery, append(append([]string(nil), back...), startOf(q)))
 	}
 	if len(back) > 0 {
 		p.PrevHref = pageHref(path, withStart(q, back[len(back)-1]), back[:len(back)-1])

@@ -9,9 +9,9 @@ import (
 )
 
 type epochsPage struct {
-	proofBox
+	proofBox `json:"proof"`
 	// Epochs are the indexes of the epochs shown, the current one first.
-	Epochs []uint32
+	Epochs []uint32 `json:"epochs"`
 }
 
 // epochs shows the current epoch and up to EpochsPerPage-1 before it in one proof

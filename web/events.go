@@ -15,15 +15,17 @@ import (
 
 // eventRow is an event of a block or a transaction as the pages show it.
 type eventRow struct {
-	Type  string
-	Attrs []attrRow
+	Type  string    `json:"type"`
+	Attrs []attrRow `json:"attrs"`
 }
 
 // attrRow is one attribute: its value, the page of what the value names (Href, ""
 // when none) and how people read a value that is a time or a duration (Note).
 type attrRow struct {
-	Key, Value string
-	Href, Note string
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	Href  string `json:"-"`
+	Note  string `json:"note"`
 }
 
 // The attributes whose values name an account (an address or an identity), a block, a

@@ -24,6 +24,7 @@ var funcs = template.FuncMap{
 	"has":     func(f check.Figures, parts ...any) bool { _, ok := f[check.Name(parts...)]; return ok },
 	"count":   count,
 	"plural":  plural,
+	"int":     toInt,
 	// the bounds of the lists the templates say
 	"chartBlocks":  func() int { return ChartBlocks },
 	"overviewRows": func() int { return OverviewRows },
@@ -79,4 +80,17 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// toInt is a count of the pages' data as an int, for plural.
+func toInt(v any) (int, error) {
+	switch n := v.(type) {
+	case int64:
+		return int(n), nil
+	case uint64:
+		return int(n), nil
+	case int:
+		return n, nil
+	}
+	return 0, fmt.Errorf("int of %T", v)
 }

@@ -10,16 +10,16 @@ import (
 )
 
 type identityPage struct {
-	proofBox
-	ID string
+	proofBox `json:"proof"`
+	ID       string `json:"id"`
 	// The first IdentityRows of the contracts it owns and of the transactions it
 	// signed, from the transaction index (not proven), with how many there are;
 	// Unavailable says why there are none when the node keeps no index.
-	Contracts      []contractRow
-	ContractsTotal int
-	Txs            []txRow
-	TxsTotal       int
-	Unavailable    string
+	Contracts      []contractRow `json:"contracts"`
+	ContractsTotal int           `json:"contracts_total"`
+	Txs            []txRow       `json:"transactions"`
+	TxsTotal       int           `json:"txs_total"`
+	Unavailable    string        `json:"unavailable"`
 }
 
 // identity shows an identity in one proof box (its balance, nonce and keys), and,

@@ -26,8 +26,27 @@ var (
 	searchOwner    = protocol.SearchedAttr{Type: protocol.EventDataContractCreated, Key: protocol.AttrOwner}
 	// searchDocument: the transaction that created a document, which names its
 	// contract and type.
-	searchDocument = protocol.SearchedAttr{Type: protocol.EventDocumentAction(protocol.ActionCreate), Key: protocol.AttrID}
+	searchDocument = searchAction(protocol.ActionCreate)
+	// searchType and searchCode: the transaction list's filters by kind and by
+	// result code.
+	searchType = protocol.SearchedAttr{Type: protocol.EventTransition, Key: protocol.AttrType}
+	searchCode = protocol.SearchedAttr{Type: protocol.EventTransition, Key: protocol.AttrCode}
+	// searchRecipient, searchCreated and searchPayout: what an account received, an
+	// identity's creation and (a block event) its epochs' payouts.
+	searchRecipient = protocol.SearchedAttr{Type: protocol.EventTransfer, Key: protocol.AttrTo}
+	searchCreated   = protocol.SearchedAttr{Type: protocol.EventIdentityCreated, Key: protocol.AttrIdentity}
+	searchPayout    = protocol.SearchedAttr{Type: protocol.EventEpochPayout, Key: protocol.AttrIdentity}
+	// searchExpired: the block that expired a document (a block event).
+	searchExpired = protocol.SearchedAttr{Type: protocol.EventDocumentExpired, Key: protocol.AttrID}
+	// searchBlockTxs: the blocks that hold transactions (the node's block event).
+	searchBlockTxs = protocol.SearchedAttr{Type: protocol.EventBlockTransactions, Key: protocol.AttrCount}
 )
+
+// searchAction: the transactions that made action k on a document, by its id: its
+// history, and the transaction list's filter by action kind.
+func searchAction(k protocol.DocumentActionKind) protocol.SearchedAttr {
+	return protocol.SearchedAttr{Type: protocol.EventDocumentAction(k), Key: protocol.AttrID}
+}
 
 // errNoIndex: the node keeps no transaction index, so the lists drawn from it are
 // unavailable; the pages say so and show the rest.

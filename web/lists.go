@@ -18,52 +18,12 @@ import (
 // the transactions an account signed, newest first, a page at a time. They are the
 // node's word, not proven; a node without the index serves them saying so.
 
-// ListPerPage is how many rows a list's page shows; an identity's page shows the first
-// IdentityRows of each of its lists.
+// ListPerPage is how many rows a list's page shows unless ?limit= says; an
+// identity's page shows the first IdentityRows of each of its lists.
 const (
 	ListPerPage  = 20
 	IdentityRows = 10
 )
-
-// pager is a list's place among its pages: its page (from 1), how many pages and rows
-// there are, and the links to the pages around it.
-type pager struct {
-	Page, Pages, Total int
-	PrevHref, NextHref string
-}
-
-// pagerOf is the pager of page of a list at path with query q, of total rows.
-func pagerOf(path string, q url.Values, page, total int) pager {
-	p := pager{Page: page, Pages: max(1, (total+ListPerPage-1)/ListPerPage), Total: total}
-	href := func(n int) string {
-		v := url.Values{}
-		for k, vs := range q {
-			v[k] = vs
-		}
-		v.Set("page", strconv.Itoa(n))
-		return path + "?" + v.Encode()
-	}
-	if page > 1 {
-		p.PrevHref = href(page - 1)
-	}
-	if page < p.Pages {
-		p.NextHref = href(page + 1)
-	}
-	return p
-}
-
-// pageOf reads ?page= (absent: 1).
-func pageOf(r *http.Request) (int, error) {
-	v := r.URL.Query().Get("page")
-	if v == "" {
-		return 1, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, errBadInput{"page", v, "a page number of 1 or more"}
-	}
-	return n, nil
-}
 
 // unavailable is what a list says instead of its rows when the index cannot give them
 // (errNoIndex), or err itself for any other failure.
@@ -77,14 +37,18 @@ func unavailable(err error) (string, error) {
 // contractRow is a contract as the lists show it, from the event of the transaction
 // that created it.
 type contractRow struct {
-	ID, Owner, Version string
+	ID      string `json:"id"`
+	Owner   string `json:"owner"`
+	Version string `json:"version"`
 	// IDTo and OwnerTo are the pages of the contract and its owner, "" when the event
 	// does not name them as ids.
-	IDTo, OwnerTo string
-	Height        int64
-	Time          time.Time
-	// Tx is the creating transaction's page.
-	Tx string
+	IDTo    string    `json:"-"`
+	OwnerTo string    `json:"-"`
+	Height  int64     `json:"height"`
+	Time    time.Time `json:"time"`
+	// TxHash is the creating transaction's hash, Tx its page.
+	TxHash string `json:"tx_hash"`
+	Tx     string `json:"-"`
 }
 
 // contractRows are the contracts the transactions txs created, in their order.
@@ -99,7 +63,7 @@ func (s *Server) contractRows(ctx context.Context, txs []*coretypes.ResultTx) ([
 			if e.Type != protocol.EventDataContractCreated {
 				continue
 			}
-			row := contractRow{Height: t.Height, Time: at, Tx: txRow{Hash: t.Hash.String(), Height: t.Height}.Href()}
+			row := contractRow{Height: t.Height, Time: at, TxHash: t.Hash.String(), Tx: txRow{Hash: t.Hash.String(), Height: t.Height}.Href()}
 			for _, a := range e.Attributes {
 				switch a.Key {
 				case protocol.AttrContract:
@@ -127,67 +91,51 @@ func contractsQuery(owner string) string {
 
 type contractsPage struct {
 	// Owner is the identity whose contracts are listed; "" for every contract.
-	Owner string
-	Rows  []contractRow
-	Pager pager
+	Owner string        `json:"owner,omitempty"`
+	Rows  []contractRow `json:"contracts"`
+	// Next is the cursor of the rows after these ("" when there are none).
+	Next string `json:"next,omitempty"`
 	// Unavailable says why there are no rows: the node keeps no index.
-	Unavailable string
+	Unavailable string `json:"unavailable,omitempty"`
+	query       url.Values
 }
+
+// NextHref is the link to the page after this one, "" when there is none.
+func (p contractsPage) NextHref() string { return nextHref("/contracts", p.query, p.Next) }
 
 // contracts lists the contracts created (?owner=: by that identity), newest first.
 func (s *Server) contracts(r *http.Request) (any, error) {
-	var p contractsPage
-	q := url.Values{}
+	p := contractsPage{query: url.Values{}}
 	if v := r.URL.Query().Get("owner"); v != "" {
 		id, err := protocol.ParseIdentityID(v)
 		if err != nil {
 			return nil, errBadInput{"owner", v, "an identity id of 64 hex digits"}
 		}
 		p.Owner = id.String()
-		q.Set("owner", p.Owner)
+		p.query.Set("owner", p.Owner)
 	}
-	page, err := pageOf(r)
+	c, err := cursorOf(r, 1)
 	if err != nil {
 		return nil, err
 	}
-	txs, total, err := s.txSearch(r.Context(), contractsQuery(p.Owner), page, ListPerPage)
+	limit, err := limitOf(r)
+	if err != nil {
+		return nil, err
+	}
+	if limit != DefaultLimit {
+		p.query.Set("limit", strconv.Itoa(limit))
+	}
+	hits, next, err := s.history(r.Context(), []search{{query: contractsQuery(p.Owner)}}, c, limit, nil)
 	if err != nil {
 		p.Unavailable, err = unavailable(err)
 		return p, err
 	}
-	p.Pager = pagerOf("/contracts", q, page, total)
+	p.Next = next
+	txs := make([]*coretypes.ResultTx, len(hits))
+	for i, h := range hits {
+		txs[i] = h.tx
+	}
 	p.Rows, err = s.contractRows(r.Context(), txs)
-	return p, err
-}
-
-type txsPage struct {
-	// Signer is the account whose transactions are listed, SignerTo its page.
-	Signer, SignerTo string
-	Rows             []txRow
-	Pager            pager
-	Unavailable      string
-}
-
-// txs lists the transactions account ?signer= (an address or an identity) signed and
-// was charged for, newest first.
-func (s *Server) txs(r *http.Request) (any, error) {
-	v := r.URL.Query().Get("signer")
-	signer, err := accountOf(v)
-	if err != nil {
-		return nil, err
-	}
-	page, err := pageOf(r)
-	if err != nil {
-		return nil, err
-	}
-	p := txsPage{Signer: signer, SignerTo: accountHref(signer)}
-	txs, total, err := s.txSearch(r.Context(), signerQuery(signer), page, ListPerPage)
-	if err != nil {
-		p.Unavailable, err = unavailable(err)
-		return p, err
-	}
-	p.Pager = pagerOf("/txs", url.Values{"signer": {signer}}, page, total)
-	p.Rows, err = s.searchRows(r.Context(), txs, time.Now())
 	return p, err
 }
 

@@ -13,26 +13,26 @@ import (
 
 // validatorRow is one validator as a page shows it.
 type validatorRow struct {
-	Address string
-	Power   int64
+	Address string `json:"address"`
+	Power   int64  `json:"power"`
 }
 
 type overviewPage struct {
 	// The node's status and validators: not proven.
-	ChainID     string
-	Height      int64
-	AppHash     string
-	BlockTime   time.Time
-	Validators  []validatorRow
-	Genesis     []validatorRow
-	GenesisHash string
+	ChainID     string         `json:"chain_id"`
+	Height      int64          `json:"height"`
+	AppHash     string         `json:"app_hash"`
+	BlockTime   time.Time      `json:"block_time"`
+	Validators  []validatorRow `json:"validators"`
+	Genesis     []validatorRow `json:"genesis"`
+	GenesisHash string         `json:"genesis_hash"`
 	// The latest blocks and the latest transactions among the last ChartBlocks
 	// blocks, newest first: not proven.
-	Blocks []blockRow
-	Txs    []txRow
+	Blocks []blockRow `json:"blocks"`
+	Txs    []txRow    `json:"transactions"`
 	// The app figures, proven: read at one state, the latest saved one (none before
 	// the first block).
-	proofBox
+	proofBox `json:"proof"`
 }
 
 // OverviewRows is how many of the latest blocks, and of the latest transactions, the

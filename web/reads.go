@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -84,18 +85,22 @@ func (s *Server) rawReads(ctx context.Context, height int64, reads ...read) ([]c
 // the figures from again (docs/PROOFS.md, "Proof bundles (the web view)").
 type proofBox struct {
 	// F are the figures of the answers; the page shows each once.
-	F check.Figures
+	F check.Figures `json:"figures"`
 	// Bundles are the URLs of the answers' proof bundles, all at the answers' height.
-	Bundles []string
+	Bundles []string `json:"bundle_urls"`
+	// Proofs are the bundles themselves, in Bundles' order: the JSON API's answers
+	// carry them, the pages do not.
+	Proofs []json.RawMessage `json:"bundles,omitempty"`
 	// Offline are the commands that read the same answers checked.
-	Offline []string
+	Offline []string `json:"offline"`
 	// Checkable: the build carries the WebAssembly check, served at Module.
-	Checkable bool
-	Module    string
+	Checkable bool   `json:"-"`
+	Module    string `json:"-"`
 }
 
 // proofBox is the box of answers, all at one height: their figures and bundles, and
-// the commands that read them checked offline.
+// the commands that read them checked offline. An API request's box carries the
+// bundles inline.
 func (s *Server) proofBox(ctx context.Context, answers []check.Answer, offline ...string) (proofBox, error) {
 	chainID, err := s.c.ChainID(ctx)
 	if err != nil {
@@ -112,6 +117,13 @@ func (s *Server) proofBox(ctx context.Context, answers []check.Answer, offline .
 	for _, a := range answers {
 		q := url.Values{"path": {a.Path}, "data": {hex.EncodeToString(a.Data)}, "height": {strconv.FormatInt(a.Height, 10)}}
 		b.Bundles = append(b.Bundles, "/proof?"+q.Encode())
+		if isAPI(ctx) {
+			raw, err := s.bundle(ctx, a.Path, a.Data, a.Height)
+			if err != nil {
+				return proofBox{}, err
+			}
+			b.Proofs = append(b.Proofs, raw)
+		}
 	}
 	return b, nil
 }

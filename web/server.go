@@ -57,6 +57,9 @@ type Options struct {
 	Logger        zerolog.Logger
 	// MaxStreams bounds the live streams served at once (0: DefaultMaxStreams).
 	MaxStreams int
+	// CORSOrigins are the origins whose pages may read the JSON API ("*": any); none
+	// by default.
+	CORSOrigins []string
 }
 
 // Server answers the web view's pages from a node's RPC.
@@ -77,6 +80,8 @@ type Server struct {
 	// lightBlocks are the light blocks traces are built of, by height (a height's never
 	// changes once committed).
 	lightBlocks *lru.Cache[int64, *cmttypes.LightBlock]
+	// txCounts are the running transaction counts the statistics read (stats.go).
+	txCounts txCounts
 	// local holds the local chain's lowered limits once read (localLimits).
 	local struct {
 		sync.Mutex
@@ -135,20 +140,11 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle("GET "+s.module.path, s.module)
 	}
 	mux.HandleFunc("GET /validators.json", s.validatorsJSON)
-	mux.HandleFunc("GET /{$}", s.page("overview.html", s.overview))
-	mux.HandleFunc("GET /blocks", s.page("blocks.html", s.blocks))
-	mux.HandleFunc("GET /block/{height}", s.page("block.html", s.block))
-	mux.HandleFunc("GET /tx/{hash}", s.page("tx.html", s.tx))
-	mux.HandleFunc("GET /identity/{id}", s.page("identity.html", s.identity))
-	mux.HandleFunc("GET /address/{address}", s.page("address.html", s.address))
-	mux.HandleFunc("GET /contract/{id}", s.page("contract.html", s.contract))
-	mux.HandleFunc("GET /contracts", s.page("contracts.html", s.contracts))
-	mux.HandleFunc("GET /txs", s.page("txs.html", s.txs))
-	mux.HandleFunc("GET /validators", s.page("validators.html", s.validators))
-	mux.HandleFunc("GET /validator/{address}", s.page("validator.html", s.validator))
-	mux.HandleFunc("GET /documents/{contract}/{type}", s.page("documents.html", s.documents))
-	mux.HandleFunc("GET /document/{contract}/{type}/{id}", s.page("document.html", s.document))
-	mux.HandleFunc("GET /epochs", s.page("epochs.html", s.epochs))
+	for _, p := range s.pageKinds() {
+		mux.HandleFunc("GET "+p.path, s.page(p.template, p.load))
+		mux.HandleFunc("GET "+APIPrefix+p.path, s.api(p.load))
+	}
+	mux.HandleFunc("GET "+APIPrefix+"/", apiNotFound)
 	mux.HandleFunc("GET /proof", s.proof)
 	mux.HandleFunc("GET /search", s.search)
 	mux.HandleFunc("GET /chart/backlog.svg", s.chart(s.backlogChart))
@@ -160,7 +156,38 @@ func (s *Server) Handler() http.Handler {
 	root := http.NewServeMux()
 	root.HandleFunc("GET /live", s.liveStream)
 	root.Handle("/", http.TimeoutHandler(mux, RequestTimeout, "the page took too long"))
-	return secure(root)
+	return cors(s.opts.CORSOrigins, secure(root))
+}
+
+// pageKind is a kind of page: its path pattern, its template and what it reads. The
+// JSON API serves each at APIPrefix and the same path.
+type pageKind struct {
+	path, template string
+	load           func(r *http.Request) (any, error)
+}
+
+// pageKinds are the view's pages.
+func (s *Server) pageKinds() []pageKind {
+	return []pageKind{
+		{"/{$}", "overview.html", s.overview},
+		{"/stats", "stats.html", s.stats},
+		{"/blocks", "blocks.html", s.blocks},
+		{"/block/{height}", "block.html", s.block},
+		{"/txs", "txs.html", s.txs},
+		{"/tx/{hash}", "tx.html", s.tx},
+		{"/identity/{id}", "identity.html", s.identity},
+		{"/identity/{id}/history", "history.html", s.accountHistory(true)},
+		{"/address/{address}", "address.html", s.address},
+		{"/address/{address}/history", "history.html", s.accountHistory(false)},
+		{"/contracts", "contracts.html", s.contracts},
+		{"/contract/{id}", "contract.html", s.contract},
+		{"/documents/{contract}/{type}", "documents.html", s.documents},
+		{"/document/{contract}/{type}/{id}", "document.html", s.document},
+		{"/document/{contract}/{type}/{id}/history", "history.html", s.documentHistory},
+		{"/validators", "validators.html", s.validators},
+		{"/validator/{address}", "validator.html", s.validator},
+		{"/epochs", "epochs.html", s.epochs},
+	}
 }
 
 // secure sets the headers every answer carries and refuses any method but GET and
@@ -226,8 +253,10 @@ type errorPage struct {
 func (s *Server) failure(r *http.Request, err error) (int, string, any) {
 	var bad errBadInput
 	var missing errNotFound
+	var refused errQueryRefused
+	var limit errLimit
 	switch {
-	case errors.As(err, &bad):
+	case errors.As(err, &bad), errors.As(err, &refused), errors.As(err, &limit):
 		return http.StatusBadRequest, "error.html", errorPage{"Bad request", err.Error(), http.StatusBadRequest}
 	case errors.As(err, &missing):
 		return http.StatusNotFound, "error.html", errorPage{"Not found", err.Error(), http.StatusNotFound}

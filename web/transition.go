@@ -13,7 +13,9 @@ import (
 // field is one field of a decoded transition as the transaction page shows it: its
 // value, and the page of what the value names (Href, "" when none).
 type field struct {
-	Name, Value, Href string
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Href  string `json:"-"`
 }
 
 // describe lists the fields of transition t, every kind's in its own case: the

@@ -86,25 +86,27 @@ func (s *Server) versionAt(ctx context.Context, h int64) (v protocol.Version, ke
 // txRow is a transaction as the pages list it: decoded under the protocol version of
 // its block, with its result (not proven: the node's word).
 type txRow struct {
-	Height int64
-	Index  int
-	Time   time.Time
-	Hash   string
+	Height int64     `json:"height"`
+	Index  int       `json:"index"`
+	Time   time.Time `json:"time"`
+	Hash   string    `json:"hash"`
 	// Kind is the transition's kind, "undecodable" when it does not decode.
-	Kind             string
-	Signer, SignerTo string // the signer's id and its page
-	Nonce            uint64
-	Code             uint32
-	CodeName         string
-	Fee              uint64
-	Log              string
-	Events           []eventRow
-	Size             int
+	Kind string `json:"kind"`
+	// Signer is the signer's id, SignerTo its page.
+	Signer   string     `json:"signer"`
+	SignerTo string     `json:"-"`
+	Nonce    uint64     `json:"nonce"`
+	Code     uint32     `json:"code"`
+	CodeName string     `json:"code_name"`
+	Fee      uint64     `json:"fee"`
+	Log      string     `json:"log"`
+	Events   []eventRow `json:"events"`
+	Size     int        `json:"size"`
 	// Version is the protocol version the transaction was decoded under; VersionKept
 	// is false when the node no longer holds its block's state and that version is the
 	// latest one (versionAt).
-	Version     protocol.Version
-	VersionKept bool
+	Version     protocol.Version `json:"version"`
+	VersionKept bool             `json:"version_kept"`
 	// signed is the decoded transition, nil when it does not decode (decodeErr).
 	signed    *protocol.Signed
 	decodeErr error
@@ -237,20 +239,20 @@ func (d decoder) row(i int, tx cmttypes.Tx, res *abcitypes.ExecTxResult, now tim
 
 // feePart is one part of a transaction's fee, or its refunds.
 type feePart struct {
-	Name    string
-	Credits uint64
+	Name    string `json:"name"`
+	Credits uint64 `json:"credits"`
 }
 
 // txPage is a transaction: its row, its decoded transition's fields and its fee by
 // parts, all the node's word.
 type txPage struct {
 	txRow
-	Fields []field
+	Fields []field `json:"fields"`
 	// Parts are the fee's parts and the refunds, from the transition event; none for
 	// a transaction that was not charged (an unpaid refusal).
-	Parts []feePart
+	Parts []feePart `json:"parts"`
 	// DecodeError says why the transaction does not decode.
-	DecodeError string
+	DecodeError string `json:"decode_error"`
 }
 
 // tx shows transaction {hash}: found in block ?height= when the link names it (no

@@ -15,16 +15,18 @@ import (
 
 type validatorPage struct {
 	// The payout identity, proven.
-	proofBox
-	Address string
+	proofBox `json:"proof"`
+	Address  string `json:"address"`
 	// Its voting power in the latest set and in the genesis set (0: not in it), and
 	// the blocks it proposed among the last ChartBlocks: not proven.
-	Power, GenesisPower int64
-	Proposed            []blockRow
-	Latest              int64
+	Power        int64      `json:"power"`
+	GenesisPower int64      `json:"genesis_power"`
+	Proposed     []blockRow `json:"proposed"`
+	Latest       int64      `json:"latest"`
 	// Signed and Missed count the last ChartBlocks blocks whose commit carries its
 	// signature, and those that do not while it was in their set: not proven.
-	Signed, Missed int
+	Signed int `json:"signed"`
+	Missed int `json:"missed"`
 }
 
 // validator shows a validator, named by its consensus address: the identity its share

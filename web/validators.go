@@ -15,18 +15,18 @@ import (
 // evidence handled, proven in one box (docs/STATE.md, "Validators"), and the changes of
 // the set blocks made, as CometBFT's block index finds them (not proven).
 type validatorsPage struct {
-	proofBox
-	Changes []setChange
+	proofBox `json:"proof"`
+	Changes  []setChange `json:"changes"`
 	// Searched: the node's block index answered; false: the list is unavailable.
-	Searched bool
+	Searched bool `json:"searched"`
 }
 
 // setChange is one validator_update event of a block.
 type setChange struct {
-	Height    int64
-	Validator string
-	Power     string
-	Reason    string
+	Height    int64  `json:"height"`
+	Validator string `json:"validator"`
+	Power     string `json:"power"`
+	Reason    string `json:"reason"`
 }
 
 // ValidatorChangesPerPage bounds the set's changes the validators page lists.

@@ -1,0 +1,176 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	abcitypes "github.com/cometbft/cometbft/abci/types"
+	"github.com/cometbft/cometbft/p2p"
+	rpcclient "github.com/cometbft/cometbft/rpc/client"
+	coretypes "github.com/cometbft/cometbft/rpc/core/types"
+	cmttypes "github.com/cometbft/cometbft/types"
+)
+
+// indexRPC answers searches from fixed rows as CometBFT's index does: the rows of a
+// query's conditions (everything before " AND tx.height <=" or " AND block.height
+// <="), at or below the height bound, newest first, a page at a time, refusing a page
+// past the last.
+type indexRPC struct {
+	rpcclient.Client
+	rows map[string][]hit // by query, any order
+}
+
+func (x indexRPC) Status(context.Context) (*coretypes.ResultStatus, error) {
+	return &coretypes.ResultStatus{NodeInfo: p2p.DefaultNodeInfo{Other: p2p.DefaultNodeInfoOther{TxIndex: "on"}}}, nil
+}
+
+func (x indexRPC) find(query string, page, per int) ([]hit, int, error) {
+	bound := int64(1 << 62)
+	for _, key := range []string{" AND tx.height <= ", " AND block.height <= "} {
+		if base, h, ok := strings.Cut(query, key); ok {
+			n, err := strconv.ParseInt(h, 10, 64)
+			if err != nil {
+				return nil, 0, err
+			}
+			query, bound = base, n
+		}
+	}
+	var all []hit
+	for _, h := range x.rows[query] {
+		if h.height <= bound {
+			all = append(all, h)
+		}
+	}
+	slices.SortFunc(all, func(a, b hit) int {
+		if a.after(b) {
+			return -1
+		}
+		return 1
+	})
+	if (page-1)*per >= len(all) && page > 1 {
+		return nil, 0, fmt.Errorf("page should be within [1, %d] range, given %d", (len(all)+per-1)/per, page)
+	}
+	return all[min(len(all), (page-1)*per):min(len(all), page*per)], len(all), nil
+}
+
+func (x indexRPC) TxSearch(_ context.Context, query string, _ bool, page, per *int, _ string) (*coretypes.ResultTxSearch, error) {
+	rows, total, err := x.find(query, *page, *per)
+	if err != nil {
+		return nil, err
+	}
+	out := &coretypes.ResultTxSearch{TotalCount: total}
+	for _, h := range rows {
+		out.Txs = append(out.Txs, &coretypes.ResultTx{Height: h.height, Index: uint32(h.index), TxResult: abcitypes.ExecTxResult{}})
+	}
+	return out, nil
+}
+
+func (x indexRPC) BlockSearch(_ context.Context, query string, page, per *int, _ string) (*coretypes.ResultBlockSearch, error) {
+	rows, total, err := x.find(query, *page, *per)
+	if err != nil {
+		return nil, err
+	}
+	out := &coretypes.ResultBlockSearch{TotalCount: total}
+	for _, h := range rows {
+		out.Blocks = append(out.Blocks, &coretypes.ResultBlock{Block: &cmttypes.Block{Header: cmttypes.Header{Height: h.height}}})
+	}
+	return out, nil
+}
+
+// TestHistoryPages: paging through a union of searches with cursors, at any limit,
+// lists each row of the union once, newest first, a transaction that several
+// searches find once; and rows the chain adds at the top meanwhile change none of
+// the pages after the first.
+func TestHistoryPages(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 40 {
+		searches := []search{{query: "a"}, {query: "b"}, {blocks: true, query: "c"}}
+		rows := map[string][]hit{}
+		want := map[[2]int64]bool{}
+		for h := int64(1); h <= int64(5+rng.IntN(20)); h++ {
+			for i := range rng.IntN(260) {
+				for _, q := range []string{"a", "b"} {
+					if rng.IntN(3) == 0 {
+						rows[q] = append(rows[q], hit{height: h, index: i})
+						want[[2]int64{h, int64(i)}] = true
+					}
+				}
+			}
+			if rng.IntN(2) == 0 {
+				rows["c"] = append(rows["c"], hit{height: h, index: -1})
+				want[[2]int64{h, -1}] = true
+			}
+		}
+		rpc := indexRPC{rows: rows}
+		s := &Server{rpc: rpc}
+		limit := 1 + rng.IntN(MaxLimit)
+		all := len(want)
+		// Half the rounds keep the rows of even heights alone.
+		var keep func(hit) bool
+		if round%2 == 1 {
+			keep = func(h hit) bool { return h.height%2 == 0 }
+			for k := range want {
+				if k[0]%2 != 0 {
+					delete(want, k)
+				}
+			}
+		}
+		var got []hit
+		c := cursor{skip: make([]int, len(searches))}
+		for pages := 0; ; pages++ {
+			if pages > all+1 {
+				t.Fatalf("round %d: the pages do not end", round)
+			}
+			page, next, err := s.history(context.Background(), searches, c, limit, keep)
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+			if len(page) > limit || (keep == nil && next != "" && len(page) != limit) {
+				t.Fatalf("round %d: a page of %d rows at limit %d, next %q", round, len(page), limit, next)
+			}
+			got = append(got, page...)
+			if next == "" {
+				break
+			}
+			// The chain grows at the top: the cursor's pages do not change.
+			rows["a"] = append(rows["a"], hit{height: 1000 + int64(pages), index: 0})
+			r := httptest.NewRequest("GET", "/txs?"+url.Values{"cursor": {next}}.Encode(), nil)
+			if c, err = cursorOf(r, len(searches)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("round %d, limit %d: %d rows, want %d", round, limit, len(got), len(want))
+		}
+		for i := range got {
+			if i > 0 && !got[i-1].after(got[i]) {
+				t.Fatalf("round %d: row %d (%d,%d) does not follow (%d,%d)", round, i, got[i].height, got[i].index, got[i-1].height, got[i-1].index)
+			}
+			if !want[[2]int64{got[i].height, int64(got[i].index)}] {
+				t.Fatalf("round %d: row (%d,%d) is none of the searches'", round, got[i].height, got[i].index)
+			}
+		}
+	}
+}
+
+// TestCursorOf: a cursor is read back as written, and anything else is bad input.
+func TestCursorOf(t *testing.T) {
+	c := cursor{height: 12, skip: []int{0, 3}}
+	r := httptest.NewRequest("GET", "/txs?cursor="+c.String(), nil)
+	if got, err := cursorOf(r, 2); err != nil || got.String() != c.String() {
+		t.Fatalf("%v %v", got, err)
+	}
+	for _, v := range []string{"12", "12.0", "0.0.0", "x.0.0", "12.-1.0", "12.0.0.0", "12.0.99999999"} {
+		r := httptest.NewRequest("GET", "/txs?cursor="+v, nil)
+		if _, err := cursorOf(r, 2); err == nil {
+			t.Errorf("cursor %q read", v)
+		}
+	}
+}

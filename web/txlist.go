@@ -1,0 +1,217 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// txKind is a choice of the transaction list's kind filter: the transactions any of
+// its conditions match (each a search, docs/ARCHITECTURE.md "The web view").
+type txKind struct {
+	Name, Label string
+	conditions  []string
+	// action: the conditions are on a document action's event. CometBFT's index
+	// matches the conditions of one search within one event, so the signer and code
+	// filters, on the transition event, are then applied to the rows found.
+	action bool
+}
+
+// txKinds are the kind filter's choices, in the order the form offers them: groups of
+// transition types, each type, and each document action (a batch is listed under
+// each action kind it holds).
+var txKinds = kindsOf()
+
+func kindsOf() []txKind {
+	typ := func(names ...string) []string {
+		out := make([]string, len(names))
+		for i, n := range names {
+			out[i] = fmt.Sprintf("%s='%s'", searchType.Query(), n)
+		}
+		return out
+	}
+	out := []txKind{
+		{"transfers", "credit transfers", typ("address_funds_transfer", "identity_credit_transfer", "identity_credit_transfer_to_address"), false},
+		{"identities", "identities created and topped up", typ("identity_create", "identity_top_up"), false},
+		{"contracts", "contracts created and updated", typ("data_contract_create", "data_contract_update"), false},
+		{"documents", "documents batches", typ("documents_batch"), false},
+		{"validators", "validator set proposals and approvals", typ("validator_set_proposal", "validator_set_approval"), false},
+	}
+	for _, k := range protocol.Kinds() {
+		out = append(out, txKind{k.Name, k.Name, typ(k.Name), false})
+	}
+	for _, a := range protocol.DocumentActionKinds() {
+		out = append(out, txKind{protocol.EventDocumentAction(a), "document action " + a.String(), []string{searchAction(a).Query() + " EXISTS"}, true})
+	}
+	return out
+}
+
+// kindNamed is the kind filter's choice name.
+func kindNamed(name string) (txKind, bool) {
+	for _, k := range txKinds {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return txKind{}, false
+}
+
+type txsPage struct {
+	// The filters: the kind's name, the result code (-1: any), and the signing
+	// account ("" for any), with its page.
+	Kind     string  `json:"kind,omitempty"`
+	Code     int64   `json:"code"`
+	Signer   string  `json:"signer,omitempty"`
+	SignerTo string  `json:"-"`
+	Rows     []txRow `json:"transactions"`
+	// Next is the cursor of the rows after these ("" when there are none).
+	Next string `json:"next,omitempty"`
+	// Unavailable says why there are no rows: the node keeps no index.
+	Unavailable string `json:"unavailable,omitempty"`
+	// Kinds are the kind filter's choices.
+	Kinds []txKind `json:"-"`
+	// Query are the filters as the next link carries them.
+	Query url.Values `json:"-"`
+}
+
+// NextHref is the link to the page after this one, "" when there is none.
+func (p txsPage) NextHref() string { return nextHref("/txs", p.Query, p.Next) }
+
+// txs lists the chain's transactions, newest first, as the transaction index finds
+// them: every one, or those of ?kind=, ?code= and ?signer= (an address or an
+// identity that signed and was charged).
+func (s *Server) txs(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	p := txsPage{Code: -1, Kinds: txKinds, Query: url.Values{}}
+	var and []string
+	// want are the transition event's attributes the filters name, for a kind whose
+	// searches cannot carry them.
+	want := map[string]string{}
+	if v := q.Get("signer"); v != "" {
+		signer, err := accountOf(v)
+		if err != nil {
+			return nil, err
+		}
+		p.Signer, p.SignerTo = signer, accountHref(signer)
+		p.Query.Set("signer", signer)
+		and = append(and, signerQuery(signer))
+		want[protocol.AttrSigner] = signer
+	}
+	if v := q.Get("code"); v != "" {
+		code, err := strconv.ParseUint(v, 10, 32)
+		if err != nil {
+			return nil, errBadInput{"code", v, "a result code, a number"}
+		}
+		p.Code = int64(code)
+		p.Query.Set("code", v)
+		and = append(and, fmt.Sprintf("%s=%d", searchCode.Query(), code))
+		want[protocol.AttrCode] = strconv.FormatUint(code, 10)
+	}
+	alternatives := []string{""}
+	var keep func(hit) bool
+	if v := q.Get("kind"); v != "" {
+		k, ok := kindNamed(v)
+		if !ok {
+			return nil, errBadInput{"kind", v, "a kind the list's filter offers"}
+		}
+		p.Kind, alternatives = k.Name, k.conditions
+		p.Query.Set("kind", v)
+		if k.action && len(and) > 0 {
+			and, keep = nil, func(h hit) bool { return transitionHas(h, want) }
+		}
+	}
+	searches := make([]search, len(alternatives))
+	for i, alt := range alternatives {
+		conds := and
+		if alt != "" {
+			conds = append([]string{alt}, and...)
+		}
+		if len(conds) == 0 {
+			conds = []string{"tx.height >= 1"}
+		}
+		searches[i] = search{query: joinConditions(conds)}
+	}
+	c, err := cursorOf(r, len(searches))
+	if err != nil {
+		return nil, err
+	}
+	limit, err := limitOf(r)
+	if err != nil {
+		return nil, err
+	}
+	if limit != DefaultLimit {
+		p.Query.Set("limit", strconv.Itoa(limit))
+	}
+	hits, next, err := s.history(r.Context(), searches, c, limit, keep)
+	if err != nil {
+		p.Unavailable, err = unavailable(err)
+		return p, err
+	}
+	p.Next = next
+	p.Rows, err = s.hitRows(r, hits)
+	return p, err
+}
+
+// transitionHas reports whether the transaction of h has a transition event with each
+// attribute of want.
+func transitionHas(h hit, want map[string]string) bool {
+	if h.tx == nil {
+		return false
+	}
+	for _, e := range h.tx.TxResult.Events {
+		if e.Type != protocol.EventTransition {
+			continue
+		}
+		attrs := attrsOf(e)
+		for k, v := range want {
+			if attrs[k] != v {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// joinConditions is the conditions of one search.
+func joinConditions(conds []string) string {
+	out := conds[0]
+	for _, c := range conds[1:] {
+		out += " AND " + c
+	}
+	return out
+}
+
+// hitRows are the transaction rows of hits (which are all transactions).
+func (s *Server) hitRows(r *http.Request, hits []hit) ([]txRow, error) {
+	now := time.Now()
+	out := make([]txRow, 0, len(hits))
+	for _, h := range hits {
+		if h.tx == nil {
+			continue
+		}
+		row, err := s.searchRow(r.Context(), h, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// nextHref is the link to path with query q and the cursor next, "" when next is.
+func nextHref(path string, q url.Values, next string) string {
+	if next == "" {
+		return ""
+	}
+	v := url.Values{}
+	for k, vs := range q {
+		v[k] = vs
+	}
+	v.Set("cursor", next)
+	return path + "?" + v.Encode()
+}

@@ -52,6 +52,9 @@ func (s *Server) api(load func(r *http.Request) (any, error)) http.HandlerFunc {
 	}
 }
 
+// apiTimeout is the body of an API answer that took longer than RequestTimeout.
+const apiTimeout = `{"status":503,"code":3,"error":"the answer took longer than the view allows"}`
+
 // apiNotFound answers a path under /api that names no page kind.
 func apiNotFound(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusNotFound, apiError{http.StatusNotFound, proofs.QueryCodeBadRequest, "no API path " + r.URL.Path + " (docs/API.md lists them)"})

@@ -3,10 +3,12 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,6 +18,7 @@ import (
 
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
 	coretypes "github.com/cometbft/cometbft/rpc/core/types"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ttld-dev/ttld/e2e"
 	"github.com/ttld-dev/ttld/proofs"
@@ -82,6 +85,7 @@ func TestAPIMirrorsThePages(t *testing.T) {
 		"/address/" + addr + "/history", "/contracts", "/contract/" + plain, "/documents/" + plain + "/memo",
 		doc, doc + "/history", "/validators", "/validator/" + validator, "/epochs",
 	}
+	described := openAPI(t)
 	for _, path := range paths {
 		body := e.page(t, path)
 		status, hdr, raw := e.get(t, web.APIPrefix+path)
@@ -91,6 +95,9 @@ func TestAPIMirrorsThePages(t *testing.T) {
 		var answer map[string]any
 		if err := json.Unmarshal([]byte(raw), &answer); err != nil {
 			t.Fatalf("GET /api%s: %v", path, err)
+		}
+		if err := described.validate(web.APIPrefix+path, http.StatusOK, raw); err != nil {
+			t.Errorf("GET /api%s: not as docs/openapi.json describes it: %v", path, err)
 		}
 		if box, ok := answer["proof"]; ok {
 			b, err := json.Marshal(box)
@@ -179,6 +186,7 @@ func TestAPIErrors(t *testing.T) {
 	t.Parallel()
 	c := startChain(t)
 	contract := c.contract.String()
+	described := openAPI(t)
 	for path, want := range map[string]struct {
 		status int
 		code   uint32
@@ -206,6 +214,11 @@ func TestAPIErrors(t *testing.T) {
 		}
 		if status != want.status || e.Status != status || e.Code != want.code || e.Error == "" {
 			t.Errorf("GET /api%s: %d %+v, want %d code %d", path, status, e, want.status, want.code)
+		}
+		if path != "/nothing" {
+			if err := described.validate(web.APIPrefix+path, status, raw); err != nil {
+				t.Errorf("GET /api%s: not as docs/openapi.json describes it: %v", path, err)
+			}
 		}
 	}
 	// Whatever a request carries, no 500.
@@ -266,4 +279,79 @@ func mustView(t *testing.T, c chain) *web.Server {
 	}
 	t.Cleanup(func() { _ = v.Close() })
 	return v
+}
+
+// described is docs/openapi.json, its answers' schemas compiled.
+type described struct {
+	paths    []string // the paths' templates
+	compiler *jsonschema.Compiler
+}
+
+// openAPI reads docs/openapi.json.
+func openAPI(t *testing.T) described {
+	t.Helper()
+	f, err := os.Open("../docs/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := described{compiler: jsonschema.NewCompiler()}
+	if err := d.compiler.AddResource("openapi.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	paths, _ := doc.(map[string]any)["paths"].(map[string]any)
+	for p := range paths {
+		d.paths = append(d.paths, p)
+	}
+	return d
+}
+
+// template is the path template of docs/openapi.json that path (its query cut) is
+// an instance of, "" when none is.
+func (d described) template(path string) string {
+	path, _, _ = strings.Cut(path, "?")
+	got := strings.Split(path, "/")
+	for _, p := range d.paths {
+		want := strings.Split(p, "/")
+		if len(want) != len(got) {
+			continue
+		}
+		match := true
+		for i := range want {
+			if want[i] != got[i] && !strings.HasPrefix(want[i], "{") {
+				match = false
+			}
+		}
+		if match {
+			return p
+		}
+	}
+	return ""
+}
+
+// validate checks an answer of path with status against its schema.
+func (d described) validate(path string, status int, raw string) error {
+	p := d.template(path)
+	if p == "" {
+		return fmt.Errorf("no path of docs/openapi.json matches %s", path)
+	}
+	code := strconv.Itoa(status)
+	if status >= 400 {
+		code = code[:1] + "XX"
+	}
+	pointer := "openapi.json#/paths/" + strings.ReplaceAll(strings.ReplaceAll(p, "~", "~0"), "/", "~1") +
+		"/get/responses/" + code + "/content/application~1json/schema"
+	sch, err := d.compiler.Compile(pointer)
+	if err != nil {
+		return err
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	return sch.Validate(v)
 }

@@ -13,7 +13,7 @@ import (
 type blockRow struct {
 	Height   int64     `json:"height"`
 	Time     time.Time `json:"time"`
-	Txs      int       `json:"transactions"`
+	Txs      int       `json:"tx_count"`
 	Proposer string    `json:"proposer"`
 	AppHash  string    `json:"app_hash"`
 }

@@ -19,8 +19,8 @@ type documentPage struct {
 	Expired bool `json:"expired"`
 	// LivedX is the lifetime figure in thousandths of the lifetime bar's width, and
 	// RenewedX the renewal figure (where the last renewal fell), -1 when there is none.
-	LivedX   int `json:"lived_x"`
-	RenewedX int `json:"renewed_x"`
+	LivedX   int `json:"-"`
+	RenewedX int `json:"-"`
 	// History is the page of what happened to the document (not proven).
 	History string `json:"history"`
 }

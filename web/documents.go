@@ -36,7 +36,7 @@ type documentsPage struct {
 	PrevHref string `json:"-"`
 	NextHref string `json:"-"`
 	// NoCount says why the box holds no count of the query's documents.
-	NoCount string `json:"no_count"`
+	NoCount string `json:"no_count,omitempty"`
 }
 
 // Paging through a query's documents: the next page asks again with startAfter the

@@ -25,7 +25,7 @@ type attrRow struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
 	Href  string `json:"-"`
-	Note  string `json:"note"`
+	Note  string `json:"note,omitempty"`
 }
 
 // The attributes whose values name an account (an address or an identity), a block, a

@@ -19,7 +19,7 @@ type identityPage struct {
 	ContractsTotal int           `json:"contracts_total"`
 	Txs            []txRow       `json:"transactions"`
 	TxsTotal       int           `json:"txs_total"`
-	Unavailable    string        `json:"unavailable"`
+	Unavailable    string        `json:"unavailable,omitempty"`
 }
 
 // identity shows an identity in one proof box (its balance, nonce and keys), and,

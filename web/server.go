@@ -140,11 +140,12 @@ func (s *Server) Handler() http.Handler {
 		mux.Handle("GET "+s.module.path, s.module)
 	}
 	mux.HandleFunc("GET /validators.json", s.validatorsJSON)
+	api := http.NewServeMux()
 	for _, p := range s.pageKinds() {
 		mux.HandleFunc("GET "+p.path, s.page(p.template, p.load))
-		mux.HandleFunc("GET "+APIPrefix+p.path, s.api(p.load))
+		api.HandleFunc("GET "+APIPrefix+p.path, s.api(p.load))
 	}
-	mux.HandleFunc("GET "+APIPrefix+"/", apiNotFound)
+	api.HandleFunc(APIPrefix+"/", apiNotFound)
 	mux.HandleFunc("GET /proof", s.proof)
 	mux.HandleFunc("GET /search", s.search)
 	mux.HandleFunc("GET /chart/backlog.svg", s.chart(s.backlogChart))
@@ -155,6 +156,7 @@ func (s *Server) Handler() http.Handler {
 	// bounded by RequestTimeout.
 	root := http.NewServeMux()
 	root.HandleFunc("GET /live", s.liveStream)
+	root.Handle(APIPrefix+"/", http.TimeoutHandler(api, RequestTimeout, apiTimeout))
 	root.Handle("/", http.TimeoutHandler(mux, RequestTimeout, "the page took too long"))
 	return cors(s.opts.CORSOrigins, secure(root))
 }

@@ -252,7 +252,7 @@ type txPage struct {
 	// a transaction that was not charged (an unpaid refusal).
 	Parts []feePart `json:"parts"`
 	// DecodeError says why the transaction does not decode.
-	DecodeError string `json:"decode_error"`
+	DecodeError string `json:"decode_error,omitempty"`
 }
 
 // tx shows transaction {hash}: found in block ?height= when the link names it (no

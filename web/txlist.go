@@ -61,10 +61,10 @@ func kindNamed(name string) (txKind, bool) {
 }
 
 type txsPage struct {
-	// The filters: the kind's name, the result code (-1: any), and the signing
+	// The filters: the kind's name, the result code (nil: any), and the signing
 	// account ("" for any), with its page.
 	Kind     string  `json:"kind,omitempty"`
-	Code     int64   `json:"code"`
+	Code     *uint64 `json:"code,omitempty"`
 	Signer   string  `json:"signer,omitempty"`
 	SignerTo string  `json:"-"`
 	Rows     []txRow `json:"transactions"`
@@ -86,7 +86,7 @@ func (p txsPage) NextHref() string { return nextHref("/txs", p.Query, p.Next) }
 // identity that signed and was charged).
 func (s *Server) txs(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	p := txsPage{Code: -1, Kinds: txKinds, Query: url.Values{}}
+	p := txsPage{Kinds: txKinds, Query: url.Values{}}
 	var and []string
 	// want are the transition event's attributes the filters name, for a kind whose
 	// searches cannot carry them.
@@ -106,7 +106,7 @@ func (s *Server) txs(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, errBadInput{"code", v, "a result code, a number"}
 		}
-		p.Code = int64(code)
+		p.Code = &code
 		p.Query.Set("code", v)
 		and = append(and, fmt.Sprintf("%s=%d", searchCode.Query(), code))
 		want[protocol.AttrCode] = strconv.FormatUint(code, 10)

@@ -612,7 +612,11 @@ func readAddress(f Figures, s answers) error {
 
 // BalanceChange is an address's balance after blocks From..To (a per-block record:
 // From == To).
-type BalanceChange struct{ From, To, Balance uint64 }
+type BalanceChange struct {
+	From    uint64 `json:"from"`
+	To      uint64 `json:"to"`
+	Balance uint64 `json:"balance"`
+}
 
 // AddressChanges are an address's balance changes since a height, oldest first: those
 // of the compacted records that end at or after it, then those of the block records.

@@ -1,11 +1,15 @@
 package abci
 
 import (
+	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 
+	"github.com/ttld-dev/ttld/drive"
+	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
 )
 
@@ -66,5 +70,33 @@ func TestBlockTransactionsEvent(t *testing.T) {
 	}
 	if got := count(h.block(genesisTime.Add(3*time.Second), nil)); len(got) != 0 {
 		t.Errorf("an empty block: %v", got)
+	}
+}
+
+// TestStatisticsQuery: /statistics counts a saved version's contracts, documents and
+// expirations (drive.CountStatistics), unproven; a proof or data that is not a time in
+// milliseconds is a bad request, a version not kept code 2.
+func TestStatisticsQuery(t *testing.T) {
+	h := fundedHarness(t, "alice")
+	h.block(genesisTime.Add(2*time.Second), nil)
+	ask := func(data []byte, prove bool, height int64) *abcitypes.ResponseQuery {
+		res, err := h.app.Query(context.Background(), &abcitypes.RequestQuery{Path: proofs.PathStatistics, Data: data, Prove: prove, Height: height})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := ask(proofs.StatisticsData(1<<62), false, 0)
+	var st drive.Statistics
+	if err := json.Unmarshal(res.Value, &st); res.Code != 0 || err != nil || st.UntilMs != 1<<62 || res.Height != h.height || res.ProofOps != nil {
+		t.Fatalf("statistics: %d %s %v %+v", res.Code, res.Log, err, st)
+	}
+	for _, bad := range []*abcitypes.ResponseQuery{ask(proofs.StatisticsData(1), true, 0), ask([]byte{1, 2, 3}, false, 0), ask(nil, false, 0)} {
+		if bad.Code != proofs.QueryCodeBadRequest {
+			t.Errorf("a bad request answered %d %s", bad.Code, bad.Log)
+		}
+	}
+	if res := ask(proofs.StatisticsData(1), false, h.height+5); res.Code != proofs.QueryCodeVersionMissing {
+		t.Errorf("a version not kept answered %d %s", res.Code, res.Log)
 	}
 }

@@ -24,7 +24,7 @@ var queryPaths = []string{
 	proofs.PathTotalCredits, proofs.PathContract, proofs.PathDocument, proofs.PathExpirations,
 	proofs.PathLifetimePools, proofs.PathRemovals, proofs.PathDocuments, proofs.PathCount,
 	proofs.PathSum, proofs.PathRanked, proofs.PathPendingNonce, proofs.PathDryRun, proofs.PathUpgrades, proofs.PathValidators,
-	proofs.PathValidatorProposals, proofs.PathMisbehavior, "/no-such-path",
+	proofs.PathValidatorProposals, proofs.PathMisbehavior, proofs.PathStatistics, "/no-such-path",
 }
 
 // queryCodes is every code a query answer may carry (docs/ERRORS.md, "Query codes"),

@@ -67,10 +67,24 @@ func StartNodeOnChain(t testing.TB, chainID string) *Env {
 	return startNode(t, node.InitOptions{ChainID: chainID, DevBalance: DevBalance})
 }
 
+// StartNodeWithoutIndex is StartNodeShortTTL(minTTL) for a node that keeps no
+// transaction index (config.toml's [tx_index] indexer = "null").
+func StartNodeWithoutIndex(t testing.TB, minTTL uint64) *Env {
+	t.Helper()
+	return startNodeWith(t, node.InitOptions{ChainID: ChainID, DevBalance: DevBalance, LocalMinTTLSeconds: minTTL},
+		func(cfg *config.Config) { cfg.TxIndex.Indexer = "null" })
+}
+
 func startNode(t testing.TB, opts node.InitOptions) *Env {
 	t.Helper()
+	return startNodeWith(t, opts, func(*config.Config) {})
+}
+
+// startNodeWith is startNode with config.toml edited by edit before the node starts.
+func startNodeWith(t testing.TB, opts node.InitOptions, edit func(*config.Config)) *Env {
+	t.Helper()
 	opts.Home = t.TempDir()
-	env, err := start(opts)
+	env, err := start(opts, edit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,19 +100,19 @@ func startNode(t testing.TB, opts node.InitOptions) *Env {
 // initialises a home in directory home, which must be empty or absent, and returns
 // once block 2 exists. The caller stops env.Node.
 func Start(home string) (*Env, error) {
-	return start(node.InitOptions{Home: home, ChainID: ChainID, DevBalance: DevBalance})
+	return start(node.InitOptions{Home: home, ChainID: ChainID, DevBalance: DevBalance}, func(*config.Config) {})
 }
 
 // start initialises opts.Home for blocks at the pace of tests (node.TestTimeouts),
-// starts a node on free loopback ports and returns once block 2 exists; on an error no
-// node is left running.
-func start(opts node.InitOptions) (*Env, error) {
+// with peer exchange off and config.toml edited by edit, starts a node on free
+// loopback ports and returns once block 2 exists; on an error no node is left running.
+func start(opts node.InitOptions, edit func(*config.Config)) (*Env, error) {
 	opts.Timeouts = node.TestTimeouts
 	res, err := node.Init(opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := withoutPEX(res.Home); err != nil {
+	if err := editConfig(res.Home, func(cfg *config.Config) { cfg.P2P.PexReactor = false; edit(cfg) }); err != nil {
 		return nil, err
 	}
 	ports, err := ports.Free(4)
@@ -123,16 +137,16 @@ func start(opts node.InitOptions) (*Env, error) {
 	return env, nil
 }
 
-// withoutPEX turns peer exchange off in home's config.toml. The node has no peers to
-// exchange, and CometBFT saves the address book of peer exchange from a goroutine of
-// its own after the node has stopped, one Node.Stop cannot wait for, so a test's
-// removal of the home would race that write.
-func withoutPEX(home string) error {
+// editConfig rewrites home's config.toml with edit's changes. Tests' nodes turn peer
+// exchange off: the node has no peers to exchange, and CometBFT saves the address book
+// of peer exchange from a goroutine of its own after the node has stopped, one
+// Node.Stop cannot wait for, so a test's removal of the home would race that write.
+func editConfig(home string, edit func(*config.Config)) error {
 	cfg, err := node.LoadConfig(home)
 	if err != nil {
 		return err
 	}
-	cfg.P2P.PexReactor = false
+	edit(cfg)
 	config.WriteConfigFile(filepath.Join(cfg.RootDir, config.DefaultConfigDir, config.DefaultConfigFileName), cfg)
 	return nil
 }

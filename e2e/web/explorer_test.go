@@ -1,0 +1,236 @@
+//go:build web
+
+package web
+
+import (
+	"context"
+	"html"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ttld-dev/ttld/e2e"
+	"github.com/ttld-dev/ttld/protocol"
+)
+
+// pageKinds are the kinds of page the view serves, by their paths: every one must be
+// within three clicks of the overview.
+var pageKinds = map[string]*regexp.Regexp{
+	"blocks":           regexp.MustCompile(`^/blocks$`),
+	"nonempty blocks":  regexp.MustCompile(`^/blocks\?nonempty=1$`),
+	"block":            regexp.MustCompile(`^/block/\d+$`),
+	"transactions":     regexp.MustCompile(`^/txs$`),
+	"transaction":      regexp.MustCompile(`^/tx/[0-9A-F]{64}\?height=\d+$`),
+	"identity":         regexp.MustCompile(`^/identity/[0-9a-f]{64}$`),
+	"identity history": regexp.MustCompile(`^/identity/[0-9a-f]{64}/history$`),
+	"address":          regexp.MustCompile(`^/address/[0-9a-f]{40}$`),
+	"address history":  regexp.MustCompile(`^/address/[0-9a-f]{40}/history$`),
+	"contracts":        regexp.MustCompile(`^/contracts$`),
+	"contract":         regexp.MustCompile(`^/contract/[0-9a-f]{64}$`),
+	"documents":        regexp.MustCompile(`^/documents/[0-9a-f]{64}/[^/?]+$`),
+	"document":         regexp.MustCompile(`^/document/[0-9a-f]{64}/[^/]+/[0-9a-f]{64}$`),
+	"document history": regexp.MustCompile(`^/document/[0-9a-f]{64}/[^/]+/[0-9a-f]{64}/history$`),
+	"validators":       regexp.MustCompile(`^/validators$`),
+	"validator":        regexp.MustCompile(`^/validator/[0-9A-F]{40}$`),
+	"epochs":           regexp.MustCompile(`^/epochs$`),
+	"statistics":       regexp.MustCompile(`^/stats$`),
+}
+
+// hrefRE matches a link's target.
+var hrefRE = regexp.MustCompile(`<a [^>]*href="([^"]*)"`)
+
+// TestExplorerInChromium: the explorer's lists in Chromium (the transactions and their
+// filter, the histories, the blocks that hold transactions, the statistics), every
+// kind of page within three clicks of the overview (an address's among them), and a
+// node without a transaction index, whose lists say so while its proven pages verify.
+func TestExplorerInChromium(t *testing.T) {
+	env := e2e.StartNodeShortTTL(t, 60)
+	ctx := context.Background()
+	note := env.SeedNote(t, "hello from the explorer")
+	// A transfer to an address that never signs: it appears as a recipient only.
+	var to protocol.Address
+	to[0] = 0x5a
+	sent := env.Commit(t, &protocol.AddressFundsTransfer{PubKey: env.Dev.Pub, Recipient: to, Amount: 1_000})
+	if _, err := env.Client.WaitForHeight(ctx, sent+1); err != nil {
+		t.Fatal(err)
+	}
+	base := strings.TrimSuffix(env.Node.WebAddress(), "/")
+	browser := newBrowser(t)
+	id, c, d := note.Identity.String(), note.Contract.String(), note.Document.String()
+	docPath := "/document/" + c + "/note/" + d
+
+	// The transactions, and the filter's form.
+	load(t, browser, base+"/txs")
+	waitText(t, browser, "/txs", "main table", "address_funds_transfer")
+	for _, a := range []chromedp.Action[chromedp.Void]{chromedp.SetValue(`select[name="kind"]`, "document_create"), chromedp.Submit(`#filter`)} {
+		if _, err := chromedp.Run(browser, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitLocation(t, browser, "/txs?kind=document_create&code=")
+	waitText(t, browser, "/txs?kind=document_create", "main table", "documents_batch")
+	load(t, browser, base+"/txs?kind=validators")
+	waitText(t, browser, "/txs?kind=validators", "#empty", "No transaction matches these filters")
+
+	// The histories: the recipient's, the identity's, the document's.
+	load(t, browser, base+"/address/"+to.String()+"/history")
+	waitText(t, browser, "address history", "#history", "received from")
+	waitText(t, browser, "address history", "#history", "1,000")
+	load(t, browser, base+"/identity/"+id+"/history")
+	waitText(t, browser, "identity history", "#history", "created, funded by")
+	load(t, browser, base+docPath+"/history")
+	waitText(t, browser, "document history", "#history", "create")
+
+	// The blocks that hold transactions: reached from the blocks by their link.
+	load(t, browser, base+"/blocks")
+	for _, a := range []chromedp.Action[chromedp.Void]{chromedp.Click(`#hide-empty`), chromedp.WaitReady(`#show-empty`)} {
+		if _, err := chromedp.Run(browser, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitText(t, browser, "/blocks?nonempty=1", "#blocks", strconv.FormatInt(sent, 10))
+
+	// The statistics: the note, and its expiry within the hour.
+	load(t, browser, base+"/stats")
+	waitText(t, browser, "/stats", "#live-documents", "1, of 1 document type in 1 contract")
+	waitText(t, browser, "/stats", "#expiring", "1 documents with a ttl")
+
+	// Every kind of page within three clicks of the overview, then the way to an
+	// address clicked through in the browser, its page verified.
+	paths := crawlKinds(t, base)
+	for kind, path := range paths {
+		t.Logf("%s: %s", kind, strings.Join(path, " → "))
+	}
+	for kind := range pageKinds {
+		if _, ok := paths[kind]; !ok {
+			t.Errorf("no %s page within three clicks of the overview", kind)
+		}
+	}
+	if path, ok := paths["address"]; ok {
+		clickThrough(t, browser, base, path)
+		allVerified(t, browser, path[len(path)-1])
+	}
+
+	// A node that keeps no transaction index: its lists say so, its proven pages
+	// verify, a transaction opens from its block.
+	bare := e2e.StartNodeWithoutIndex(t, 60)
+	bareNote := bare.SeedNote(t, "no index here")
+	if _, err := bare.Client.WaitForHeight(ctx, bareNote.Height+1); err != nil {
+		t.Fatal(err)
+	}
+	bareBase := strings.TrimSuffix(bare.Node.WebAddress(), "/")
+	for _, path := range []string{"/txs", "/identity/" + bareNote.Identity.String() + "/history", "/blocks?nonempty=1", "/contracts"} {
+		load(t, browser, bareBase+path)
+		waitText(t, browser, path, "#unavailable", "keeps no transaction index")
+	}
+	barePath := "/document/" + bareNote.Contract.String() + "/note/" + bareNote.Document.String()
+	if v := verdict(t, browser, bareBase+barePath); !strings.HasPrefix(v, "VERIFIED in this browser") {
+		t.Errorf("%s without an index: %q", barePath, v)
+	}
+	load(t, browser, bareBase+"/stats")
+	waitText(t, browser, "/stats without an index", "#live-documents", "1, of 1 document type")
+}
+
+// newBrowser starts headless Chromium for the test.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	allocCtx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 1000))...)
+	t.Cleanup(cancel)
+	browser, cancel := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancel)
+	browser, cancel = context.WithTimeout(browser, 3*time.Minute)
+	t.Cleanup(cancel)
+	return browser
+}
+
+// waitLocation waits until the tab's path and query are want.
+func waitLocation(t *testing.T, tab context.Context, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := chromedp.Run(tab, chromedp.Evaluate[string](`location.pathname + location.search`))
+		if err == nil && got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tab is at %q (%v), want %q", got, err, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// crawlKinds follows the links of the view's pages from the overview, three clicks
+// deep (the header's links and the page's, a few pages of each kind a level), and
+// returns for each kind of page reached the links that lead there first.
+func crawlKinds(t *testing.T, base string) map[string][]string {
+	t.Helper()
+	from := map[string]string{"/": ""}
+	found := map[string][]string{}
+	level := []string{"/"}
+	for depth := 1; depth <= 3; depth++ {
+		var next []string
+		expanded := map[string]int{}
+		for _, p := range level {
+			kind := kindOf(p)
+			if expanded[kind]++; expanded[kind] > 3 {
+				continue
+			}
+			for _, h := range links(t, base+p) {
+				if _, seen := from[h]; seen || !strings.HasPrefix(h, "/") || crawlSkips.MatchString(h) && !pageKinds["nonempty blocks"].MatchString(h) {
+					continue
+				}
+				from[h] = p
+				k := kindOf(h)
+				if _, ok := found[k]; !ok && k != "" {
+					path := []string{h}
+					for at := p; at != ""; at = from[at] {
+						path = append([]string{at}, path...)
+					}
+					found[k] = path
+				}
+				next = append(next, h)
+			}
+		}
+		level = next
+	}
+	return found
+}
+
+// kindOf is the kind of page path is, "" when none.
+func kindOf(path string) string {
+	for k, re := range pageKinds {
+		if re.MatchString(path) {
+			return k
+		}
+	}
+	return ""
+}
+
+// links are the targets of the links of the page at url.
+func links(t *testing.T, url string) []string {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d", url, res.StatusCode)
+	}
+	var out []string
+	for _, m := range hrefRE.FindAllStringSubmatch(string(body), -1) {
+		out = append(out, html.UnescapeString(m[1]))
+	}
+	return out
+}

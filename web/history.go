@@ -153,33 +153,36 @@ func (s *Server) history(ctx context.Context, searches []search, c cursor, limit
 	if !on {
 		return nil, "", errNoIndex
 	}
+	top := c.height
+	if top == 0 {
+		if top, err = s.latestHeight(ctx); err != nil {
+			return nil, "", err
+		}
+	}
+	streams := make([]*stream, len(searches))
 	heads := make([][]hit, len(searches))
-	more := make([]bool, len(searches))
-	read := make([]int, len(searches)) // of each search, the rows read past the cursor
-	for i := range more {
-		more[i] = true
+	for i, q := range searches {
+		streams[i] = newStream(q, top, c.skip[i])
 	}
 	var rows []hit
 	var last hit
 	taken := make([]int, len(searches)) // of each search, the rows taken at last's height
 	for scanned := 0; len(rows) < limit && scanned < MaxScan; scanned++ {
-		top := -1
-		for i := range heads {
-			if len(heads[i]) == 0 && more[i] {
-				var page []hit
-				if page, more[i], err = s.searchFrom(ctx, searches[i], c.height, c.skip[i]+read[i], limit); err != nil {
+		first := -1
+		for i, st := range streams {
+			if len(heads[i]) == 0 && !st.done {
+				if heads[i], err = st.next(ctx, s, limit); err != nil {
 					return nil, "", err
 				}
-				heads[i], read[i] = page, read[i]+len(page)
 			}
-			if len(heads[i]) > 0 && (top < 0 || heads[i][0].after(heads[top][0])) {
-				top = i
+			if len(heads[i]) > 0 && (first < 0 || heads[i][0].after(heads[first][0])) {
+				first = i
 			}
 		}
-		if top < 0 {
+		if first < 0 {
 			break
 		}
-		row := heads[top][0]
+		row := heads[first][0]
 		if scanned > 0 && last.height != row.height {
 			clear(taken)
 		}
@@ -195,8 +198,8 @@ func (s *Server) history(ctx context.Context, searches []search, c cursor, limit
 		}
 	}
 	left := false
-	for i := range heads {
-		left = left || len(heads[i]) > 0 || more[i]
+	for i, st := range streams {
+		left = left || len(heads[i]) > 0 || !st.done
 	}
 	if !left || last.height == 0 {
 		return rows, "", nil
@@ -210,16 +213,64 @@ func (s *Server) history(ctx context.Context, searches []search, c cursor, limit
 	return rows, next.String(), nil
 }
 
-// searchFrom reads up to n rows of q at heights at or below height (0: any), from the
-// skip-th on, and whether it holds more after them.
-func (s *Server) searchFrom(ctx context.Context, q search, height int64, skip, n int) ([]hit, bool, error) {
-	query := q.query
-	if height > 0 {
-		key := "tx.height"
-		if q.blocks {
-			key = "block.height"
+// FirstWindow is how many heights a search reads first. CometBFT's index loads every
+// row a query matches (each transaction's result) to sort them before it cuts a page,
+// so a search of the whole chain costs every row its subject ever had: a stream reads
+// its search in windows of heights instead, newest first, each twice as wide as the
+// one before, until it has the rows a page needs.
+const FirstWindow = 16
+
+// stream reads one search, newest first, in windows of heights.
+type stream struct {
+	q search
+	// The window [lo, hi], its width, and the rows of it read.
+	lo, hi int64
+	width  int64
+	offset int
+	// done: every window down to the first height is read.
+	done bool
+}
+
+// newStream is a stream of q from height top on, the first skip rows of it left out
+// (all of them at top).
+func newStream(q search, top int64, skip int) *stream {
+	return &stream{q: q, hi: top, lo: max(1, top-FirstWindow+1), width: FirstWindow, offset: skip, done: top < 1}
+}
+
+// next reads up to n rows after those read; none once it is done.
+func (st *stream) next(ctx context.Context, s *Server, n int) ([]hit, error) {
+	for !st.done {
+		rows, total, err := s.searchWindow(ctx, st.q, st.lo, st.hi, st.offset, n)
+		if err != nil {
+			return nil, err
 		}
-		query = fmt.Sprintf("%s AND %s <= %d", query, key, height)
+		st.offset += len(rows)
+		if st.offset >= total {
+			if st.lo <= 1 {
+				st.done = true
+			} else {
+				st.width *= 2
+				st.hi, st.offset = st.lo-1, 0
+				st.lo = max(1, st.hi-st.width+1)
+			}
+		}
+		if len(rows) > 0 {
+			return rows, nil
+		}
+	}
+	return nil, nil
+}
+
+// searchWindow reads up to n rows of q at heights lo to hi, from the skip-th on, and
+// how many the window holds.
+func (s *Server) searchWindow(ctx context.Context, q search, lo, hi int64, skip, n int) ([]hit, int, error) {
+	key := "tx.height"
+	if q.blocks {
+		key = "block.height"
+	}
+	query := fmt.Sprintf("%s >= %d AND %s <= %d", key, lo, key, hi)
+	if q.query != "" {
+		query = q.query + " AND " + query
 	}
 	// One page of CometBFT's holds the rows wanted when they are within the first
 	// MaxSearchPage; further down, pages of MaxSearchPage, from the one skip falls in.
@@ -233,18 +284,17 @@ func (s *Server) searchFrom(ctx context.Context, q search, height int64, skip, n
 	for {
 		rows, total, err := s.searchPage(ctx, q.blocks, query, page, per)
 		if err != nil {
-			return nil, false, err
+			return nil, 0, err
 		}
 		if from < len(rows) {
 			out = append(out, rows[from:]...)
 		}
 		from = 0
-		end := page * per
-		if len(out) >= n || end >= total {
+		if len(out) >= n || page*per >= total {
 			if len(out) > n {
 				out = out[:n]
 			}
-			return out, skip+len(out) < total, nil
+			return out, total, nil
 		}
 		page++
 	}

@@ -6,9 +6,9 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
@@ -19,32 +19,37 @@ import (
 )
 
 // indexRPC answers searches from fixed rows as CometBFT's index does: the rows of a
-// query's conditions (everything before " AND tx.height <=" or " AND block.height
-// <="), at or below the height bound, newest first, a page at a time, refusing a page
-// past the last.
+// query's conditions within its window of heights, newest first, a page at a time,
+// refusing a page past the last; its latest height is the highest row's.
 type indexRPC struct {
 	rpcclient.Client
 	rows map[string][]hit // by query, any order
 }
 
 func (x indexRPC) Status(context.Context) (*coretypes.ResultStatus, error) {
-	return &coretypes.ResultStatus{NodeInfo: p2p.DefaultNodeInfo{Other: p2p.DefaultNodeInfoOther{TxIndex: "on"}}}, nil
-}
-
-func (x indexRPC) find(query string, page, per int) ([]hit, int, error) {
-	bound := int64(1 << 62)
-	for _, key := range []string{" AND tx.height <= ", " AND block.height <= "} {
-		if base, h, ok := strings.Cut(query, key); ok {
-			n, err := strconv.ParseInt(h, 10, 64)
-			if err != nil {
-				return nil, 0, err
-			}
-			query, bound = base, n
+	var top int64
+	for _, rows := range x.rows {
+		for _, h := range rows {
+			top = max(top, h.height)
 		}
 	}
+	return &coretypes.ResultStatus{NodeInfo: p2p.DefaultNodeInfo{Other: p2p.DefaultNodeInfoOther{TxIndex: "on"}},
+		SyncInfo: coretypes.SyncInfo{LatestBlockHeight: top}}, nil
+}
+
+// windowRE matches a search of a window of heights: its conditions, then the window.
+var windowRE = regexp.MustCompile(`^(?:(.*) AND )?(?:tx|block)\.height >= (\d+) AND (?:tx|block)\.height <= (\d+)$`)
+
+func (x indexRPC) find(query string, page, per int) ([]hit, int, error) {
+	m := windowRE.FindStringSubmatch(query)
+	if m == nil {
+		return nil, 0, fmt.Errorf("not a window: %q", query)
+	}
+	lo, _ := strconv.ParseInt(m[2], 10, 64)
+	hi, _ := strconv.ParseInt(m[3], 10, 64)
 	var all []hit
-	for _, h := range x.rows[query] {
-		if h.height <= bound {
+	for _, h := range x.rows[m[1]] {
+		if h.height >= lo && h.height <= hi {
 			all = append(all, h)
 		}
 	}
@@ -94,8 +99,14 @@ func TestHistoryPages(t *testing.T) {
 		searches := []search{{query: "a"}, {query: "b"}, {blocks: true, query: "c"}}
 		rows := map[string][]hit{}
 		want := map[[2]int64]bool{}
-		for h := int64(1); h <= int64(5+rng.IntN(20)); h++ {
-			for i := range rng.IntN(260) {
+		// Heights of a few rows and now and then one of many (more than a page of
+		// CometBFT's), over many windows.
+		for h := int64(1); h <= int64(5+rng.IntN(300)); h++ {
+			per := rng.IntN(3)
+			if rng.IntN(20) == 0 {
+				per = rng.IntN(260)
+			}
+			for i := range per {
 				for _, q := range []string{"a", "b"} {
 					if rng.IntN(3) == 0 {
 						rows[q] = append(rows[q], hit{height: h, index: i})

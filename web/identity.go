@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/ttld-dev/ttld/proofs"
 	"github.com/ttld-dev/ttld/protocol"
@@ -13,13 +12,13 @@ type identityPage struct {
 	proofBox `json:"proof"`
 	ID       string `json:"id"`
 	// The first IdentityRows of the contracts it owns and of the transactions it
-	// signed, from the transaction index (not proven), with how many there are;
+	// signed, from the transaction index (not proven), and whether there are more;
 	// Unavailable says why there are none when the node keeps no index.
-	Contracts      []contractRow `json:"contracts"`
-	ContractsTotal int           `json:"contracts_total"`
-	Txs            []txRow       `json:"transactions"`
-	TxsTotal       int           `json:"txs_total"`
-	Unavailable    string        `json:"unavailable,omitempty"`
+	Contracts     []contractRow `json:"contracts"`
+	MoreContracts bool          `json:"more_contracts"`
+	Txs           []txRow       `json:"transactions"`
+	MoreTxs       bool          `json:"more_transactions"`
+	Unavailable   string        `json:"unavailable,omitempty"`
 }
 
 // identity shows an identity in one proof box (its balance, nonce and keys), and,
@@ -42,20 +41,21 @@ func (s *Server) identity(r *http.Request) (any, error) {
 	if p.proofBox, err = s.proofBox(ctx, []check.Answer{a}, "ttld query identity "+id.String()+" --prove"); err != nil {
 		return nil, err
 	}
-	contracts, total, err := s.txSearch(ctx, contractsQuery(p.ID), 1, IdentityRows)
+	top := cursor{skip: []int{0}}
+	contracts, next, err := s.history(ctx, []search{{query: contractsQuery(p.ID)}}, top, IdentityRows, nil)
 	if err != nil {
 		p.Unavailable, err = unavailable(err)
 		return p, err
 	}
-	if p.Contracts, err = s.contractRows(ctx, contracts); err != nil {
+	if p.Contracts, err = s.contractRows(ctx, txsOf(contracts)); err != nil {
 		return nil, err
 	}
-	p.ContractsTotal = total
-	txs, total, err := s.txSearch(ctx, signerQuery(p.ID), 1, IdentityRows)
+	p.MoreContracts = next != ""
+	txs, next, err := s.history(ctx, []search{{query: signerQuery(p.ID)}}, top, IdentityRows, nil)
 	if err != nil {
 		return nil, err
 	}
-	p.TxsTotal = total
-	p.Txs, err = s.searchRows(ctx, txs, time.Now())
+	p.MoreTxs = next != ""
+	p.Txs, err = s.hitRows(r, txs)
 	return p, err
 }

@@ -43,7 +43,7 @@ var (
 )
 
 // searchAction: the transactions that made action k on a document, by its id: its
-// history, and the transaction list's filter by action kind.
+// history.
 func searchAction(k protocol.DocumentActionKind) protocol.SearchedAttr {
 	return protocol.SearchedAttr{Type: protocol.EventDocumentAction(k), Key: protocol.AttrID}
 }

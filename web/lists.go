@@ -131,12 +131,19 @@ func (s *Server) contracts(r *http.Request) (any, error) {
 		return p, err
 	}
 	p.Next = next
-	txs := make([]*coretypes.ResultTx, len(hits))
-	for i, h := range hits {
-		txs[i] = h.tx
-	}
-	p.Rows, err = s.contractRows(r.Context(), txs)
+	p.Rows, err = s.contractRows(r.Context(), txsOf(hits))
 	return p, err
+}
+
+// txsOf are the transactions of hits.
+func txsOf(hits []hit) []*coretypes.ResultTx {
+	out := make([]*coretypes.ResultTx, 0, len(hits))
+	for _, h := range hits {
+		if h.tx != nil {
+			out = append(out, h.tx)
+		}
+	}
+	return out
 }
 
 // signerQuery is the index's query of the transactions account signed.

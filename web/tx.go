@@ -12,7 +12,6 @@ import (
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
-	coretypes "github.com/cometbft/cometbft/rpc/core/types"
 	cmttypes "github.com/cometbft/cometbft/types"
 
 	"github.com/ttld-dev/ttld/drive"
@@ -135,24 +134,6 @@ func (s *Server) txRows(ctx context.Context, b blockTxs, now time.Time) ([]txRow
 			res = b.Results[i]
 		}
 		out[i] = dec.row(i, tx, res, now)
-	}
-	return out, nil
-}
-
-// searchRows are the transactions the index found, each decoded under the protocol
-// version of its block, with the time of its block.
-func (s *Server) searchRows(ctx context.Context, txs []*coretypes.ResultTx, now time.Time) ([]txRow, error) {
-	out := make([]txRow, len(txs))
-	for i, t := range txs {
-		at, err := s.timeAt(ctx, t.Height)
-		if err != nil {
-			return nil, err
-		}
-		dec, err := s.decoderAt(ctx, t.Height, at)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = dec.row(int(t.Index), t.Tx, &t.TxResult, now)
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ttld-dev/ttld/protocol"
@@ -15,10 +16,12 @@ import (
 type txKind struct {
 	Name, Label string
 	conditions  []string
-	// action: the conditions are on a document action's event. CometBFT's index
-	// matches the conditions of one search within one event, so the signer and code
-	// filters, on the transition event, are then applied to the rows found.
-	action bool
+	// event, for a document action, is its event's type: the kind's rows are the
+	// documents batches that hold one. It is a filter of the rows found rather than a
+	// condition: CometBFT's index matches the conditions of one search within one
+	// event (the transition event, where the signer and the code are), and a search for
+	// every action's event would read a key of every document the chain ever wrote.
+	event string
 }
 
 // txKinds are the kind filter's choices, in the order the form offers them: groups of
@@ -35,17 +38,18 @@ func kindsOf() []txKind {
 		return out
 	}
 	out := []txKind{
-		{"transfers", "credit transfers", typ("address_funds_transfer", "identity_credit_transfer", "identity_credit_transfer_to_address"), false},
-		{"identities", "identities created and topped up", typ("identity_create", "identity_top_up"), false},
-		{"contracts", "contracts created and updated", typ("data_contract_create", "data_contract_update"), false},
-		{"documents", "documents batches", typ("documents_batch"), false},
-		{"validators", "validator set proposals and approvals", typ("validator_set_proposal", "validator_set_approval"), false},
+		{"transfers", "credit transfers", typ("address_funds_transfer", "identity_credit_transfer", "identity_credit_transfer_to_address"), ""},
+		{"identities", "identities created and topped up", typ("identity_create", "identity_top_up"), ""},
+		{"contracts", "contracts created and updated", typ("data_contract_create", "data_contract_update"), ""},
+		{"documents", "documents batches", typ("documents_batch"), ""},
+		{"validators", "validator set proposals and approvals", typ("validator_set_proposal", "validator_set_approval"), ""},
 	}
 	for _, k := range protocol.Kinds() {
-		out = append(out, txKind{k.Name, k.Name, typ(k.Name), false})
+		out = append(out, txKind{k.Name, k.Name, typ(k.Name), ""})
 	}
 	for _, a := range protocol.DocumentActionKinds() {
-		out = append(out, txKind{protocol.EventDocumentAction(a), "document action " + a.String(), []string{searchAction(a).Query() + " EXISTS"}, true})
+		ev := protocol.EventDocumentAction(a)
+		out = append(out, txKind{ev, "document action " + a.String(), typ("documents_batch"), ev})
 	}
 	return out
 }
@@ -88,9 +92,6 @@ func (s *Server) txs(r *http.Request) (any, error) {
 	q := r.URL.Query()
 	p := txsPage{Kinds: txKinds, Query: url.Values{}}
 	var and []string
-	// want are the transition event's attributes the filters name, for a kind whose
-	// searches cannot carry them.
-	want := map[string]string{}
 	if v := q.Get("signer"); v != "" {
 		signer, err := accountOf(v)
 		if err != nil {
@@ -99,7 +100,6 @@ func (s *Server) txs(r *http.Request) (any, error) {
 		p.Signer, p.SignerTo = signer, accountHref(signer)
 		p.Query.Set("signer", signer)
 		and = append(and, signerQuery(signer))
-		want[protocol.AttrSigner] = signer
 	}
 	if v := q.Get("code"); v != "" {
 		code, err := strconv.ParseUint(v, 10, 32)
@@ -109,7 +109,6 @@ func (s *Server) txs(r *http.Request) (any, error) {
 		p.Code = &code
 		p.Query.Set("code", v)
 		and = append(and, fmt.Sprintf("%s=%d", searchCode.Query(), code))
-		want[protocol.AttrCode] = strconv.FormatUint(code, 10)
 	}
 	alternatives := []string{""}
 	var keep func(hit) bool
@@ -120,8 +119,8 @@ func (s *Server) txs(r *http.Request) (any, error) {
 		}
 		p.Kind, alternatives = k.Name, k.conditions
 		p.Query.Set("kind", v)
-		if k.action && len(and) > 0 {
-			and, keep = nil, func(h hit) bool { return transitionHas(h, want) }
+		if k.event != "" {
+			keep = func(h hit) bool { return hasEvent(h, k.event) }
 		}
 	}
 	searches := make([]search, len(alternatives))
@@ -130,10 +129,7 @@ func (s *Server) txs(r *http.Request) (any, error) {
 		if alt != "" {
 			conds = append([]string{alt}, and...)
 		}
-		if len(conds) == 0 {
-			conds = []string{"tx.height >= 1"}
-		}
-		searches[i] = search{query: joinConditions(conds)}
+		searches[i] = search{query: strings.Join(conds, " AND ")}
 	}
 	c, err := cursorOf(r, len(searches))
 	if err != nil {
@@ -156,34 +152,17 @@ func (s *Server) txs(r *http.Request) (any, error) {
 	return p, err
 }
 
-// transitionHas reports whether the transaction of h has a transition event with each
-// attribute of want.
-func transitionHas(h hit, want map[string]string) bool {
+// hasEvent reports whether the transaction of h reports an event of type typ.
+func hasEvent(h hit, typ string) bool {
 	if h.tx == nil {
 		return false
 	}
 	for _, e := range h.tx.TxResult.Events {
-		if e.Type != protocol.EventTransition {
-			continue
+		if e.Type == typ {
+			return true
 		}
-		attrs := attrsOf(e)
-		for k, v := range want {
-			if attrs[k] != v {
-				return false
-			}
-		}
-		return true
 	}
 	return false
-}
-
-// joinConditions is the conditions of one search.
-func joinConditions(conds []string) string {
-	out := conds[0]
-	for _, c := range conds[1:] {
-		out += " AND " + c
-	}
-	return out
 }
 
 // hitRows are the transaction rows of hits (which are all transactions).

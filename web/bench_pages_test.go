@@ -81,9 +81,13 @@ func BenchmarkPages(b *testing.B) {
 	}
 }
 
+// benchTxsPerBlock is how many batches writePosts sends before it waits for a block:
+// blocks of about a thousand documents, as a chain under a steady heavy load makes.
+const benchTxsPerBlock = 100
+
 // writePosts writes n posts of contract c as identity id, in batches of the
-// protocol's most actions, each sent to the mempool as soon as the mempool can take
-// it, and returns the last block that holds one and the first.
+// protocol's most actions, benchTxsPerBlock of them a block, and returns the last
+// block that holds one and the first.
 func writePosts(ctx context.Context, b *testing.B, env *e2e.Env, id protocol.IdentityID, c protocol.ContractID, n int) (last, first int64) {
 	limits, err := protocol.LimitsFor(protocol.Latest)
 	if err != nil {
@@ -109,6 +113,16 @@ func writePosts(ctx context.Context, b *testing.B, env *e2e.Env, id protocol.Ide
 			a := protocol.DocumentAction{Kind: protocol.ActionCreate, Type: "post", Entropy: entropy, Data: data}
 			a.ID = batch.CreateID(a)
 			batch.Actions = append(batch.Actions, a)
+		}
+		if len(hashes)%benchTxsPerBlock == 0 && len(hashes) > 0 {
+			// A block at most of benchTxsPerBlock batches: the next block first.
+			h, err := env.Client.LatestHeight(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := env.Client.WaitForHeight(ctx, h+1); err != nil {
+				b.Fatal(err)
+			}
 		}
 		tx := protocol.Sign(e2e.ChainID, batch, env.Dev.Priv)
 		for {

@@ -26,8 +26,11 @@ var funcs = template.FuncMap{
 	"plural":  plural,
 	"int":     toInt,
 	// the bounds of the lists the templates say
-	"chartBlocks":  func() int { return ChartBlocks },
-	"overviewRows": func() int { return OverviewRows },
+	"chartBlocks":     func() int { return ChartBlocks },
+	"overviewRows":    func() int { return OverviewRows },
+	"blockTxsPerPage": func() int { return BlockTxsPerPage },
+	"add":             func(a, b int) int { return a + b },
+	"sub":             func(a, b int) int { return a - b },
 }
 
 // when writes a time as check.When does, against the server's clock, in a time element

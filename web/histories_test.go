@@ -1,7 +1,9 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -25,6 +27,39 @@ func TestHistories(t *testing.T) {
 	second := e.page(t, pagerLink(t, first, "next"))
 	if !strings.Contains(first, txHref) || strings.Contains(second, txHref) {
 		t.Error("/txs?limit=1: the newest first, then the one before")
+	}
+	// Paged two at a time to the end, every transaction of every block, newest
+	// first, each once.
+	var paged []string
+	for path := "/api/txs?limit=2"; path != ""; {
+		status, _, raw := e.get(t, path)
+		var page struct {
+			Txs  []struct{ Hash string } `json:"transactions"`
+			Next string
+		}
+		if err := json.Unmarshal([]byte(raw), &page); status != http.StatusOK || err != nil {
+			t.Fatalf("GET %s: %d %v", path, status, err)
+		}
+		for _, tx := range page.Txs {
+			paged = append(paged, tx.Hash)
+		}
+		path = ""
+		if page.Next != "" {
+			path = "/api/txs?limit=2&cursor=" + page.Next
+		}
+	}
+	var want []string
+	for h := e.batch + 1; h >= 1; h-- {
+		blk, err := e.rpc.Block(context.Background(), &h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := len(blk.Block.Txs) - 1; i >= 0; i-- {
+			want = append(want, fmt.Sprintf("%X", blk.Block.Txs[i].Hash()))
+		}
+	}
+	if strings.Join(paged, " ") != strings.Join(want, " ") {
+		t.Errorf("/txs two at a time: %v, want %v", paged, want)
 	}
 	// Filters: by kind (a group, a type, a document action) and by code.
 	for path, has := range map[string]bool{

@@ -218,7 +218,7 @@ func (s *Server) history(ctx context.Context, searches []search, c cursor, limit
 // so a search of the whole chain costs every row its subject ever had: a stream reads
 // its search in windows of heights instead, newest first, each twice as wide as the
 // one before, until it has the rows a page needs.
-const FirstWindow = 16
+const FirstWindow = 4
 
 // stream reads one search, newest first, in windows of heights.
 type stream struct {

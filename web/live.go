@@ -164,7 +164,7 @@ func (s *Server) liveBlockOf(data cmttypes.EventDataNewBlock) liveBlock {
 		Proposer: b.ProposerAddress.String(), AppHash: check.Short(b.AppHash.String()), TxRows: []liveTx{}}
 	ctx, cancel := context.WithTimeout(s.live.ctx, RequestTimeout)
 	defer cancel()
-	rows, err := s.txRows(ctx, s.keepBlockTxs(b, data.ResultFinalizeBlock.TxResults), now)
+	rows, err := s.txRows(ctx, s.keepBlockTxs(b, data.ResultFinalizeBlock.TxResults), len(b.Txs)-OverviewRows, len(b.Txs), now)
 	if err != nil && s.live.ctx.Err() == nil {
 		s.opts.Logger.Warn().Err(err).Int64("height", b.Height).Msg("web: a live block's transactions")
 	}

@@ -60,7 +60,7 @@ func (s *Server) recentTxs(ctx context.Context, latest int64, now time.Time) ([]
 		if err != nil {
 			return nil, err
 		}
-		rows, err := s.txRows(ctx, b, now)
+		rows, err := s.txRows(ctx, b, len(b.Txs)-(OverviewRows-len(out)), len(b.Txs), now)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -117,23 +118,26 @@ type txRow struct {
 // no transaction index.
 func (r txRow) Href() string { return "/tx/" + r.Hash + "?height=" + strconv.FormatInt(r.Height, 10) }
 
-// txRows are block b's transactions, decoded under the protocol version b executed
-// under, with their results; now is what their events' times are said against.
-func (s *Server) txRows(ctx context.Context, b blockTxs, now time.Time) ([]txRow, error) {
-	if len(b.Txs) == 0 {
+// txRows are block b's transactions from index from up to to (cut to the block's),
+// decoded under the protocol version b executed under, with their results; now is
+// what their events' times are said against. Only those are decoded: a block may hold
+// thousands.
+func (s *Server) txRows(ctx context.Context, b blockTxs, from, to int, now time.Time) ([]txRow, error) {
+	from, to = max(0, from), min(to, len(b.Txs))
+	if from >= to {
 		return nil, nil
 	}
 	dec, err := s.decoderAt(ctx, b.Height, b.Time)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]txRow, len(b.Txs))
-	for i, tx := range b.Txs {
+	out := make([]txRow, 0, to-from)
+	for i := from; i < to; i++ {
 		var res *abcitypes.ExecTxResult
 		if i < len(b.Results) {
 			res = b.Results[i]
 		}
-		out[i] = dec.row(i, tx, res, now)
+		out = append(out, dec.row(i, b.Txs[i], res, now))
 	}
 	return out, nil
 }
@@ -236,8 +240,8 @@ type txPage struct {
 	DecodeError string `json:"decode_error,omitempty"`
 }
 
-// tx shows transaction {hash}: found in block ?height= when the link names it (no
-// transaction index needed), otherwise through the node's transaction index.
+// tx shows transaction {hash}: through the node's transaction index, which holds it
+// under its hash, or, when the index does not, in block ?height= (the links name it).
 func (s *Server) tx(r *http.Request) (any, error) {
 	ctx := r.Context()
 	v := r.PathValue("hash")
@@ -251,8 +255,22 @@ func (s *Server) tx(r *http.Request) (any, error) {
 		if h, err = strconv.ParseInt(hv, 10, 64); err != nil || h < 1 {
 			return nil, errBadInput{"height", hv, "a block height of 1 or more"}
 		}
-	} else if h, err = s.txHeight(ctx, upper); err != nil {
+	}
+	if on, err := s.indexing(ctx); err != nil {
 		return nil, err
+	} else if on {
+		if res, err := s.rpc.Tx(ctx, hash, false); err == nil && (h == 0 || res.Height == h) {
+			row, err := s.searchRow(ctx, hit{height: res.Height, index: int(res.Index), tx: res}, time.Now())
+			if err != nil {
+				return nil, err
+			}
+			return txPageOf(row)
+		}
+	}
+	if h == 0 {
+		if h, err = s.txHeight(ctx, upper); err != nil {
+			return nil, err
+		}
 	}
 	latest, err := s.latestHeight(ctx)
 	if err != nil {
@@ -265,13 +283,13 @@ func (s *Server) tx(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.txRows(ctx, b, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	for _, row := range rows {
-		if row.Hash == upper {
-			return txPageOf(row)
+	for i, tx := range b.Txs {
+		if bytes.Equal(tx.Hash(), hash) {
+			rows, err := s.txRows(ctx, b, i, i+1, time.Now())
+			if err != nil {
+				return nil, err
+			}
+			return txPageOf(rows[0])
 		}
 	}
 	return nil, errNotFound{fmt.Sprintf("transaction %s in block %d", upper, h)}

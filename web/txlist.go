@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -142,6 +143,10 @@ func (s *Server) txs(r *http.Request) (any, error) {
 	if limit != DefaultLimit {
 		p.Query.Set("limit", strconv.Itoa(limit))
 	}
+	if len(and) == 0 && p.Kind == "" {
+		p.Rows, p.Next, err = s.chainTxs(r.Context(), c, limit)
+		return p, err
+	}
 	hits, next, err := s.history(r.Context(), searches, c, limit, keep)
 	if err != nil {
 		p.Unavailable, err = unavailable(err)
@@ -150,6 +155,73 @@ func (s *Server) txs(r *http.Request) (any, error) {
 	p.Next = next
 	p.Rows, err = s.hitRows(r, hits)
 	return p, err
+}
+
+// MaxScanHeights bounds the heights a page of every transaction walks down: a page
+// that finds fewer transactions than asked in that many blocks ends there, with the
+// cursor of the heights below.
+const MaxScanHeights = 2000
+
+// chainTxs are up to limit of the chain's transactions from c on, newest first, and
+// the cursor of those after them: read from the blocks themselves, whose headers
+// count their transactions, so that no index is needed and a page decodes its rows
+// alone, however many a block holds.
+func (s *Server) chainTxs(ctx context.Context, c cursor, limit int) ([]txRow, string, error) {
+	latest, err := s.latestHeight(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	top := c.height
+	if top == 0 {
+		top = latest
+	}
+	now := time.Now()
+	var out []txRow
+	h := top // the highest height not yet read
+	for h >= 1 && len(out) < limit && top-h < MaxScanHeights {
+		metas, err := s.metas(ctx, max(1, h-BlocksPerPage+1), h)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, m := range metas {
+			height := m.Header.Height
+			shown := 0 // of this block's transactions, the last ones shown already
+			if height == c.height {
+				shown = c.skip[0]
+			}
+			left := m.NumTxs - shown
+			if left <= 0 || len(out) == limit {
+				if len(out) < limit {
+					h = height - 1
+				}
+				continue
+			}
+			b, err := s.blockTxsAt(ctx, height)
+			if err != nil && height == latest && c.height == 0 {
+				h = height - 1 // stored and not yet executed (executedHeight)
+				continue
+			}
+			if err != nil {
+				return nil, "", err
+			}
+			take := min(left, limit-len(out))
+			rows, err := s.txRows(ctx, b, left-take, left, now)
+			if err != nil {
+				return nil, "", err
+			}
+			for i := len(rows) - 1; i >= 0; i-- {
+				out = append(out, rows[i])
+			}
+			if take < left {
+				return out, cursor{height: height, skip: []int{shown + take}}.String(), nil
+			}
+			h = height - 1
+		}
+	}
+	if h < 1 {
+		return out, "", nil
+	}
+	return out, cursor{height: h, skip: []int{0}}.String(), nil
 }
 
 // hasEvent reports whether the transaction of h reports an event of type typ.

@@ -12,8 +12,6 @@ import (
 type addressPage struct {
 	proofBox
 	Address string
-	// Changes are the balance changes the figures change.i.* show, for their links.
-	Changes []check.BalanceChange
 }
 
 // AddressChangesBlocks is how far back the address page looks for balance changes.
@@ -45,7 +43,7 @@ func (s *Server) address(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := addressPage{Address: a.String(), Changes: list.List}
+	p := addressPage{Address: a.String()}
 	p.proofBox, err = s.proofBox(ctx, append([]check.Answer{first}, changes...),
 		"ttld query address "+a.String()+" --prove", fmt.Sprintf("ttld query address-changes %s --since %d --prove", a, list.Since))
 	return p, err

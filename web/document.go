@@ -2,8 +2,6 @@ package web
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
@@ -14,12 +12,6 @@ import (
 type documentPage struct {
 	proofBox
 	ID string
-	// Expired: the document is past its expiry at the block time, waiting for the
-	// cleanup (its expiry figure says so).
-	Expired bool
-	// LivedX is the lifetime figure in thousandths of the lifetime bar's width, and
-	// RenewedX the renewal figure (where the last renewal fell), -1 when there is none.
-	LivedX, RenewedX int
 }
 
 // document shows a document in one proof box of four answers at one state: the
@@ -53,17 +45,5 @@ func (s *Server) document(r *http.Request) (any, error) {
 		"ttld query document "+c.String()+" "+typeName+" "+id.String()+" --prove"); err != nil {
 		return nil, err
 	}
-	p.Expired = strings.HasPrefix(p.F["expiry"], "expired")
-	p.LivedX, p.RenewedX = barX(p.F["lifetime"]), barX(p.F["renewal"])
 	return p, nil
-}
-
-// barX is a percent figure ("37%") in thousandths of a bar's width; -1 when the figure
-// is not shown.
-func barX(percent string) int {
-	n, err := strconv.Atoi(strings.TrimSuffix(percent, "%"))
-	if err != nil {
-		return -1
-	}
-	return n * 10
 }

@@ -23,8 +23,6 @@ type documentsPage struct {
 	Contract, Type string
 	// Query is the query asked, which the form offers to change.
 	Query string
-	// IDs and Owners are the listed documents' ids and owners, for their links.
-	IDs, Owners []string
 	// PrevHref and NextHref are the pages before and after this one ("" when none):
 	// the next starts after the last document listed, the previous is the one this
 	// page was reached from (?back=).
@@ -88,9 +86,6 @@ func (s *Server) documents(r *http.Request) (any, error) {
 	}
 	if len(back) > 0 {
 		p.PrevHref = pageHref(path, withStart(q, back[len(back)-1]), back[:len(back)-1])
-	}
-	for _, d := range ans.Documents {
-		p.IDs, p.Owners = append(p.IDs, d.ID.String()), append(p.Owners, d.Owner.String())
 	}
 	answers, err := s.rawReads(ctx, ans.Height, read{proofs.PathDocuments, proofs.DocumentsData(c, typeName, []byte(q))}, read{proofs.PathKey, drive.LastBlockKey()})
 	if err != nil {

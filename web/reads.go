@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"html/template"
 	"net/url"
 	"strconv"
+	"strings"
 
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
 
@@ -83,8 +85,11 @@ func (s *Server) rawReads(ctx context.Context, height int64, reads ...read) ([]c
 // state, and the bundles that prove those answers, which the browser checks and draws
 // the figures from again (docs/PROOFS.md, "Proof bundles (the web view)").
 type proofBox struct {
-	// F are the figures of the answers; the page shows each once.
-	F check.Figures
+	// F are the figures of the answers; the page shows each once, in Drawing: the box's
+	// labels, units, links and bars around them, as the browser's check draws them
+	// again from the proven answers (check.Draw).
+	F       check.Figures
+	Drawing template.HTML
 	// Bundles are the URLs of the answers' proof bundles, all at the answers' height.
 	Bundles []string
 	// Offline are the commands that read the same answers checked.
@@ -101,11 +106,15 @@ func (s *Server) proofBox(ctx context.Context, answers []check.Answer, offline .
 	if err != nil {
 		return proofBox{}, err
 	}
-	f, err := check.Read(chainID, answers)
+	f, nodes, err := check.Draw(chainID, answers)
 	if err != nil {
 		return proofBox{}, err
 	}
-	b := proofBox{F: f, Offline: offline, Checkable: s.module != nil}
+	var drawing strings.Builder
+	if err := check.WriteHTML(&drawing, nodes); err != nil {
+		return proofBox{}, err
+	}
+	b := proofBox{F: f, Drawing: template.HTML(drawing.String()), Offline: offline, Checkable: s.module != nil}
 	if s.module != nil {
 		b.Module = s.module.path
 	}

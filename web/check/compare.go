@@ -43,9 +43,9 @@ type Difference struct {
 	// Path is where: each element from the box down, its tag and which of its
 	// parent's children of that tag it is (dl[1]/dd[4]/bdi[1]).
 	Path string
-	// Figure is the figure the difference is in, else the last one before it ("" when
-	// none is).
-	Figure string
+	// Figure is the figure the difference is in ("" when it is in none); After, when
+	// it is in none, the last figure before it ("" when none is).
+	Figure, After string
 	// Attr is the attribute that differs (DiffAttr).
 	Attr string
 	// Shown is what the page has there, Drawn what the check draws ("" when either has
@@ -60,8 +60,11 @@ type ErrDrawing struct{ Difference }
 func (e ErrDrawing) Error() string {
 	d := e.Difference
 	where := Visible(d.Path)
-	if d.Figure != "" {
-		where += ", at figure " + Visible(d.Figure)
+	switch {
+	case d.Figure != "":
+		where += ", in figure " + Visible(d.Figure)
+	case d.After != "":
+		where += ", after figure " + Visible(d.After)
 	}
 	switch d.Kind {
 	case DiffAttr:
@@ -80,13 +83,15 @@ func (e ErrDrawing) Error() string {
 // order, each displayed and none with text its style generates.
 func CompareDrawing(drawn, shown []Node) *Difference {
 	c := comparison{}
-	return c.nodes("", drawn, shown)
+	return c.nodes("", "", drawn, shown)
 }
 
-// comparison walks two drawings, the last figure it passed in figure.
-type comparison struct{ figure string }
+// comparison walks two drawings, the last figure it walked through in last.
+type comparison struct{ last string }
 
-func (c *comparison) nodes(path string, drawn, shown []Node) *Difference {
+// nodes compares the children drawn and shown of the element at path, inside figure
+// in ("" when in none).
+func (c *comparison) nodes(path, in string, drawn, shown []Node) *Difference {
 	count := map[string]int{}
 	for i := 0; i < max(len(drawn), len(shown)); i++ {
 		var step string
@@ -99,11 +104,11 @@ func (c *comparison) nodes(path string, drawn, shown []Node) *Difference {
 		at := strings.TrimPrefix(path+"/"+step, "/")
 		switch {
 		case i >= len(shown):
-			return &Difference{Kind: DiffMissing, Path: at, Figure: c.figureOf(drawn[i]), Drawn: summary(drawn[i])}
+			return c.difference(Difference{Kind: DiffMissing, Path: at, Figure: figureOf(drawn[i], in), Drawn: summary(drawn[i])})
 		case i >= len(drawn):
-			return &Difference{Kind: DiffExtra, Path: at, Figure: c.figure, Shown: summary(shown[i])}
+			return c.difference(Difference{Kind: DiffExtra, Path: at, Figure: in, Shown: summary(shown[i])})
 		}
-		if d := c.node(at, drawn[i], shown[i]); d != nil {
+		if d := c.node(at, in, drawn[i], shown[i]); d != nil {
 			return d
 		}
 	}
@@ -120,25 +125,33 @@ func stepOf(n Node, count map[string]int) string {
 	return fmt.Sprintf("%s[%d]", tag, count[tag])
 }
 
-// figureOf is the figure n is, else the last one passed.
-func (c *comparison) figureOf(n Node) string {
+// figureOf is the figure n is, else in, the one it is inside.
+func figureOf(n Node, in string) string {
 	if name, ok := n.Attrs["data-figure"]; ok {
 		return name
 	}
-	return c.figure
+	return in
 }
 
-func (c *comparison) node(at string, drawn, shown Node) *Difference {
-	fig := c.figureOf(drawn)
+// difference is d, said after the last figure walked through when it is in none.
+func (c *comparison) difference(d Difference) *Difference {
+	if d.Figure == "" {
+		d.After = c.last
+	}
+	return &d
+}
+
+func (c *comparison) node(at, in string, drawn, shown Node) *Difference {
+	fig := figureOf(drawn, in)
 	switch {
 	case shown.Hidden:
-		return &Difference{Kind: DiffHidden, Path: at, Figure: fig, Drawn: summary(drawn)}
+		return c.difference(Difference{Kind: DiffHidden, Path: at, Figure: fig, Drawn: summary(drawn)})
 	case shown.Generated != "":
-		return &Difference{Kind: DiffGenerated, Path: at, Figure: fig, Shown: shown.Generated}
+		return c.difference(Difference{Kind: DiffGenerated, Path: at, Figure: fig, Shown: shown.Generated})
 	case drawn.Tag != shown.Tag:
-		return &Difference{Kind: DiffTag, Path: at, Figure: fig, Shown: summary(shown), Drawn: summary(drawn)}
+		return c.difference(Difference{Kind: DiffTag, Path: at, Figure: fig, Shown: summary(shown), Drawn: summary(drawn)})
 	case drawn.Tag == "" && drawn.Text != shown.Text:
-		return &Difference{Kind: DiffText, Path: at, Figure: fig, Shown: shown.Text, Drawn: drawn.Text}
+		return c.difference(Difference{Kind: DiffText, Path: at, Figure: fig, Shown: shown.Text, Drawn: drawn.Text})
 	}
 	names := map[string]bool{}
 	for name := range drawn.Attrs {
@@ -156,13 +169,16 @@ func (c *comparison) node(at string, drawn, shown Node) *Difference {
 		want, drawnHas := drawn.Attrs[name]
 		got, shownHas := shown.Attrs[name]
 		if want != got || drawnHas != shownHas {
-			return &Difference{Kind: DiffAttr, Path: at, Figure: fig, Attr: name, Shown: got, Drawn: want}
+			return c.difference(Difference{Kind: DiffAttr, Path: at, Figure: fig, Attr: name, Shown: got, Drawn: want})
 		}
 	}
-	if name, ok := drawn.Attrs["data-figure"]; ok {
-		c.figure = name
+	if d := c.nodes(at, fig, drawn.Kids, shown.Kids); d != nil {
+		return d
 	}
-	return c.nodes(at, drawn.Kids, shown.Kids)
+	if fig != in {
+		c.last = fig
+	}
+	return nil
 }
 
 // summary is a node as a difference names it: a text, or an element's tag and its

@@ -175,7 +175,8 @@ func isFigure(name string) func(Node) bool {
 
 // TestCompareDrawingAttacks: a page's drawing that differs from the check's in any way
 // an attacker would, with every figure's text still the proven one, is found, the
-// first difference named with its kind, place, figure and both sides.
+// first difference named with its kind, its place, the figure it is in or follows, and
+// both sides.
 func TestCompareDrawingAttacks(t *testing.T) {
 	identity := draw(boxIdentity, boxes[boxIdentity].f, nil)
 	document := draw(boxDocument, boxes[boxDocument].f, nil)
@@ -190,11 +191,11 @@ func TestCompareDrawingAttacks(t *testing.T) {
 		"labels swapped": {identity, func(page []Node) {
 			b, n := find(page, dt("Balance")), find(page, dt("Last nonce"))
 			b.Kids, n.Kids = n.Kids, b.Kids
-		}, Difference{Kind: DiffText, Path: "dl[1]/dt[2]/text[1]", Figure: "id", Shown: "Last nonce", Drawn: "Balance"}},
+		}, Difference{Kind: DiffText, Path: "dl[1]/dt[2]/text[1]", After: "id", Shown: "Last nonce", Drawn: "Balance"}},
 		"a typed ✓ beside a figure": {identity, func(page []Node) {
 			dd := find(page, func(n Node) bool { return n.Attrs["id"] == "balance" })
 			dd.Kids[1].Text = " credits ✓"
-		}, Difference{Kind: DiffText, Path: "dl[1]/dd[2]/text[1]", Figure: "balance", Shown: " credits ✓", Drawn: " credits"}},
+		}, Difference{Kind: DiffText, Path: "dl[1]/dd[2]/text[1]", After: "balance", Shown: " credits ✓", Drawn: " credits"}},
 		"the proven figure hidden, a lie beside it": {identity, func(page []Node) {
 			dd := find(page, func(n Node) bool { return n.Attrs["id"] == "balance" })
 			dd.Kids[0].Hidden = true
@@ -203,7 +204,7 @@ func TestCompareDrawingAttacks(t *testing.T) {
 		"an element added": {identity, func(page []Node) {
 			dd := find(page, func(n Node) bool { return n.Attrs["id"] == "balance" })
 			dd.Kids = append(dd.Kids, Node{Tag: "span", Kids: []Node{{Text: "✓"}}})
-		}, Difference{Kind: DiffExtra, Path: "dl[1]/dd[2]/span[1]", Figure: "balance", Shown: "<span> ✓"}},
+		}, Difference{Kind: DiffExtra, Path: "dl[1]/dd[2]/span[1]", After: "balance", Shown: "<span> ✓"}},
 		"text from the style": {identity, func(page []Node) {
 			find(page, isFigure("nonce")).Generated = `" ✓ verified"`
 		}, Difference{Kind: DiffGenerated, Path: "dl[1]/dd[3]/bdi[1]", Figure: "nonce", Shown: `" ✓ verified"`}},
@@ -213,17 +214,17 @@ func TestCompareDrawingAttacks(t *testing.T) {
 		}, Difference{Kind: DiffAttr, Path: "dl[1]/dd[2]/bdi[1]", Figure: "balance", Attr: "style", Shown: "display:none"}},
 		"a bar renamed": {document, func(page []Node) {
 			find(page, func(n Node) bool { return n.Attrs["data-bar"] == "lifetime" }).Attrs["data-bar"] = "lifetime-old"
-		}, Difference{Kind: DiffAttr, Path: "div[1]/svg[1]/rect[2]", Figure: "protocol-version", Attr: "data-bar", Shown: "lifetime-old", Drawn: "lifetime"}},
+		}, Difference{Kind: DiffAttr, Path: "div[1]/svg[1]/rect[2]", After: "protocol-version", Attr: "data-bar", Shown: "lifetime-old", Drawn: "lifetime"}},
 		"a bar resized": {document, func(page []Node) {
 			find(page, func(n Node) bool { return n.Attrs["data-bar"] == "lifetime" }).Attrs["width"] = "900"
-		}, Difference{Kind: DiffAttr, Path: "div[1]/svg[1]/rect[2]", Figure: "protocol-version", Attr: "width", Shown: "900", Drawn: "400"}},
+		}, Difference{Kind: DiffAttr, Path: "div[1]/svg[1]/rect[2]", After: "protocol-version", Attr: "width", Shown: "900", Drawn: "400"}},
 		"a bar left out": {document, func(page []Node) {
 			svg := find(page, func(n Node) bool { return n.Tag == "svg" })
 			svg.Kids = svg.Kids[:1]
-		}, Difference{Kind: DiffMissing, Path: "div[1]/svg[1]/rect[2]", Figure: "protocol-version", Drawn: "<rect> "}},
+		}, Difference{Kind: DiffMissing, Path: "div[1]/svg[1]/rect[2]", After: "protocol-version", Drawn: "<rect> "}},
 		"a link pointed elsewhere": {document, func(page []Node) {
 			find(page, func(n Node) bool { return n.Tag == "a" && n.Attrs["href"] == "/identity/oo" }).Attrs["href"] = "/identity/ee"
-		}, Difference{Kind: DiffAttr, Path: "dl[1]/dd[3]/a[1]", Figure: "contract", Attr: "href", Shown: "/identity/ee", Drawn: "/identity/oo"}},
+		}, Difference{Kind: DiffAttr, Path: "dl[1]/dd[3]/a[1]", After: "contract", Attr: "href", Shown: "/identity/ee", Drawn: "/identity/oo"}},
 		"a figure left out": {document, func(page []Node) {
 			dd := find(page, func(n Node) bool { return n.Attrs["id"] == "expiry" })
 			dd.Kids = nil

@@ -56,7 +56,7 @@ func main() {
 		}
 		out["mismatches"] = mismatches
 		if d := v.Difference; d != nil {
-			out["difference"] = map[string]any{"kind": d.Kind.String(), "path": d.Path, "figure": d.Figure, "attr": d.Attr, "shown": d.Shown, "drawn": d.Drawn}
+			out["difference"] = map[string]any{"kind": d.Kind.String(), "path": d.Path, "figure": d.Figure, "after": d.After, "attr": d.Attr, "shown": d.Shown, "drawn": d.Drawn}
 		}
 		if v.Drawing != nil {
 			drawing, err := json.Marshal(v.Drawing)

@@ -207,7 +207,7 @@ func TestWebViewInChromium(t *testing.T) {
 		{chain, "/", `chain: the page showed "ttld-fake", the proof says "` + e2e.ChainID + `"`, "h1", "Chain " + e2e.ChainID},
 		{fakeChain, "/", "this view pinned chain " + e2e.ChainID + ", set " + fmt.Sprintf("%X", env.Trusted.Hash()), "h1", "Chain ttld-fake"},
 		{subject, addr, "this page is " + addr + ", its answers are about /address/" + absent, "#proof-status", "NOT VERIFIED"},
-		{labels, addr, `has another text at dl[1]/dt[2]/text[1], after figure address: "Last nonce", the check draws "Balance"`, "#balance", " credits"},
+		{labels, addr, `has another text at dl[1]/dt[2]/#text[1], after figure address: "Last nonce", the check draws "Balance"`, "#balance", " credits"},
 		{hideFigure, addr, "does not display \"<bdi> ", "#balance", " credits"},
 		{styleMark, addr, `generates text with its style "::after \"✓ 9,999,251,000\"" at dl[1]/dd[2]/bdi[1], in figure balance`, "#balance", " credits"},
 		{bar, docPath, `has another attribute data-bar at div[1]/svg[1]/rect[2], after figure protocol-version: "lifetime-old", the check draws "lifetime"`, "#lifetime", "%"},

@@ -40,8 +40,8 @@ func (k DifferenceKind) String() string { return differenceNames[k] }
 // differs from the check's.
 type Difference struct {
 	Kind DifferenceKind
-	// Path is where: each element from the box down, its tag and which of its
-	// parent's children of that tag it is (dl[1]/dd[4]/bdi[1]).
+	// Path is where: each node from the box down, its tag (#text for a text) and
+	// which of its parent's children of that tag it is (dl[1]/dd[4]/bdi[1]).
 	Path string
 	// Figure is the figure the difference is in ("" when it is in none); After, when
 	// it is in none, the last figure before it ("" when none is).
@@ -119,7 +119,7 @@ func (c *comparison) nodes(path, in string, drawn, shown []Node) *Difference {
 func stepOf(n Node, count map[string]int) string {
 	tag := n.Tag
 	if tag == "" {
-		tag = "text"
+		tag = "#text" // as the DOM names a text node
 	}
 	count[tag]++
 	return fmt.Sprintf("%s[%d]", tag, count[tag])

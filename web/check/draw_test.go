@@ -191,11 +191,11 @@ func TestCompareDrawingAttacks(t *testing.T) {
 		"labels swapped": {identity, func(page []Node) {
 			b, n := find(page, dt("Balance")), find(page, dt("Last nonce"))
 			b.Kids, n.Kids = n.Kids, b.Kids
-		}, Difference{Kind: DiffText, Path: "dl[1]/dt[2]/text[1]", After: "id", Shown: "Last nonce", Drawn: "Balance"}},
+		}, Difference{Kind: DiffText, Path: "dl[1]/dt[2]/#text[1]", After: "id", Shown: "Last nonce", Drawn: "Balance"}},
 		"a typed ✓ beside a figure": {identity, func(page []Node) {
 			dd := find(page, func(n Node) bool { return n.Attrs["id"] == "balance" })
 			dd.Kids[1].Text = " credits ✓"
-		}, Difference{Kind: DiffText, Path: "dl[1]/dd[2]/text[1]", After: "balance", Shown: " credits ✓", Drawn: " credits"}},
+		}, Difference{Kind: DiffText, Path: "dl[1]/dd[2]/#text[1]", After: "balance", Shown: " credits ✓", Drawn: " credits"}},
 		"the proven figure hidden, a lie beside it": {identity, func(page []Node) {
 			dd := find(page, func(n Node) bool { return n.Attrs["id"] == "balance" })
 			dd.Kids[0].Hidden = true

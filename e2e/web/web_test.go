@@ -53,7 +53,8 @@ import (
 // bundle of an old state; whatever the attack, the check's drawing of the proven
 // answers is what the box shows afterwards. An overlay the page's style puts over
 // everything, a popover the reader opens, and a view transition the page's style
-// stretches, stay under the check's drawing or end.
+// stretches, stay under the check's drawing or end; the drawing stays over its place as
+// the page scrolls, in the window or in an element of its own.
 func TestWebViewInChromium(t *testing.T) {
 	env := e2e.StartNodeShortTTL(t, 60)
 	ctx := context.Background()
@@ -107,7 +108,7 @@ func TestWebViewInChromium(t *testing.T) {
 	docPath := "/document/" + c + "/note/" + d
 	page("overview", "/", map[string]string{"h1": "Chain " + e2e.ChainID, "#protocol-version": strconv.Itoa(int(protocol.Latest)), "#backlog": "0 documents", "#credits": "(conserved", "#validators": "10", "#proof-status": "VERIFIED in this browser"})
 	waitText(t, browser, "/", "[data-pin]", "chain "+e2e.ChainID+", validator set "+fmt.Sprintf("%X", env.Trusted.Hash()))
-	frameOverPlace(t, browser, "/")
+	frameOverPlace(t, browser, "/", "window")
 	page("blocks", "/blocks", map[string]string{"#blocks": strconv.FormatInt(docHeight, 10), "main": "not proven"})
 	// The overview refreshes as blocks are committed (live.js, under the policy).
 	waitText(t, browser, "/", "#live", "Live: block ")
@@ -235,7 +236,7 @@ func TestWebViewInChromium(t *testing.T) {
 	}
 	// An overlay over the whole page, drawn by its style, and a popover of the page's
 	// that the reader opens: the check's drawing stays above both, its verdict holds.
-	for _, m := range []mode{overlay, lure, veil} {
+	for _, m := range []mode{overlay, lure, veil, scroller} {
 		proxy.set(m)
 		if v := verdict(t, browser, srv.URL+addr); !strings.HasPrefix(v, "VERIFIED in this browser") {
 			t.Errorf("%s: %q", m, v)
@@ -252,6 +253,9 @@ func TestWebViewInChromium(t *testing.T) {
 			}
 			settled(t, browser, addr)
 			waitTrue(t, browser, m, `document.activeViewTransition === null`)
+		case scroller:
+			frameOverPlace(t, browser, addr, "document.body")
+			continue
 		}
 		waitTrue(t, browser, m, `(() => {
 			const b = `+query("#balance")+`.getBoundingClientRect(), x = b.left + 3, y = b.top + b.height / 2;
@@ -504,6 +508,8 @@ const (
 	// veil: a view transition from the page before, drawn above the top layer, made by
 	// the page's style to last ten minutes, and a link to the same page to start it.
 	veil mode = "veil"
+	// scroller: the page scrolls in its body, not in the window.
+	scroller mode = "scroller"
 	// strangers: every bundle's header made again to name a set of keys that never
 	// were validators, who sign it, and its trace made to end with it.
 	strangers mode = "strangers"
@@ -611,6 +617,7 @@ var styles = map[mode]string{
 	lure:        `#lie { position: fixed; inset: 0; width: 100vw; height: 100vh; margin: 0; background: #fff; }`,
 	veil: `@view-transition { navigation: auto; }
 ::view-transition-group(*), ::view-transition-old(*), ::view-transition-new(*) { animation-duration: 600s; }`,
+	scroller: `html { overflow: hidden; height: 100%; } body { height: 100%; overflow: auto; } main { padding-bottom: 2000px; }`,
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.rp.ServeHTTP(w, r) }
@@ -749,18 +756,20 @@ func waitText(t *testing.T, tab context.Context, path, sel, want string) {
 	}
 }
 
-// frameOverPlace scrolls the page loaded, and fails unless the check's drawing of its
-// first box, in the top layer, stays over the place the page keeps for it (the
-// placeholder that took the place of the page's drawing), as large.
-func frameOverPlace(t *testing.T, tab context.Context, path string) {
+// frameOverPlace scrolls the page loaded (scroller, a JavaScript expression: window, or
+// the element the page scrolls in), and fails unless the check's drawing of its first
+// box, in the top layer, stays over the place the page keeps for it (the placeholder
+// that took the place of the page's drawing), as large.
+func frameOverPlace(t *testing.T, tab context.Context, path, scroller string) {
 	t.Helper()
 	waitTrue(t, tab, path, `(() => {
-		window.scrollTo(0, 400);
+		const s = `+scroller+`;
+		s.scrollTo(0, 400);
 		const frame = Array.from(document.documentElement.children).find((e) => e.matches(":popover-open"));
 		if (frame === undefined) return false;
 		const f = frame.getBoundingClientRect(), p = document.querySelector("[data-bundle]").firstElementChild.getBoundingClientRect();
-		return window.scrollY > 0 && Math.abs(f.top - p.top) < 1 && Math.abs(f.left - p.left) < 1 && Math.abs(f.width - p.width) < 1 &&
-			Math.abs(f.height - p.height) < 1;
+		return (s === window ? window.scrollY : s.scrollTop) > 0 && Math.abs(f.top - p.top) < 1 && Math.abs(f.left - p.left) < 1 &&
+			Math.abs(f.width - p.width) < 1 && Math.abs(f.height - p.height) < 1;
 	})()`)
 }
 

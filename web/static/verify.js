@@ -159,10 +159,18 @@ bdi.figure { unicode-bidi: isolate; }
   const place = () => {
     for (const f of frames) {
       const r = f.holder.getBoundingClientRect();
-      pinned(f.host, { display: "flex", "flex-direction": "column", position: "absolute", overflow: "visible",
-        top: r.top + window.scrollY + "px", left: r.left + window.scrollX + "px", width: r.width + "px",
-        "max-width": "none", height: "auto", "max-height": "none", "min-height": "0" });
-      pinned(f.holder, { display: "block", height: f.host.offsetHeight + "px" });
+      const at = [r.top + window.scrollY, r.left + window.scrollX, r.width].join(" ");
+      if (at !== f.at) {
+        f.at = at;
+        pinned(f.host, { display: "flex", "flex-direction": "column", position: "absolute", overflow: "visible",
+          top: r.top + window.scrollY + "px", left: r.left + window.scrollX + "px", width: r.width + "px",
+          "max-width": "none", height: "auto", "max-height": "none", "min-height": "0" });
+      }
+      const height = f.host.offsetHeight + "px";
+      if (height !== f.height) {
+        f.height = height;
+        pinned(f.holder, { display: "block", height });
+      }
     }
   };
   // unveil ends a view transition under way: its pseudo-elements are drawn above
@@ -191,6 +199,9 @@ bdi.figure { unicode-bidi: isolate; }
   const resized = new ResizeObserver(place);
   resized.observe(document.documentElement);
   window.addEventListener("resize", place);
+  // A page may scroll in an element of its own rather than the window: the frames
+  // follow their placeholders there too.
+  document.addEventListener("scroll", place, { capture: true, passive: true });
 
   const NOT_DISPLAYED = "NOT VERIFIED: the page does not display the check's drawing of this box.";
   // frame draws nodes, with the verdict, in a frame of the check's that takes the
@@ -220,7 +231,7 @@ bdi.figure { unicode-bidi: isolate; }
     // element of the page is its ancestor but the root; its place on screen is the
     // top layer's, over the holder.
     document.documentElement.append(host);
-    frames.push({ host, holder });
+    frames.push({ host, holder, at: "", height: "" });
     unveil();
     host.showPopover();
     place();
@@ -279,7 +290,10 @@ bdi.figure { unicode-bidi: isolate; }
     if (verdict === null) {
       verdict = box.appendChild(document.createElement("p"));
     }
-    const region = box.querySelector(":scope > [data-drawing]") || document.createElement("div");
+    // A box whose page has no drawing shows none: its figures are all missing, and the
+    // check's drawing goes where the page's would have.
+    let region = box.querySelector(":scope > [data-drawing]");
+    if (region === null) region = box.insertBefore(document.createElement("div"), box.firstChild);
     try {
       const shown = readDrawing(region);
       const urls = box.dataset.bundle.split(/\s+/).filter((u) => u !== "");

@@ -29,16 +29,18 @@ type Node struct {
 	Generated string `json:"generated,omitempty"`
 }
 
-// drawnTags are the elements a drawing holds, each with whether it is SVG's.
+// drawnTags are the elements a drawing holds: HTML's, then SVG's (web/static/verify.js
+// holds the same list, and draws the last four in SVG's namespace).
 var drawnTags = map[string]bool{
-	"h1": false, "h2": false, "p": false, "dl": false, "dt": false, "dd": false, "div": false, "span": false,
-	"table": false, "tbody": false, "tr": false, "th": false, "td": false, "a": false, "code": false, "pre": false,
-	"bdi": false, "br": false,
+	"h1": true, "h2": true, "p": true, "dl": true, "dt": true, "dd": true, "div": true, "span": true,
+	"table": true, "tbody": true, "tr": true, "th": true, "td": true, "a": true, "code": true, "pre": true,
+	"bdi": true, "br": true,
 	"svg": true, "rect": true, "line": true, "text": true,
 }
 
-// drawnAttrs are the attributes an element of a drawing may carry. An href is the
-// view's own path (one /, never //), which drawnHref checks.
+// drawnAttrs are the attributes an element of a drawing may carry (web/static/verify.js
+// holds the same list). An href is the view's own path (one /, never //), which
+// drawnHref checks.
 var drawnAttrs = map[string]bool{
 	"id": true, "class": true, "href": true, "colspan": true, "data-figure": true, "data-bar": true,
 	"width": true, "height": true, "viewBox": true, "role": true, "aria-label": true, "x": true, "y": true,
@@ -89,8 +91,9 @@ type drawing struct {
 }
 
 // fig is figure name (its parts joined by dots) as the page shows it: an isolate
-// (bdi) that carries its name. A figure f does not have draws nothing: the renderers
-// ask only for those their answers give (has, items).
+// (bdi) that carries its name. The renderers ask only for the figures their answers
+// give (has, items); one f does not have would be drawn empty, a figure the proof
+// does not have, which Verify refuses on every page that shows it.
 func (d drawing) fig(parts ...any) Node {
 	name := Name(parts...)
 	return el("bdi", text(d.f[name])).class("figure").attr("data-figure", name)
@@ -509,7 +512,7 @@ func WriteHTML(b *strings.Builder, nodes []Node) error {
 			b.WriteString(escapeHTML(n.Text))
 			continue
 		}
-		if _, ok := drawnTags[n.Tag]; !ok {
+		if !drawnTags[n.Tag] {
 			return fmt.Errorf("a drawing holds no %q element", n.Tag)
 		}
 		b.WriteString("<" + n.Tag)

@@ -12,7 +12,7 @@ import (
 type addressPage struct {
 	proofBox `json:"proof"`
 	Address  string `json:"address"`
-	// Changes are the balance changes the figures change.i.* show, for their links.
+	// Changes are the balance changes the figures change.i.* show.
 	Changes []check.BalanceChange `json:"changes"`
 }
 

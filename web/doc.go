@@ -15,7 +15,7 @@
 // bounds every input, and answers within a timeout. Pages are html/template, so every
 // value is escaped, with their styles embedded in the binary (no build step, no CDN),
 // under a strict Content-Security-Policy. A page's state figures sit in a proof box:
-// the server writes them with web/check from the answers it read, and the browser
-// writes them again from the proven answers, compares and marks them
-// (docs/PROOFS.md, "Proof bundles (the web view)"); what has no proof says so.
+// the server writes the box with web/check's drawing of the answers it read, and the
+// browser draws it again from the proven answers, compares the two and shows its own
+// (docs/PROOFS.md, "What VERIFIED means"); what has no proof says so.
 package web

@@ -2,8 +2,6 @@ package web
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
@@ -14,13 +12,6 @@ import (
 type documentPage struct {
 	proofBox `json:"proof"`
 	ID       string `json:"id"`
-	// Expired: the document is past its expiry at the block time, waiting for the
-	// cleanup (its expiry figure says so).
-	Expired bool `json:"expired"`
-	// LivedX is the lifetime figure in thousandths of the lifetime bar's width, and
-	// RenewedX the renewal figure (where the last renewal fell), -1 when there is none.
-	LivedX   int `json:"-"`
-	RenewedX int `json:"-"`
 	// History is the page of what happened to the document (not proven).
 	History string `json:"history"`
 }
@@ -56,17 +47,5 @@ func (s *Server) document(r *http.Request) (any, error) {
 		"ttld query document "+c.String()+" "+typeName+" "+id.String()+" --prove"); err != nil {
 		return nil, err
 	}
-	p.Expired = strings.HasPrefix(p.F["expiry"], "expired")
-	p.LivedX, p.RenewedX = barX(p.F["lifetime"]), barX(p.F["renewal"])
 	return p, nil
-}
-
-// barX is a percent figure ("37%") in thousandths of a bar's width; -1 when the figure
-// is not shown.
-func barX(percent string) int {
-	n, err := strconv.Atoi(strings.TrimSuffix(percent, "%"))
-	if err != nil {
-		return -1
-	}
-	return n * 10
 }

@@ -27,7 +27,7 @@ type documentsPage struct {
 	// NextQuery is the query of the next page: Query starting after the last document
 	// listed ("" when there is none).
 	NextQuery string `json:"next_query,omitempty"`
-	// IDs and Owners are the listed documents' ids and owners, for their links.
+	// IDs and Owners are the listed documents' ids and owners.
 	IDs    []string `json:"ids"`
 	Owners []string `json:"owners"`
 	// PrevHref and NextHref are the pages before and after this one ("" when none):

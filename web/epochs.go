@@ -38,9 +38,8 @@ func (s *Server) epochs(r *http.Request) (any, error) {
 	reads := []read{{proofs.PathKey, drive.GenesisKey()}}
 	var p epochsPage
 	for i := 0; started && i < EpochsPerPage && i <= int(cur.Index); i++ {
-		index := cur.Index - uint32(i)
-		p.Epochs = append(p.Epochs, index)
-		reads = append(reads, read{proofs.PathEpoch, proofs.EpochData(index)})
+		reads = append(reads, read{proofs.PathEpoch, proofs.EpochData(cur.Index - uint32(i))})
+		p.Epochs = append(p.Epochs, cur.Index-uint32(i))
 	}
 	rest, err := s.rawReads(ctx, pools.Height, reads...)
 	if err != nil {

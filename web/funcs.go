@@ -10,19 +10,15 @@ import (
 	"github.com/ttld-dev/ttld/web/check"
 )
 
-// funcs are the helpers the templates use. A page's figures are written by fig, from
-// the figures check.Read wrote of the answers the page read: the text the browser's
-// check writes of the proven answers (docs/PROOFS.md, "Proof bundles (the web view)").
+// funcs are the helpers the templates use. A page's proof box is not written with
+// them: its drawing is check.Draw's, the one the browser's check draws again from the
+// proven answers (docs/PROOFS.md, "Proof bundles (the web view)").
 var funcs = template.FuncMap{
 	"credits": check.Credits,
 	"when":    when,
 	"short":   check.Short,
 	"visible": check.Visible,
 	"join":    func(xs []string, sep string) string { return strings.Join(xs, sep) },
-	"name":    check.Name,
-	"fig":     fig,
-	"has":     func(f check.Figures, parts ...any) bool { _, ok := f[check.Name(parts...)]; return ok },
-	"count":   count,
 	"plural":  plural,
 	"int":     toInt,
 	// the bounds of the lists the templates say
@@ -39,42 +35,6 @@ var funcs = template.FuncMap{
 func when(t time.Time) template.HTML {
 	return template.HTML(`<time datetime="` + t.UTC().Format(time.RFC3339Nano) + `" data-ago>` +
 		template.HTMLEscapeString(check.When(t, time.Now())) + `</time>`)
-}
-
-// fig writes figure parts (joined by dots) of f as an isolated element that carries its
-// name, which the browser's check compares with the proven figure and overwrites; a
-// figure f does not have is an error, so that a template cannot show what its
-// answers do not say.
-func fig(f check.Figures, parts ...any) (template.HTML, error) {
-	name := check.Name(parts...)
-	text, ok := f[name]
-	if !ok {
-		return "", fmt.Errorf("no figure %s", name)
-	}
-	return template.HTML(`<bdi class="figure" data-figure="` + template.HTMLEscapeString(name) + `">` +
-		template.HTMLEscapeString(text) + `</bdi>`), nil
-}
-
-// count is 0, 1, ... up to the number of items of the list prefix (parts joined by
-// dots) that f holds: the i of every figure named prefix.i or prefix.i.*.
-func count(f check.Figures, parts ...any) []int {
-	prefix := check.Name(parts...) + "."
-	n := 0
-	for name := range f {
-		rest, ok := strings.CutPrefix(name, prefix)
-		if !ok {
-			continue
-		}
-		i, err := strconv.Atoi(strings.SplitN(rest, ".", 2)[0])
-		if err == nil && i+1 > n {
-			n = i + 1
-		}
-	}
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
 }
 
 // plural writes n and noun, the noun with an s unless n is 1: "1 contract", "2 contracts".

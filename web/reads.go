@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/url"
 	"strconv"
+	"strings"
 
 	rpcclient "github.com/cometbft/cometbft/rpc/client"
 
@@ -84,8 +86,11 @@ func (s *Server) rawReads(ctx context.Context, height int64, reads ...read) ([]c
 // state, and the bundles that prove those answers, which the browser checks and draws
 // the figures from again (docs/PROOFS.md, "Proof bundles (the web view)").
 type proofBox struct {
-	// F are the figures of the answers; the page shows each once.
-	F check.Figures `json:"figures"`
+	// F are the figures of the answers; the page shows each once, in Drawing: the box's
+	// labels, units, links and bars around them, as the browser's check draws them
+	// again from the proven answers (check.Draw).
+	F       check.Figures `json:"figures"`
+	Drawing template.HTML `json:"-"`
 	// Bundles are the URLs of the answers' proof bundles, all at the answers' height.
 	Bundles []string `json:"bundle_urls"`
 	// Proofs are the bundles themselves, in Bundles' order: the JSON API's answers
@@ -106,11 +111,15 @@ func (s *Server) proofBox(ctx context.Context, answers []check.Answer, offline .
 	if err != nil {
 		return proofBox{}, err
 	}
-	f, err := check.Read(chainID, answers)
+	f, nodes, err := check.Draw(chainID, answers)
 	if err != nil {
 		return proofBox{}, err
 	}
-	b := proofBox{F: f, Offline: offline, Checkable: s.module != nil}
+	var drawing strings.Builder
+	if err := check.WriteHTML(&drawing, nodes); err != nil {
+		return proofBox{}, err
+	}
+	b := proofBox{F: f, Drawing: template.HTML(drawing.String()), Offline: offline, Checkable: s.module != nil}
 	if s.module != nil {
 		b.Module = s.module.path
 	}

@@ -47,7 +47,14 @@ import (
 // proxy that changes the pages on the way, each attack ends NOT VERIFIED: a balance or
 // a document's text changed, its expiry changed, the page's chain id changed, a fake
 // chain's pages and bundles after the real chain was pinned, a page that shows another
-// address than its own, and a genuine bundle of an old state.
+// address than its own, two labels swapped, the proven figure hidden by the page's
+// style with a lie and a typed ✓ beside it, a ✓ its style writes, the lifetime bar
+// renamed, a link pointed elsewhere, the document made transparent, and a genuine
+// bundle of an old state; whatever the attack, the check's drawing of the proven
+// answers is what the box shows afterwards. An overlay the page's style puts over
+// everything, a popover the reader opens, and a view transition the page's style
+// stretches, stay under the check's drawing or end; the drawing stays over its place as
+// the page scrolls, in the window or in an element of its own.
 func TestWebViewInChromium(t *testing.T) {
 	env := e2e.StartNodeShortTTL(t, 60)
 	ctx := context.Background()
@@ -70,6 +77,9 @@ func TestWebViewInChromium(t *testing.T) {
 	defer cancel()
 	browser, cancel = context.WithTimeout(browser, 4*time.Minute)
 	defer cancel()
+	if _, err := chromedp.Run(browser, onNewDocument(keepShadows)); err != nil {
+		t.Fatal(err)
+	}
 
 	base := strings.TrimSuffix(env.Node.WebAddress(), "/")
 	if base == "" {
@@ -98,6 +108,7 @@ func TestWebViewInChromium(t *testing.T) {
 	docPath := "/document/" + c + "/note/" + d
 	page("overview", "/", map[string]string{"h1": "Chain " + e2e.ChainID, "#protocol-version": strconv.Itoa(int(protocol.Latest)), "#backlog": "0 documents", "#credits": "(conserved", "#validators": "10", "#proof-status": "VERIFIED in this browser"})
 	waitText(t, browser, "/", "[data-pin]", "chain "+e2e.ChainID+", validator set "+fmt.Sprintf("%X", env.Trusted.Hash()))
+	frameOverPlace(t, browser, "/", "window")
 	page("blocks", "/blocks", map[string]string{"#blocks": strconv.FormatInt(docHeight, 10), "main": "not proven"})
 	// The overview refreshes as blocks are committed (live.js, under the policy).
 	waitText(t, browser, "/", "#live", "Live: block ")
@@ -144,7 +155,7 @@ func TestWebViewInChromium(t *testing.T) {
 	if v := verdict(t, browser, base+bidiPath); !strings.HasPrefix(v, "VERIFIED in this browser") {
 		t.Errorf("%s: %q", bidiPath, v)
 	}
-	fields, err := chromedp.Run(browser, chromedp.Evaluate[string](`document.querySelector("#fields").textContent`))
+	fields, err := chromedp.Run(browser, chromedp.Evaluate[string](query("#fields")+`.textContent`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +174,7 @@ func TestWebViewInChromium(t *testing.T) {
 	}
 	page("document-renewed", bidiPath, map[string]string{"#renewed-at": "", "#lifetime": "renewed at", "#proof-status": "VERIFIED in this browser"})
 	mark, err := chromedp.Run(browser, chromedp.Evaluate[string](`(() => {
-		const l = document.querySelector('line[data-bar="renewal"]'), f = document.querySelector('[data-figure="renewal"]');
+		const l = `+query(`line[data-bar="renewal"]`)+`, f = `+query(`[data-figure="renewal"]`)+`;
 		return l && f ? [l.getAttribute("x1"), l.getAttribute("x2"), String(parseInt(f.textContent, 10) * 10)].join(" ") : "";
 	})()`))
 	if err != nil {
@@ -197,6 +208,12 @@ func TestWebViewInChromium(t *testing.T) {
 		{chain, "/", `chain: the page showed "ttld-fake", the proof says "` + e2e.ChainID + `"`, "h1", "Chain " + e2e.ChainID},
 		{fakeChain, "/", "this view pinned chain " + e2e.ChainID + ", set " + fmt.Sprintf("%X", env.Trusted.Hash()), "h1", "Chain ttld-fake"},
 		{subject, addr, "this page is " + addr + ", its answers are about /address/" + absent, "#proof-status", "NOT VERIFIED"},
+		{labels, addr, `has another text at dl[1]/dt[2]/#text[1], after figure address: "Last nonce", the check draws "Balance"`, "#balance", " credits"},
+		{hideFigure, addr, "does not display \"<bdi> ", "#balance", " credits"},
+		{styleMark, addr, `generates text with its style "::after \"✓ 9,999,251,000\"" at dl[1]/dd[2]/bdi[1], in figure balance`, "#balance", " credits"},
+		{bar, docPath, `has another attribute data-bar at div[1]/svg[1]/rect[2], after figure protocol-version: "lifetime-old", the check draws "lifetime"`, "#lifetime", "%"},
+		{elsewhere, docPath, `has another attribute href at dl[1]/dd[3]/a[1], after figure contract: "/identity/` + strings.Repeat("ab", 32) + `", the check draws "/identity/` + id.String() + `"`, "#expiry", "expires at"},
+		{transparent, addr, "the page does not display the check's drawing of this box", "#proof-status", "NOT VERIFIED"},
 	} {
 		proxy.set(a.mode)
 		v := verdict(t, browser, srv.URL+a.path)
@@ -205,10 +222,46 @@ func TestWebViewInChromium(t *testing.T) {
 		}
 		// None of the proxy's lies stays on the page; the expiry's is matched as a date,
 		// since a hex address in a verdict may hold the digits 2099.
-		shows, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS(a.sel)))
+		shows, err := chromedp.Run(browser, chromedp.Evaluate[string](query(a.sel)+`.textContent`))
 		if err != nil || !strings.Contains(shows, a.shows) || strings.Contains(shows, "9,999,251,000") || strings.Contains(shows, "goodbye") || strings.Contains(shows, "2099-01-01") {
 			t.Errorf("%s: %s shows %q (%v), want the proven %q", a.mode, a.sel, shows, err, a.shows)
 		}
+		// Every box the check drew from proven answers shows its drawing alone: the
+		// page's drawing is gone.
+		if a.mode != fakeChain && a.mode != subject {
+			if left, err := chromedp.Run(browser, chromedp.Evaluate[int](`document.querySelectorAll("[data-drawing]").length`)); err != nil || left != 0 {
+				t.Errorf("%s: %d drawings of the page's left (%v)", a.mode, left, err)
+			}
+		}
+	}
+	// An overlay over the whole page, drawn by its style, and a popover of the page's
+	// that the reader opens: the check's drawing stays above both, its verdict holds.
+	for _, m := range []mode{overlay, lure, veil, scroller} {
+		proxy.set(m)
+		if v := verdict(t, browser, srv.URL+addr); !strings.HasPrefix(v, "VERIFIED in this browser") {
+			t.Errorf("%s: %q", m, v)
+		}
+		switch m {
+		case lure:
+			if _, err := chromedp.Run(browser, chromedp.Click(chromedp.CSS("#lure"))); err != nil {
+				t.Fatalf("%s: %v", m, err)
+			}
+			waitTrue(t, browser, m, `document.querySelector("#lie").matches(":popover-open")`)
+		case veil:
+			if _, err := chromedp.RunResponse(browser, chromedp.Click(chromedp.CSS("#again"))); err != nil {
+				t.Fatalf("%s: %v", m, err)
+			}
+			settled(t, browser, addr)
+			waitTrue(t, browser, m, `document.activeViewTransition === null`)
+		case scroller:
+			frameOverPlace(t, browser, addr, "document.body")
+			continue
+		}
+		waitTrue(t, browser, m, `(() => {
+			const b = `+query("#balance")+`.getBoundingClientRect(), x = b.left + 3, y = b.top + b.height / 2;
+			const e = document.elementFromPoint(x, y);
+			return e !== null && e.parentElement === document.documentElement && e.matches(":popover-open");
+		})()`)
 	}
 	if n := proxy.validatorsAsked(fakeChain); n != 0 {
 		t.Errorf("the fake chain's /validators.json was fetched %d times after the pin", n)
@@ -329,7 +382,8 @@ func feeParts(t *testing.T, tab context.Context, path string) {
 }
 
 // crawl loads pages in the tab from the overview, breadth first, following the links
-// each page shows (to the view's pages, not to its bundles, charts or files), until one
+// each page shows once its proof check ran (the check's drawings' links among them; to
+// the view's pages, not to its bundles, charts or files), until one
 // is a document's; it returns the path of pages from the overview to it. It loads at
 // most two pages of a kind (the first segment of their path) at each depth, and looks
 // four clicks deep.
@@ -346,7 +400,9 @@ func crawl(t *testing.T, tab context.Context, base string) []string {
 				continue
 			}
 			load(t, tab, base+p)
-			hrefs, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("main a[href], header a[href]"), (a) => a.getAttribute("href"))`))
+			settled(t, tab, p)
+			hrefs, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("main a[href], header a[href]"), (a) => a.getAttribute("href")).concat(
+				(window.ttldShadows || []).flatMap((root) => Array.from(root.querySelectorAll("a[href]"), (a) => a.getAttribute("href"))))`))
 			if err != nil {
 				t.Fatalf("%s: %v", p, err)
 			}
@@ -375,14 +431,15 @@ func crawl(t *testing.T, tab context.Context, base string) []string {
 // files, the validator set, the live stream, and the pages of older blocks.
 var crawlSkips = regexp.MustCompile(`^/(proof|chart/|static/|validators\.json|live|blocks\?)`)
 
-// clickThrough loads the first page of path in the tab and clicks, on each page, the
-// link to the next one, failing unless it lands there.
+// clickThrough loads the first page of path in the tab and clicks, on each page once
+// its proof check ran, the link to the next one, failing unless it lands there.
 func clickThrough(t *testing.T, tab context.Context, base string, path []string) {
 	t.Helper()
 	load(t, tab, base+path[0])
-	for _, next := range path[1:] {
+	for i, next := range path[1:] {
+		settled(t, tab, path[i])
 		sel := fmt.Sprintf(`a[href=%q]`, next)
-		if res, err := chromedp.RunResponse(tab, chromedp.Click(chromedp.CSS(sel))); err != nil || res == nil || res.Status != http.StatusOK {
+		if res, err := chromedp.RunResponse(tab, chromedp.Click(chromedp.JSPath(query(sel)))); err != nil || res == nil || res.Status != http.StatusOK {
 			t.Fatalf("clicking %s: %v", next, err)
 		}
 		got, err := chromedp.Run(tab, chromedp.Evaluate[string](`location.pathname + location.search`))
@@ -416,11 +473,7 @@ func ptr[T any](v T) *T { return &v }
 // clockShift runs, in every document the tab loads, before its scripts, a Date.now
 // that is ahead of the browser's clock by shift: the clock the page's check reads.
 func clockShift(shift time.Duration) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		src := fmt.Sprintf("Date.now = ((now) => () => now() + %d)(Date.now);", shift.Milliseconds())
-		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src})
-		return chromedp.Void{}, err
-	}
+	return onNewDocument(fmt.Sprintf("Date.now = ((now) => () => now() + %d)(Date.now);", shift.Milliseconds()))
 }
 
 // mode is what the proxy changes on the way.
@@ -435,6 +488,28 @@ const (
 	fakeChain mode = "fake chain"  // everything: the pages and bundles of another chain
 	subject   mode = "subject"     // one address for another, in a page's figures and bundles
 	stale     mode = "old bundles" // the bundles asked: those of an old state instead
+	// labels: a balance's label and a nonce's swapped.
+	labels mode = "labels"
+	// hideFigure: the balance hidden by the page's style, a lie with a ✓ beside it.
+	hideFigure mode = "hidden figure"
+	// styleMark: a ✓ and a lie written after the balance by the page's style.
+	styleMark mode = "style's mark"
+	// bar: the lifetime bar renamed, so that no check of bars by name would find it.
+	bar mode = "bar"
+	// elsewhere: a document's link to its owner pointed at another identity.
+	elsewhere mode = "elsewhere"
+	// transparent: the whole document made transparent by the page's style.
+	transparent mode = "transparent"
+	// overlay: a sheet with a lie over the whole page, from the page's style.
+	overlay mode = "overlay"
+	// lure: a popover of the page's with a lie, as large as the window, which the
+	// reader opens with a button of the page.
+	lure mode = "lure"
+	// veil: a view transition from the page before, drawn above the top layer, made by
+	// the page's style to last ten minutes, and a link to the same page to start it.
+	veil mode = "veil"
+	// scroller: the page scrolls in its body, not in the window.
+	scroller mode = "scroller"
 	// strangers: every bundle's header made again to name a set of keys that never
 	// were validators, who sign it, and its trace made to end with it.
 	strangers mode = "strangers"
@@ -486,13 +561,30 @@ func newProxy(t *testing.T, base, fakeBase string, old int64, from, to string) *
 			if p.get() == strangers && res.Request.URL.Path == "/proof" {
 				return forgeBundle(res)
 			}
-			if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+			css := strings.HasPrefix(res.Header.Get("Content-Type"), "text/css")
+			if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") && !css {
 				return nil
 			}
 			body, err := io.ReadAll(res.Body)
 			res.Body.Close()
 			if err != nil {
 				return err
+			}
+			switch m := p.get(); {
+			case css:
+				body = append(body, styles[m]...)
+			case m == labels:
+				body = []byte(strings.NewReplacer("<dt>Balance</dt>", "<dt>Last nonce</dt>", "<dt>Last nonce</dt>", "<dt>Balance</dt>").Replace(string(body)))
+			case m == hideFigure:
+				body = regexp.MustCompile(`(data-figure="balance">[^<]*</bdi>)`).ReplaceAll(body, []byte(`$1<span>9,999,251,000 ✓</span>`))
+			case m == bar:
+				body = bytes.ReplaceAll(body, []byte(`data-bar="lifetime"`), []byte(`data-bar="lifetime-old"`))
+			case m == elsewhere:
+				body = regexp.MustCompile(`href="/identity/[0-9a-f]{64}"`).ReplaceAll(body, []byte(`href="/identity/`+strings.Repeat("ab", 32)+`"`))
+			case m == lure:
+				body = bytes.Replace(body, []byte("<main>"), []byte(`<main><button id="lure" popovertarget="lie">details</button><div id="lie" popover="manual">balance 9,999,251,000 credits ✓</div>`), 1)
+			case m == veil:
+				body = bytes.Replace(body, []byte("<main>"), []byte(`<main><a id="again" href="`+res.Request.URL.Path+`">again</a>`), 1)
 			}
 			switch p.get() {
 			case balance:
@@ -513,6 +605,19 @@ func newProxy(t *testing.T, base, fakeBase string, old int64, from, to string) *
 		},
 	}
 	return p
+}
+
+// styles are what the proxy appends to the view's style sheet, by mode.
+var styles = map[mode]string{
+	hideFigure: `[data-figure="balance"] { display: none; }`,
+	styleMark:  `[data-figure="balance"]::after { content: "✓ 9,999,251,000"; }`,
+	// Transparent once the check has drawn: the root holds a popover then.
+	transparent: `html:has(> :popover-open) { opacity: 0; }`,
+	overlay:     `main::after { content: "balance 9,999,251,000 credits ✓"; position: fixed; inset: 0; background: #fff; z-index: 2147483647; }`,
+	lure:        `#lie { position: fixed; inset: 0; width: 100vw; height: 100vh; margin: 0; background: #fff; }`,
+	veil: `@view-transition { navigation: auto; }
+::view-transition-group(*), ::view-transition-old(*), ::view-transition-new(*) { animation-duration: 600s; }`,
+	scroller: `html { overflow: hidden; height: 100%; } body { height: 100%; overflow: auto; } main { padding-bottom: 2000px; }`,
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.rp.ServeHTTP(w, r) }
@@ -587,13 +692,56 @@ func load(t *testing.T, tab context.Context, url string) {
 	}
 }
 
-// waitText reads sel until it holds want (the proof check rewrites its elements once
-// it has run), for up to half a minute.
+// keepShadows is run in every document before the page's scripts: it keeps each
+// shadow root a script attaches, closed ones included, in window.ttldShadows, so that
+// the test reads the proof check's drawings, which no script of the page can.
+const keepShadows = `(() => {
+  const attach = Element.prototype.attachShadow;
+  window.ttldShadows = [];
+  Element.prototype.attachShadow = function (init) {
+    const root = attach.call(this, init);
+    window.ttldShadows.push(root);
+    return root;
+  };
+})();`
+
+// onNewDocument runs src in every document the tab loads, before its scripts.
+func onNewDocument(src string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src})
+		return chromedp.Void{}, err
+	}
+}
+
+// query is a JavaScript expression of the first element sel matches in the page, or
+// else in the proof check's drawings (which take the place of the page's own), null
+// when none does.
+func query(sel string) string {
+	return fmt.Sprintf(`((sel) => {
+		for (const root of [document, ...(window.ttldShadows || [])]) {
+			const e = root.querySelector(sel);
+			if (e !== null) return e;
+		}
+		return null;
+	})(%q)`, sel)
+}
+
+// waitTrue evaluates the JavaScript expression cond until it is true, for up to half
+// a minute.
+func waitTrue(t *testing.T, tab context.Context, what any, cond string) {
+	t.Helper()
+	if _, err := chromedp.Run(tab, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Errorf("%v: %s did not hold: %v", what, cond, err)
+	}
+}
+
+// waitText reads sel, in the page or the check's drawings, until it holds want (the
+// proof check draws its boxes once it has run), for up to half a minute.
 func waitText(t *testing.T, tab context.Context, path, sel, want string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		got, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(sel)))
+		got, err := chromedp.Run(tab, chromedp.Evaluate[string](`(() => { const e = `+query(sel)+`; return e === null ? "" : e.textContent; })()`))
 		if err != nil {
 			t.Fatalf("%s: %s: %v", path, sel, err)
 		}
@@ -606,6 +754,29 @@ func waitText(t *testing.T, tab context.Context, path, sel, want string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// frameOverPlace scrolls the page loaded (scroller, a JavaScript expression: window, or
+// the element the page scrolls in), and fails unless the check's drawing of its first
+// box, in the top layer, stays over the place the page keeps for it (the placeholder
+// that took the place of the page's drawing), as large.
+func frameOverPlace(t *testing.T, tab context.Context, path, scroller string) {
+	t.Helper()
+	waitTrue(t, tab, path, `(() => {
+		const s = `+scroller+`;
+		s.scrollTo(0, 400);
+		const frame = Array.from(document.documentElement.children).find((e) => e.matches(":popover-open"));
+		if (frame === undefined) return false;
+		const f = frame.getBoundingClientRect(), p = document.querySelector("[data-bundle]").firstElementChild.getBoundingClientRect();
+		return (s === window ? window.scrollY : s.scrollTop) > 0 && Math.abs(f.top - p.top) < 1 && Math.abs(f.left - p.left) < 1 &&
+			Math.abs(f.width - p.width) < 1 && Math.abs(f.height - p.height) < 1;
+	})()`)
+}
+
+// settled waits until every proof box of the page loaded has its verdict.
+func settled(t *testing.T, tab context.Context, path string) {
+	t.Helper()
+	waitTrue(t, tab, path, `Array.from(document.querySelectorAll("[data-bundle]")).every((b) => b.dataset.verified !== undefined)`)
 }
 
 // verdict loads url in the tab and returns its proof box's verdict once the check has
@@ -627,13 +798,15 @@ func verdict(t *testing.T, tab context.Context, url string) string {
 }
 
 // allVerified waits until every proof box of the page loaded has its verdict, and
-// fails unless each box and each of its figures is verified.
+// fails unless each box and each figure of the check's drawings is verified, and the
+// page's own drawings are gone.
 func allVerified(t *testing.T, tab context.Context, path string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		verdicts, err := chromedp.Run(tab, chromedp.Evaluate[[]string](
-			`Array.from(document.querySelectorAll("[data-bundle], [data-figure]")).map(e => e.dataset.verified || "")`))
+		verdicts, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`[document, ...(window.ttldShadows || [])].flatMap((root) =>
+			Array.from(root.querySelectorAll("[data-bundle], [data-figure]"), (e) => e.dataset.verified || "")).concat(
+			document.querySelector("[data-bundle]:not([data-verified])") === null && document.querySelector("[data-drawing]") !== null ? ["the page's drawing"] : [])`))
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}

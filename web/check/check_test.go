@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -98,21 +99,72 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// shownAs is what an honest page shows of figures: each figure once, as proven.
-func shownAs(f check.Figures) check.Shown {
-	s := check.Shown{}
-	for name, text := range f {
-		s[name] = []string{text}
+// spoilt is a copy of drawing, changed by change.
+func spoilt(t *testing.T, drawing []check.Node, change func([]check.Node) []check.Node) []check.Node {
+	t.Helper()
+	raw, err := json.Marshal(drawing)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return s
+	var out []check.Node
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return change(out)
+}
+
+// figureIn returns the element of nodes that carries figure name, and its parent's
+// children it is one of (nil when there is none).
+func figureIn(nodes *[]check.Node, name string) (*[]check.Node, int) {
+	for i := range *nodes {
+		if (*nodes)[i].Attrs["data-figure"] == name {
+			return nodes, i
+		}
+		if list, j := figureIn(&(*nodes)[i].Kids, name); list != nil {
+			return list, j
+		}
+	}
+	return nil, -1
+}
+
+// setText, drop and twice change figure name in a drawing: its text, its element
+// gone, its element written twice; add writes one more figure element at the end.
+func setText(name, text string) func([]check.Node) []check.Node {
+	return func(d []check.Node) []check.Node {
+		list, i := figureIn(&d, name)
+		(*list)[i].Kids = []check.Node{{Text: text}}
+		return d
+	}
+}
+
+func drop(name string) func([]check.Node) []check.Node {
+	return func(d []check.Node) []check.Node {
+		list, i := figureIn(&d, name)
+		*list = append((*list)[:i], (*list)[i+1:]...)
+		return d
+	}
+}
+
+func twice(name string) func([]check.Node) []check.Node {
+	return func(d []check.Node) []check.Node {
+		list, i := figureIn(&d, name)
+		*list = append((*list)[:i+1], (*list)[i:]...)
+		return d
+	}
+}
+
+func add(name, text string) func([]check.Node) []check.Node {
+	return func(d []check.Node) []check.Node {
+		return append(d, check.Node{Tag: "bdi", Attrs: map[string]string{"data-figure": name}, Kids: []check.Node{{Text: text}}})
+	}
 }
 
 // TestVerify: the figures of a document's proof box (the document, its contract, the
 // protocol version and the block time, at one height) are the document's, its text
 // with its bidirectional controls escaped and its expiry its $createdAt plus the
-// type's ttl; a page showing them as proven verifies, and one that shows another text,
-// leaves one out or adds one is refused naming both texts, and so is a page of another
-// subject. A header of another chain or validator set than pinned, a changed answer, a
+// type's ttl; a page drawing the box as the check draws it verifies, and one that shows
+// a figure with another text, leaves one out or adds one is refused naming both texts,
+// and so is a page of another subject. A header of another chain or validator set than pinned, a changed answer, a
 // header older than the bound and answers of two states are refused.
 func TestVerify(t *testing.T) {
 	t.Parallel()
@@ -133,10 +185,11 @@ func TestVerify(t *testing.T) {
 	now := bundles[0].SignedHeader.Time.Add(time.Second)
 	pin := check.Pin{ChainID: e2e.ChainID, Validators: env.Trusted}
 
-	// A page that shows nothing: every figure is missing, and the verdict holds them.
+	// A page that shows nothing: every figure is missing, and the verdict holds them
+	// and the drawing.
 	v, err := check.Verify(bundles, pin, now, 0, "", nil)
 	var shown check.ErrShown
-	if !errors.As(err, &shown) || v.Figures == nil {
+	if !errors.As(err, &shown) || v.Figures == nil || v.Drawing == nil {
 		t.Fatalf("a page that shows nothing: %v", err)
 	}
 	doc, err := env.Client.Document(ctx, note.Contract, "note", note.Document, h, true)
@@ -163,7 +216,7 @@ func TestVerify(t *testing.T) {
 	}
 
 	// The honest page verifies; a changed, a missing and an added figure do not.
-	honest := shownAs(v.Figures)
+	honest := v.Drawing
 	docPage := "/document/" + note.Contract.String() + "/note/" + note.Document.String()
 	if _, err := check.Verify(bundles, pin, now, 0, docPage, honest); err != nil {
 		t.Fatalf("the honest page: %v", err)
@@ -179,19 +232,17 @@ func TestVerify(t *testing.T) {
 		}
 	}
 	for name, spoil := range map[string]struct {
-		change func(check.Shown)
+		change func([]check.Node) []check.Node
 		want   string
 	}{
-		"text":     {func(s check.Shown) { s["field.0.value"] = []string{"price: 1000 credits"} }, `the page showed "price: 1000 credits", the proof says "price: ⟨U+202E⟩0001⟨U+202C⟩ credits"`},
-		"expiry":   {func(s check.Shown) { s["expiry"] = []string{"expires at 2099-01-01 00:00:00 UTC (73 years from now)"} }, `expiry: the page showed "expires at 2099`},
-		"chain":    {func(s check.Shown) { s[check.FigureChain] = []string{e2e.ChainID, "ttld-fake"} }, `chain: the page showed "ttld-fake"`},
-		"missing":  {func(s check.Shown) { delete(s, "expiry") }, "expiry: the page does not show it"},
-		"twice":    {func(s check.Shown) { s["owner"] = append(s["owner"], s["owner"][0]) }, "owner: the page shows it 2 times"},
-		"unproven": {func(s check.Shown) { s["price"] = []string{"9,999"} }, `price: the page showed "9,999", which the proof does not have`},
+		"text":     {setText("field.0.value", "price: 1000 credits"), `the page showed "price: 1000 credits", the proof says "price: ⟨U+202E⟩0001⟨U+202C⟩ credits"`},
+		"expiry":   {setText("expiry", "expires at 2099-01-01 00:00:00 UTC (73 years from now)"), `expiry: the page showed "expires at 2099`},
+		"chain":    {add(check.FigureChain, "ttld-fake"), `chain: the page showed "ttld-fake"`},
+		"missing":  {drop("expiry"), "expiry: the page does not show it"},
+		"twice":    {twice("owner"), "owner: the page shows it 2 times"},
+		"unproven": {add("price", "9,999"), `price: the page showed "9,999", which the proof does not have`},
 	} {
-		s := shownAs(v.Figures)
-		spoil.change(s)
-		_, err := check.Verify(bundles, pin, now, 0, "", s)
+		_, err := check.Verify(bundles, pin, now, 0, "", spoilt(t, honest, spoil.change))
 		if !errors.As(err, &shown) || !strings.Contains(err.Error(), spoil.want) {
 			t.Errorf("%s: %v, want ErrShown with %q", name, err, spoil.want)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,71 +158,127 @@ func (s *answers) sort(list []Answer) error {
 // are the current one and those just before it, each starting when the genesis
 // parameters say.
 func Read(chainID string, list []Answer) (Figures, error) {
-	f, _, err := read(chainID, list)
+	f, _, _, err := read(chainID, list)
 	return f, err
 }
 
-// read is Read, with the answers sorted.
-func read(chainID string, list []Answer) (Figures, answers, error) {
+// Draw returns the figures that answers show, as Read does, and the drawing of their
+// proof box around them (draw.go): what the server writes of a box, and what the
+// browser's check draws again from the proven answers.
+func Draw(chainID string, list []Answer) (Figures, []Node, error) {
+	f, s, links, err := read(chainID, list)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, draw(s.kind(), f, links), nil
+}
+
+// read is Read, with the answers sorted and the links of the figures that link
+// another page by what the answers hold beyond the figure's text (a document's full
+// id, where its figure is abbreviated).
+func read(chainID string, list []Answer) (Figures, answers, map[string]string, error) {
 	var s answers
 	if len(list) == 0 {
-		return nil, s, ErrAnswers{"no answer"}
+		return nil, s, nil, ErrAnswers{"no answer"}
 	}
 	for _, a := range list[1:] {
 		if a.Height != list[0].Height {
-			return nil, s, ErrAnswers{fmt.Sprintf("answers at heights %d and %d", list[0].Height, a.Height)}
+			return nil, s, nil, ErrAnswers{fmt.Sprintf("answers at heights %d and %d", list[0].Height, a.Height)}
 		}
 	}
 	if err := s.sort(list); err != nil {
-		return nil, s, err
+		return nil, s, nil, err
 	}
 	f := Figures{FigureChain: Visible(chainID), FigureHeight: strconv.FormatInt(list[0].Height, 10)}
+	links := map[string]string{}
+	withLinks := func(reader func(Figures, map[string]string, answers) error) func(Figures, answers) error {
+		return func(f Figures, s answers) error { return reader(f, links, s) }
+	}
 	for _, reader := range []func(Figures, answers) error{
 		readSingleKeys, readPools, readUpgrades, readCredits, readBacklog, readEpochs,
-		readAddress, readIdentity, readContract, readDocument, readDocuments, readCount, readPayout, readValidators,
+		withLinks(readAddress), readIdentity, withLinks(readContract), readDocument, withLinks(readDocuments), readCount, readPayout, readValidators,
 	} {
 		part := Figures{}
 		if err := reader(part, s); err != nil {
-			return nil, s, err
+			return nil, s, nil, err
 		}
 		// NB: a figure has one source: answers of two subjects (an identity's and an
 		// address's) would both have a state, and a page could show either one's.
 		for name, text := range part {
 			if _, twice := f[name]; twice {
-				return nil, s, ErrAnswers{"two of the answers show a figure " + name}
+				return nil, s, nil, ErrAnswers{"two of the answers show a figure " + name}
 			}
 			f[name] = text
 		}
 	}
-	return f, s, nil
+	return f, s, links, nil
 }
 
 // page is the path of the view's page that shows the answers s: the page of their
 // subject (a document, a list of documents, a contract, an identity, an address, a
 // validator), or the epochs, or the overview.
 func (s answers) page() string {
-	switch {
-	case s.validators != nil:
+	switch s.kind() {
+	case boxValidators:
 		return "/validators"
-	case s.payout != nil:
+	case boxValidator:
 		v, _ := drive.ParsePayoutIdentityKey(s.payout.Data)
 		return "/validator/" + strings.ToUpper(hex.EncodeToString(v))
-	case s.document != nil:
+	case boxDocument:
 		c, typeName, id, _ := proofs.ParseDocumentsData(proofs.PathDocument, s.document.Data)
 		return "/document/" + c.String() + "/" + typeName + "/" + hex.EncodeToString(id)
-	case s.docs != nil:
+	case boxDocuments:
 		c, typeName, _, _ := proofs.ParseDocumentsData(proofs.PathDocuments, s.docs.Data)
 		return "/documents/" + c.String() + "/" + typeName
-	case s.contract != nil:
+	case boxContract:
 		return "/contract/" + hex.EncodeToString(s.contract.Data)
-	case s.identity != nil:
+	case boxIdentity:
 		return "/identity/" + hex.EncodeToString(s.identity.Data)
-	case s.address != nil:
+	case boxAddress:
 		return "/address/" + hex.EncodeToString(s.address.Data)
-	case s.genesis != nil:
+	case boxEpochs:
 		return "/epochs"
 	}
 	return "/"
+}
+
+// boxKind is which page's proof box a set of answers makes (docs/PROOFS.md, "Proof
+// boxes and figures"): what its drawing is.
+type boxKind int
+
+const (
+	boxOverview boxKind = iota
+	boxIdentity
+	boxAddress
+	boxContract
+	boxDocument
+	boxDocuments
+	boxValidator
+	boxValidators
+	boxEpochs
+)
+
+// kind is the box the answers s make: that of their subject, as page names it.
+func (s answers) kind() boxKind {
+	switch {
+	case s.validators != nil:
+		return boxValidators
+	case s.payout != nil:
+		return boxValidator
+	case s.document != nil:
+		return boxDocument
+	case s.docs != nil:
+		return boxDocuments
+	case s.contract != nil:
+		return boxContract
+	case s.identity != nil:
+		return boxIdentity
+	case s.address != nil:
+		return boxAddress
+	case s.genesis != nil:
+		return boxEpochs
+	}
+	return boxOverview
 }
 
 // samePage reports whether path, the page a reader is on, is want, a page's path as
@@ -564,7 +621,7 @@ func readEpoch(f Figures, params drive.ChainParams, index uint32, a *Answer) err
 
 // readAddress: an address's balance and last nonce, and its balance changes since a
 // height, which take the address's answer and both records' answers from that height.
-func readAddress(f Figures, s answers) error {
+func readAddress(f Figures, links map[string]string, s answers) error {
 	a := s.address
 	if a == nil {
 		if s.compacted != nil || s.blocks != nil {
@@ -603,6 +660,7 @@ func readAddress(f Figures, s answers) error {
 		}
 		f[Name("change", i, "heights")] = heights
 		f[Name("change", i, "balance")] = Credits(c.Balance)
+		links[Name("change", i, "heights")] = "/block/" + strconv.FormatUint(c.To, 10)
 	}
 	if changes.Cut {
 		f["changes-cut"] = "more records than one answer holds: the list stops here"
@@ -726,7 +784,7 @@ func contractOf(s answers, a *Answer) (protocol.Contract, bool, error) {
 
 // readContract: a contract, its types, their properties and indexes, and its
 // definition, unless the contract is read to decode a document (readDocument).
-func readContract(f Figures, s answers) error {
+func readContract(f Figures, links map[string]string, s answers) error {
 	a := s.contract
 	if a == nil || s.document != nil {
 		return nil
@@ -749,6 +807,7 @@ func readContract(f Figures, s answers) error {
 	}
 	for i, t := range c.DocumentTypes {
 		describeType(f, i, t)
+		links[Name("type", i, "name")] = documentsHref(c.ID.String(), t.Name)
 	}
 	f["definition"] = Visible(string(protocol.CanonicalDefinitionJSON(c.Definition())))
 	return nil
@@ -842,7 +901,7 @@ func readValues(f Figures, prefix []any, t protocol.DocumentType, d protocol.Doc
 
 // readDocuments: the documents a query returns, in its order, with their expiry at the
 // block time; the contract and the protocol version come with the answer.
-func readDocuments(f Figures, s answers) error {
+func readDocuments(f Figures, links map[string]string, s answers) error {
 	a := s.docs
 	if a == nil {
 		return nil
@@ -879,6 +938,8 @@ func readDocuments(f Figures, s answers) error {
 		}
 		f[Name("doc", i, "id")] = Short(d.ID.String())
 		f[Name("doc", i, "owner")] = Short(d.Owner.String())
+		links[Name("doc", i, "id")] = "/document/" + c.String() + "/" + url.PathEscape(typeName) + "/" + d.ID.String()
+		links[Name("doc", i, "owner")] = "/identity/" + d.Owner.String()
 		f[Name("doc", i, "revision")] = strconv.FormatUint(d.Revision, 10)
 		f[Name("doc", i, "created")] = When(msTime(d.CreatedAt), msTime(b.TimeMs))
 		if exp, ok := t.ExpiresAtMs(d.Document); ok {

@@ -180,6 +180,10 @@ type Verdict struct {
 	Figures Figures
 	// Mismatches are where the page displays other figures than the proven ones.
 	Mismatches []Mismatch
+	// Drawing is the box drawn from the proven answers (Draw), nil when they did not
+	// verify; Difference the first place where the page's drawing differs from it.
+	Drawing    []Node
+	Difference *Difference
 }
 
 // Follow returns the set that signed b's header, trusted from pin: the pinned set
@@ -232,9 +236,11 @@ func Follow(b Bundle, pin Pin, now time.Time) (*cmttypes.ValidatorSet, error) {
 // maxAge older than now, the reader's clock (ErrStale; zero: proofs.DefaultMaxAge, the
 // client's bound; negative: no bound); then it reads their figures (Read), checks
 // that they are about the page the reader is on, path page (ErrOtherPage; "": on no
-// page, as a tool that checks a page's bundles), and compares them with what the page
-// shows (ErrShown, with the proven figures in the verdict).
-func Verify(bundles []Bundle, pin Pin, now time.Time, maxAge time.Duration, page string, shown Shown) (Verdict, error) {
+// page, as a tool that checks a page's bundles), draws the box from them (Draw), and
+// compares that with shown, the page's drawing of the box: first its figures (ErrShown),
+// then the whole drawing, labels, units, links and bars (ErrDrawing). The verdict holds
+// the proven figures and drawing once the answers verify.
+func Verify(bundles []Bundle, pin Pin, now time.Time, maxAge time.Duration, page string, shown []Node) (Verdict, error) {
 	var v Verdict
 	if len(bundles) == 0 {
 		return v, errors.New("no proof bundle")
@@ -276,16 +282,19 @@ func Verify(bundles []Bundle, pin Pin, now time.Time, maxAge time.Duration, page
 	if v.MaxAge > 0 && v.Age > v.MaxAge {
 		return v, ErrStale{Height: v.Height, HeaderTime: v.HeaderTime, Age: v.Age, MaxAge: v.MaxAge}
 	}
-	f, sorted, err := read(v.ChainID, list)
+	f, sorted, links, err := read(v.ChainID, list)
 	if err != nil {
 		return v, err
 	}
 	if want := sorted.page(); page != "" && !samePage(page, want) {
 		return v, ErrOtherPage{Page: page, Proven: want}
 	}
-	v.Figures = f
-	if v.Mismatches = Compare(f, shown); len(v.Mismatches) > 0 {
+	v.Figures, v.Drawing = f, draw(sorted.kind(), f, links)
+	if v.Mismatches = Compare(f, ShownOf(shown)); len(v.Mismatches) > 0 {
 		return v, ErrShown{Mismatches: v.Mismatches}
+	}
+	if v.Difference = CompareDrawing(v.Drawing, shown); v.Difference != nil {
+		return v, ErrDrawing{*v.Difference}
 	}
 	return v, nil
 }

@@ -15,7 +15,7 @@ func main() {
 	js.Global().Set("ttldCheck", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		out := map[string]any{"verified": false}
 		if len(args) != 6 || args[0].Type() != js.TypeObject {
-			out["reason"] = "ttldCheck(bundles, validators, pinnedChain, nowMs, page, shown) takes an array of bundles' JSON, the validator set's JSON, the pinned chain id, the clock in milliseconds, the page's path and the shown figures' JSON"
+			out["reason"] = "ttldCheck(bundles, validators, pinnedChain, nowMs, page, shown) takes an array of bundles' JSON, the validator set's JSON, the pinned chain id, the clock in milliseconds, the page's path and the JSON of the box's drawing the page shows"
 			return out
 		}
 		bundles := make([]check.Bundle, args[0].Length())
@@ -32,9 +32,9 @@ func main() {
 			out["reason"] = "the validator set does not decode: " + err.Error()
 			return out
 		}
-		var shown check.Shown
+		var shown []check.Node
 		if err := json.Unmarshal([]byte(args[5].String()), &shown); err != nil {
-			out["reason"] = "the shown figures do not decode: " + err.Error()
+			out["reason"] = "the page's drawing does not decode: " + err.Error()
 			return out
 		}
 		now := time.UnixMilli(int64(args[3].Float()))
@@ -55,6 +55,17 @@ func main() {
 			mismatches[i] = map[string]any{"name": m.Name, "shown": m.Shown, "proven": m.Proven, "unproven": m.Unproven, "text": m.String()}
 		}
 		out["mismatches"] = mismatches
+		if d := v.Difference; d != nil {
+			out["difference"] = map[string]any{"kind": d.Kind.String(), "path": d.Path, "figure": d.Figure, "after": d.After, "attr": d.Attr, "shown": d.Shown, "drawn": d.Drawn}
+		}
+		if v.Drawing != nil {
+			drawing, err := json.Marshal(v.Drawing)
+			if err != nil {
+				out["reason"] = "the drawing does not encode: " + err.Error()
+				return out
+			}
+			out["drawing"] = string(drawing)
+		}
 		if err != nil {
 			out["reason"] = err.Error()
 			return out

@@ -57,6 +57,13 @@ bench:
 	$(GO) test -run '^$$' -bench '^BenchmarkEpochChange$$' -benchtime 20x -count=$(BENCH_COUNT) ./abci/
 	$(GO) test -run '^$$' -bench '^BenchmarkDocuments$$' -benchtime 1000x -count=$(BENCH_COUNT) -timeout 30m ./abci/
 
+## bench-web: the web view's pages and their JSON form on a node of 100,000 documents (BenchmarkPages: about six minutes, the documents written first), and what CometBFT's index writes for a transaction (BenchmarkIndexCost)
+.PHONY: bench-web
+bench-web: web-wasm
+	@echo "cores: $$(nproc)"
+	$(GO) test -run '^$$' -bench '^BenchmarkPages$$' -benchtime 5x -timeout 30m ./web/
+	$(GO) test -run '^$$' -bench '^BenchmarkIndexCost$$' -benchtime 1x ./abci/
+
 ## bench-ttl: document time to live: expire_documents at 128 documents a block (1 and 3 indexes, 10k and 1M live documents) against an empty block and the owners' deletes of the same types; a steady flood of one-hour documents at 100, 128 and 1,000 a block for three hours of block time (about 10 minutes: the million is written first)
 .PHONY: bench-ttl
 bench-ttl:
@@ -87,6 +94,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEntries$$' -fuzztime $(FUZZTIME) ./proofs/
 	$(GO) test -run '^$$' -fuzz '^FuzzValidatorRecords$$' -fuzztime $(FUZZTIME) ./drive/
 	$(GO) test -run '^$$' -fuzz '^FuzzQueryPaths$$' -fuzztime $(FUZZTIME) ./abci/
+	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $(FUZZTIME) ./web/
 	$(GO) test -run '^$$' -fuzz '^FuzzBlocks$$' -fuzztime $(FUZZTIME) ./sim/
 	$(GO) test -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME) ./snapshot/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeManifest$$' -fuzztime $(FUZZTIME) ./snapshot/

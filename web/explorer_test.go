@@ -42,7 +42,7 @@ type explorer struct {
 	hash  string
 }
 
-func startExplorer(t *testing.T, c chain) explorer {
+func startExplorer(t testing.TB, c chain) explorer {
 	t.Helper()
 	plain := &protocol.DataContractCreate{Identity: c.identity, Definition: []byte(memoDefinition)}
 	c.env.Commit(t, plain)

@@ -109,9 +109,26 @@ func TestHistories(t *testing.T) {
 	}
 	links(t, "/blocks", e.page(t, "/blocks"), "/blocks?nonempty=1")
 
+	// The validators' blocks over the last ones: the one validator proposed and
+	// signed them all.
+	status, _, raw := e.get(t, "/api/validators")
+	var vals struct {
+		Activity []struct {
+			Address                  string
+			Proposed, Signed, Missed int
+		}
+	}
+	if err := json.Unmarshal([]byte(raw), &vals); status != http.StatusOK || err != nil || len(vals.Activity) != 1 {
+		t.Fatalf("GET /api/validators: %d %v %+v", status, err, vals)
+	}
+	if a := vals.Activity[0]; a.Address != e.env.Trusted.Validators[0].Address.String() || a.Proposed < 5 || a.Signed != a.Proposed || a.Missed != 0 {
+		t.Errorf("the validator's blocks: %+v", a)
+	}
+	links(t, "/validators", e.page(t, "/validators"), "/validator/"+e.env.Trusted.Validators[0].Address.String())
+
 	// The statistics: the four documents (the note and the three memos), the note
 	// expiring within the hour.
-	status, _, raw := e.get(t, "/api/stats")
+	status, _, raw = e.get(t, "/api/stats")
 	var st struct {
 		Blocks int64 `json:"blocks"`
 		Txs    int64 `json:"transactions"`

@@ -81,8 +81,12 @@ func (s *Server) validator(r *http.Request) (any, error) {
 		}
 		headers = append(headers, &m.Header)
 	}
-	if p.Signed, p.Missed, err = s.missed(ctx, addr, headers); err != nil {
+	rows, err := s.activity(ctx, headers)
+	if err != nil {
 		return nil, err
+	}
+	if r := rows[p.Address]; r != nil {
+		p.Signed, p.Missed = r.Signed, r.Missed
 	}
 	return p, nil
 }

@@ -1,9 +1,10 @@
 package web
 
 import (
-	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"sort"
 
 	cmttypes "github.com/cometbft/cometbft/types"
 
@@ -16,7 +17,10 @@ import (
 // the set blocks made, as CometBFT's block index finds them (not proven).
 type validatorsPage struct {
 	proofBox `json:"proof"`
-	Changes  []setChange `json:"changes"`
+	// Activity is what each validator did over the last ChartBlocks blocks, the most
+	// powerful first (not proven).
+	Activity []activityRow `json:"activity"`
+	Changes  []setChange   `json:"changes"`
 	// Searched: the node's block index answered; false: the list is unavailable.
 	Searched bool `json:"searched"`
 }
@@ -49,6 +53,32 @@ func (s *Server) validators(r *http.Request) (any, error) {
 	if p.proofBox, err = s.proofBox(ctx, answers, "ttld query validators --prove", "ttld query validator-proposals --prove"); err != nil {
 		return nil, err
 	}
+	latest, err := s.latestHeight(ctx)
+	if err != nil {
+		return nil, err
+	}
+	metas, err := s.metas(ctx, max(1, latest-ChartBlocks+1), latest)
+	if err != nil {
+		return nil, err
+	}
+	headers := make([]*cmttypes.Header, len(metas))
+	for i, m := range metas {
+		headers[i] = &m.Header
+	}
+	rows, err := s.activity(ctx, headers)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		p.Activity = append(p.Activity, *r)
+	}
+	sort.Slice(p.Activity, func(i, j int) bool {
+		a, b := p.Activity[i], p.Activity[j]
+		if a.Power != b.Power {
+			return a.Power > b.Power
+		}
+		return a.Address < b.Address
+	})
 	p.Changes, p.Searched = s.setChanges(ctx)
 	return p, nil
 }
@@ -96,40 +126,63 @@ func (s *Server) setChanges(ctx context.Context) ([]setChange, bool) {
 	return out, true
 }
 
-// missed counts, over the blocks of headers, those whose commit carries validator's
-// signature, and those whose commit does not while it was in their set (each set read
-// once, by its hash).
-func (s *Server) missed(ctx context.Context, validator []byte, headers []*cmttypes.Header) (signed, missed int, err error) {
-	member := map[string]bool{} // validators hash -> whether validator is in that set
-	for _, hdr := range headers {
+// activityRow is what a validator did over the blocks of a window: the blocks it
+// proposed, and of those whose set held it, the commits that carry its signature and
+// those that do not.
+type activityRow struct {
+	Address  string `json:"address"`
+	Power    int64  `json:"power"`
+	Proposed int    `json:"proposed"`
+	Signed   int    `json:"signed"`
+	Missed   int    `json:"missed"`
+}
+
+// activity is what each validator did over the blocks of headers, by address (upper-
+// case hex): every validator of the blocks' sets (each set read once, by its hash) and
+// every proposer, with its power in the newest set that held it.
+func (s *Server) activity(ctx context.Context, headers []*cmttypes.Header) (map[string]*activityRow, error) {
+	out := map[string]*activityRow{}
+	row := func(addr []byte) *activityRow {
+		k := fmt.Sprintf("%X", addr)
+		if out[k] == nil {
+			out[k] = &activityRow{Address: k}
+		}
+		return out[k]
+	}
+	sets := map[string][]*cmttypes.Validator{}
+	for _, hdr := range headers { // newest first
 		h := hdr.Height
-		in, known := member[string(hdr.ValidatorsHash)]
+		row(hdr.ProposerAddress).Proposed++
+		set, known := sets[string(hdr.ValidatorsHash)]
 		if !known {
 			vals, err := s.rpc.Validators(ctx, &h, nil, nil)
 			if err != nil {
-				return 0, 0, err
+				return nil, err
 			}
-			for _, v := range vals.Validators {
-				in = in || bytes.Equal(v.Address, validator)
-			}
-			member[string(hdr.ValidatorsHash)] = in
-		}
-		if !in {
-			continue
+			set = vals.Validators
+			sets[string(hdr.ValidatorsHash)] = set
 		}
 		c, err := s.rpc.Commit(ctx, &h)
 		if err != nil {
-			return 0, 0, err
+			return nil, err
 		}
-		found := false
+		signed := map[string]bool{}
 		for _, sig := range c.Commit.Signatures {
-			found = found || (sig.BlockIDFlag == cmttypes.BlockIDFlagCommit && bytes.Equal(sig.ValidatorAddress, validator))
+			if sig.BlockIDFlag == cmttypes.BlockIDFlagCommit {
+				signed[string(sig.ValidatorAddress)] = true
+			}
 		}
-		if found {
-			signed++
-		} else {
-			missed++
+		for _, v := range set {
+			r := row(v.Address)
+			if r.Signed+r.Missed == 0 {
+				r.Power = v.VotingPower
+			}
+			if signed[string(v.Address)] {
+				r.Signed++
+			} else {
+				r.Missed++
+			}
 		}
 	}
-	return signed, missed, nil
+	return out, nil
 }

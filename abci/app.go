@@ -691,14 +691,20 @@ func (a *Application) statistics(req *abcitypes.RequestQuery) *abcitypes.Respons
 		res.Height, res.Log = tree.Version(), fmt.Sprintf("%d documents (unproven)", st.Documents)
 		return err
 	})
+	if err != nil {
+		return failedQuery(req, err, proofs.QueryCodeInternal)
+	}
+	return res
+}
+
+// failedQuery is the answer to req of a read that failed with err: code 2 for a version
+// not kept, code otherwise.
+func failedQuery(req *abcitypes.RequestQuery, err error, code uint32) *abcitypes.ResponseQuery {
 	var nk drive.ErrVersionNotKept
-	switch {
-	case err == nil:
-		return res
-	case errors.As(err, &nk):
+	if errors.As(err, &nk) {
 		return &abcitypes.ResponseQuery{Code: proofs.QueryCodeVersionMissing, Log: err.Error(), Height: req.Height}
 	}
-	return &abcitypes.ResponseQuery{Code: proofs.QueryCodeInternal, Log: err.Error()}
+	return &abcitypes.ResponseQuery{Code: code, Log: err.Error()}
 }
 
 // documentQuery answers a document query path (proofs.AnswerDocuments,
@@ -735,14 +741,10 @@ func (a *Application) documentQuery(req *abcitypes.RequestQuery) *abcitypes.Resp
 		}
 		return nil
 	})
-	var nk drive.ErrVersionNotKept
-	switch {
-	case err == nil:
-		return res
-	case errors.As(err, &nk):
-		return &abcitypes.ResponseQuery{Code: proofs.QueryCodeVersionMissing, Log: err.Error(), Height: req.Height}
+	if err != nil {
+		return failedQuery(req, err, proofs.QueryCodeOf(err))
 	}
-	return &abcitypes.ResponseQuery{Code: proofs.QueryCodeOf(err), Log: err.Error()}
+	return res
 }
 
 // describeCount renders a count record for people reading raw RPC output.

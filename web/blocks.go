@@ -34,11 +34,13 @@ type blocksPage struct {
 	Next          string `json:"next,omitempty"`
 	Unavailable   string `json:"unavailable,omitempty"`
 	BlocksPerPage int    `json:"-"`
+	// query is what the next page's link carries.
+	query url.Values
 }
 
 // NextHref is the link to the older blocks with transactions, "" when there are none.
 func (p blocksPage) NextHref() string {
-	return nextHref("/blocks", url.Values{"nonempty": {"1"}}, p.Next)
+	return nextHref("/blocks", p.query, p.Next)
 }
 
 // blocks lists the blocks, newest first: every one (?before= a height: those below
@@ -91,12 +93,8 @@ func (s *Server) blocks(r *http.Request) (any, error) {
 // nonEmptyBlocks lists the blocks that hold transactions, newest first: those whose
 // block_transactions event the node's block index holds.
 func (s *Server) nonEmptyBlocks(r *http.Request) (any, error) {
-	p := blocksPage{NonEmpty: true, BlocksPerPage: BlocksPerPage}
-	c, err := cursorOf(r, 1)
-	if err != nil {
-		return nil, err
-	}
-	limit, err := limitOf(r)
+	p := blocksPage{NonEmpty: true, BlocksPerPage: BlocksPerPage, query: url.Values{"nonempty": {"1"}}}
+	c, limit, err := listArgs(r, 1, p.query)
 	if err != nil {
 		return nil, err
 	}

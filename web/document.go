@@ -5,7 +5,6 @@ import (
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/proofs"
-	"github.com/ttld-dev/ttld/protocol"
 	"github.com/ttld-dev/ttld/web/check"
 )
 
@@ -21,13 +20,9 @@ type documentPage struct {
 // type gives the document's values and ttl), and the last block record, whose time
 // the expiry is said against.
 func (s *Server) document(r *http.Request) (any, error) {
-	c, typeName, err := contractAndType(r)
+	c, typeName, id, err := documentOf(r)
 	if err != nil {
 		return nil, err
-	}
-	id, err := protocol.ParseDocumentID(r.PathValue("id"))
-	if err != nil {
-		return nil, errBadInput{"document", r.PathValue("id"), "64 hex digits"}
 	}
 	h, err := s.provenHeight(r.Context())
 	if err != nil {

@@ -18,3 +18,16 @@ func contractAndType(r *http.Request) (protocol.ContractID, string, error) {
 	}
 	return c, t, nil
 }
+
+// documentOf reads a document page's path: {contract}, {type} and {id}.
+func documentOf(r *http.Request) (protocol.ContractID, string, protocol.DocumentID, error) {
+	c, t, err := contractAndType(r)
+	if err != nil {
+		return c, t, protocol.DocumentID{}, err
+	}
+	id, err := protocol.ParseDocumentID(r.PathValue("id"))
+	if err != nil {
+		return c, t, id, errBadInput{"document", r.PathValue("id"), "64 hex digits"}
+	}
+	return c, t, id, nil
+}

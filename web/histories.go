@@ -141,13 +141,9 @@ func documentSearches(id string) []search {
 // transaction that created it, each revision, transfer, sale, price change, renewal,
 // its deletion or its expiry.
 func (s *Server) documentHistory(r *http.Request) (any, error) {
-	c, typeName, err := contractAndType(r)
+	c, typeName, id, err := documentOf(r)
 	if err != nil {
 		return nil, err
-	}
-	id, err := protocol.ParseDocumentID(r.PathValue("id"))
-	if err != nil {
-		return nil, errBadInput{"document", r.PathValue("id"), "64 hex digits"}
 	}
 	p := historyPage{Subject: id.String(), Kind: "document", To: documentHref(c.String(), typeName, id.String())}
 	p.path = p.To + "/history"
@@ -176,17 +172,10 @@ func (s *Server) documentHistory(r *http.Request) (any, error) {
 // searches, each row described by describe from the events of its transaction or
 // block.
 func (s *Server) historyOf(r *http.Request, p historyPage, searches []search, describe func(*historyRow, []abcitypes.Event)) (any, error) {
-	c, err := cursorOf(r, len(searches))
-	if err != nil {
-		return nil, err
-	}
-	limit, err := limitOf(r)
-	if err != nil {
-		return nil, err
-	}
 	p.query = url.Values{}
-	if limit != DefaultLimit {
-		p.query.Set("limit", strconv.Itoa(limit))
+	c, limit, err := listArgs(r, len(searches), p.query)
+	if err != nil {
+		return nil, err
 	}
 	hits, next, err := s.history(r.Context(), searches, c, limit, nil)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -105,6 +106,23 @@ func cursorOf(r *http.Request, n int) (cursor, error) {
 		}
 	}
 	return c, nil
+}
+
+// listArgs reads a list's ?cursor= (of a history of n searches) and ?limit=, and
+// keeps a limit other than DefaultLimit in q, the query the list's next link carries.
+func listArgs(r *http.Request, n int, q url.Values) (cursor, int, error) {
+	c, err := cursorOf(r, n)
+	if err != nil {
+		return c, 0, err
+	}
+	limit, err := limitOf(r)
+	if err != nil {
+		return c, 0, err
+	}
+	if limit != DefaultLimit {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	return c, limit, nil
 }
 
 // DefaultLimit and MaxLimit are the rows a list's page holds unless ?limit= says, and

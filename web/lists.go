@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	coretypes "github.com/cometbft/cometbft/rpc/core/types"
@@ -114,16 +113,9 @@ func (s *Server) contracts(r *http.Request) (any, error) {
 		p.Owner = id.String()
 		p.query.Set("owner", p.Owner)
 	}
-	c, err := cursorOf(r, 1)
+	c, limit, err := listArgs(r, 1, p.query)
 	if err != nil {
 		return nil, err
-	}
-	limit, err := limitOf(r)
-	if err != nil {
-		return nil, err
-	}
-	if limit != DefaultLimit {
-		p.query.Set("limit", strconv.Itoa(limit))
 	}
 	hits, next, err := s.history(r.Context(), []search{{query: contractsQuery(p.Owner)}}, c, limit, nil)
 	if err != nil {

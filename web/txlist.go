@@ -132,16 +132,9 @@ func (s *Server) txs(r *http.Request) (any, error) {
 		}
 		searches[i] = search{query: strings.Join(conds, " AND ")}
 	}
-	c, err := cursorOf(r, len(searches))
+	c, limit, err := listArgs(r, len(searches), p.Query)
 	if err != nil {
 		return nil, err
-	}
-	limit, err := limitOf(r)
-	if err != nil {
-		return nil, err
-	}
-	if limit != DefaultLimit {
-		p.Query.Set("limit", strconv.Itoa(limit))
 	}
 	if len(and) == 0 && p.Kind == "" {
 		p.Rows, p.Next, err = s.chainTxs(r.Context(), c, limit)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	abcitypes "github.com/cometbft/cometbft/abci/types"
 	"github.com/cometbft/cometbft/p2p"
@@ -182,6 +183,21 @@ func TestCursorOf(t *testing.T) {
 		r := httptest.NewRequest("GET", "/txs?cursor="+v, nil)
 		if _, err := cursorOf(r, 2); err == nil {
 			t.Errorf("cursor %q read", v)
+		}
+	}
+}
+
+// TestStatsFigures: the statistics' decimals and durations as the page writes them.
+func TestStatsFigures(t *testing.T) {
+	var p statsPage
+	for milli, want := range map[uint64]string{0: "0", 70: "0.07", 2339: "2.339", 5000: "5", 12500: "12.5"} {
+		if got := p.Per(milli); got != want {
+			t.Errorf("Per(%d) = %q, want %q", milli, got, want)
+		}
+	}
+	for d, want := range map[time.Duration]string{1711381386: "1.711s", 30560381: "31ms", 3599400 * time.Millisecond: "59m59s"} {
+		if got := p.Rounded(d); got != want {
+			t.Errorf("Rounded(%d) = %q, want %q", d, got, want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,8 +51,19 @@ type statsPage struct {
 	Due         uint64           `json:"due"`
 }
 
-// Per formats a figure in thousandths with one decimal.
-func (statsPage) Per(milli uint64) string { return fmt.Sprintf("%d.%d", milli/1000, milli%1000/100) }
+// Per writes a figure in thousandths as a decimal, its trailing zeros dropped: 2.34,
+// 0.07, 5.
+func (statsPage) Per(milli uint64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%d.%03d", milli/1000, milli%1000), "0"), ".")
+}
+
+// Rounded writes a duration to the millisecond, or to the second from ten seconds on.
+func (statsPage) Rounded(d time.Duration) string {
+	if d >= 10*time.Second {
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
 
 // stats shows the chain's statistics.
 func (s *Server) stats(r *http.Request) (any, error) {

@@ -4,9 +4,12 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -68,6 +71,7 @@ func TestExplorerInChromium(t *testing.T) {
 	// The transactions, and the filter's form.
 	load(t, browser, base+"/txs")
 	waitText(t, browser, "/txs", "main table", "address_funds_transfer")
+	screenshot(t, browser, "txs")
 	for _, a := range []chromedp.Action[chromedp.Void]{chromedp.SetValue(`select[name="kind"]`, "document_create"), chromedp.Submit(`#filter`)} {
 		if _, err := chromedp.Run(browser, a); err != nil {
 			t.Fatal(err)
@@ -84,6 +88,7 @@ func TestExplorerInChromium(t *testing.T) {
 	waitText(t, browser, "address history", "#history", "1,000")
 	load(t, browser, base+"/identity/"+id+"/history")
 	waitText(t, browser, "identity history", "#history", "created, funded by")
+	screenshot(t, browser, "history")
 	load(t, browser, base+docPath+"/history")
 	waitText(t, browser, "document history", "#history", "create")
 
@@ -99,7 +104,8 @@ func TestExplorerInChromium(t *testing.T) {
 	// The statistics: the note, and its expiry within the hour.
 	load(t, browser, base+"/stats")
 	waitText(t, browser, "/stats", "#live-documents", "1, of 1 document type in 1 contract")
-	waitText(t, browser, "/stats", "#expiring", "1 documents with a ttl")
+	waitText(t, browser, "/stats", "#expiring", "1 document with a ttl")
+	screenshot(t, browser, "stats")
 
 	// Every kind of page within three clicks of the overview, then the way to an
 	// address clicked through in the browser, its page verified.
@@ -113,7 +119,7 @@ func TestExplorerInChromium(t *testing.T) {
 		}
 	}
 	if path, ok := paths["address"]; ok {
-		clickThrough(t, browser, base, path)
+		follow(t, browser, base, path)
 		allVerified(t, browser, path[len(path)-1])
 	}
 
@@ -137,6 +143,42 @@ func TestExplorerInChromium(t *testing.T) {
 	waitText(t, browser, "/txs without an index", "main table", "documents_batch")
 	load(t, browser, bareBase+"/stats")
 	waitText(t, browser, "/stats without an index", "#live-documents", "1, of 1 document type")
+}
+
+// screenshot saves the tab's page as name.png into TTLD_SCREENSHOTS, when it is set
+// (make web-screenshots).
+func screenshot(t *testing.T, tab context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("TTLD_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("%s: screenshot: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// follow loads the first page of path in the tab and follows, on each page, its link
+// to the next one (the element's own click, whatever the page draws over it), failing
+// unless it lands there.
+func follow(t *testing.T, tab context.Context, base string, path []string) {
+	t.Helper()
+	load(t, tab, base+path[0])
+	for _, next := range path[1:] {
+		found, err := chromedp.Run(tab, chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
+			const a = Array.from(document.querySelectorAll("a[href]")).find((a) => a.getAttribute("href") === %q);
+			if (a) a.click();
+			return !!a;
+		})()`, next)))
+		if err != nil || !found {
+			t.Fatalf("%s: no link to %s (%v)", path[0], next, err)
+		}
+		waitLocation(t, tab, next)
+	}
 }
 
 // newBrowser starts headless Chromium for the test.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -145,5 +146,15 @@ func TestHistories(t *testing.T) {
 	}
 	if body := e.page(t, "/stats"); !strings.Contains(body, `id="live-documents">4,`) {
 		t.Error("/stats does not show the four documents")
+	}
+}
+
+// TestCursorPastTheTop: a cursor past the chain's latest height reads from the top.
+func TestCursorPastTheTop(t *testing.T) {
+	t.Parallel()
+	c := startChain(t)
+	top, past := c.page(t, "/txs"), c.page(t, "/txs?cursor=999999999.0")
+	if hashOf := regexp.MustCompile(`/tx/[0-9A-F]{64}`); hashOf.FindString(top) == "" || hashOf.FindString(top) != hashOf.FindString(past) {
+		t.Error("a cursor past the top does not list the newest transaction first")
 	}
 }

@@ -171,11 +171,13 @@ func (s *Server) history(ctx context.Context, searches []search, c cursor, limit
 	if !on {
 		return nil, "", errNoIndex
 	}
+	latest, err := s.latestHeight(ctx)
+	if err != nil {
+		return nil, "", err
+	}
 	top := c.height
-	if top == 0 {
-		if top, err = s.latestHeight(ctx); err != nil {
-			return nil, "", err
-		}
+	if top == 0 || top > latest {
+		top, c = latest, cursor{skip: make([]int, len(searches))} // a cursor past the chain's top is its top
 	}
 	streams := make([]*stream, len(searches))
 	heads := make([][]hit, len(searches))

@@ -165,8 +165,8 @@ func (s *Server) chainTxs(ctx context.Context, c cursor, limit int) ([]txRow, st
 		return nil, "", err
 	}
 	top := c.height
-	if top == 0 {
-		top = latest
+	if top == 0 || top > latest {
+		top, c = latest, cursor{skip: []int{0}} // a cursor past the chain's top is its top
 	}
 	now := time.Now()
 	var out []txRow

@@ -137,7 +137,14 @@ func writePosts(ctx context.Context, b *testing.B, env *e2e.Env, id protocol.Ide
 			if !res.ByNode() {
 				b.Fatalf("batch %d refused: %+v", nonce, res)
 			}
-			time.Sleep(50 * time.Millisecond) // the mempool is full: a block will empty it
+			// The mempool is full: the next block empties some of it.
+			h, err := env.Client.LatestHeight(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := env.Client.WaitForHeight(ctx, h+1); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	out, err := env.Client.Await(ctx, from, [][]byte{hashes[0], hashes[len(hashes)-1]})

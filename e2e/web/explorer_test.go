@@ -72,12 +72,10 @@ func TestExplorerInChromium(t *testing.T) {
 	load(t, browser, base+"/txs")
 	waitText(t, browser, "/txs", "main table", "address_funds_transfer")
 	screenshot(t, browser, "txs")
-	for _, a := range []chromedp.Action[chromedp.Void]{chromedp.SetValue(`select[name="kind"]`, "document_create"), chromedp.Submit(`#filter`)} {
-		if _, err := chromedp.Run(browser, a); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := chromedp.Run(browser, chromedp.SetValue(`select[name="kind"]`, "document_create")); err != nil {
+		t.Fatal(err)
 	}
-	waitLocation(t, browser, "/txs?kind=document_create&code=")
+	navigate(t, browser, chromedp.Submit(`#filter`), "/txs?kind=document_create&code=")
 	waitText(t, browser, "/txs?kind=document_create", "main table", "documents_batch")
 	load(t, browser, base+"/txs?kind=validators")
 	waitText(t, browser, "/txs?kind=validators", "#empty", "No transaction matches these filters")
@@ -169,15 +167,11 @@ func follow(t *testing.T, tab context.Context, base string, path []string) {
 	t.Helper()
 	load(t, tab, base+path[0])
 	for _, next := range path[1:] {
-		found, err := chromedp.Run(tab, chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
-			const a = Array.from(document.querySelectorAll("a[href]")).find((a) => a.getAttribute("href") === %q);
-			if (a) a.click();
-			return !!a;
-		})()`, next)))
-		if err != nil || !found {
+		link := fmt.Sprintf(`Array.from(document.querySelectorAll("a[href]")).find((a) => a.getAttribute("href") === %q)`, next)
+		if found, err := chromedp.Run(tab, chromedp.Evaluate[bool]("!!"+link)); err != nil || !found {
 			t.Fatalf("%s: no link to %s (%v)", path[0], next, err)
 		}
-		waitLocation(t, tab, next)
+		navigate(t, tab, chromedp.Evaluate[chromedp.Void](link+".click()"), next)
 	}
 }
 
@@ -194,19 +188,17 @@ func newBrowser(t *testing.T) context.Context {
 	return browser
 }
 
-// waitLocation waits until the tab's path and query are want.
-func waitLocation(t *testing.T, tab context.Context, want string) {
+// navigate runs action, which navigates the tab, waits for the page it loads (the
+// navigation's own events) and fails unless that page answered 200 at want, its path
+// and query.
+func navigate(t *testing.T, tab context.Context, action chromedp.Action[chromedp.Void], want string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got, err := chromedp.Run(tab, chromedp.Evaluate[string](`location.pathname + location.search`))
-		if err == nil && got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the tab is at %q (%v), want %q", got, err, want)
-		}
-		time.Sleep(100 * time.Millisecond)
+	res, err := chromedp.RunResponse(tab, action)
+	if err != nil || res == nil || res.Status != http.StatusOK {
+		t.Fatalf("navigating to %s: %v", want, err)
+	}
+	if got, err := chromedp.Run(tab, chromedp.Evaluate[string](`location.pathname + location.search`)); err != nil || got != want {
+		t.Fatalf("the tab is at %q (%v), want %q", got, err, want)
 	}
 }
 

@@ -21,7 +21,27 @@ import (
 // integer bounds, byte array lengths), then read into one value per property, each byte
 // array's items checked as they are read.
 // Anything refused is ErrInvalidDocument, naming the property.
+//
+// The values read are kept (parsedData): a document is read once, when CheckTx first
+// sees its transaction, and its block, the mempool's rechecks and a proposal executed
+// again find it read. Only values are kept, never a refusal, and each caller gets its
+// own slice of them; their bytes are shared and never written.
 func ParseDocumentData(t DocumentType, raw []byte, lim Limits) ([]Value, error) {
+	key := schemaKey(t)
+	memo := parsedDataKey(key, raw, lim)
+	if values, ok := parsedData.get(memo); ok {
+		return values, nil
+	}
+	values, err := parseDocumentData(t, key, raw, lim)
+	if err != nil {
+		return nil, err
+	}
+	parsedData.put(memo, values)
+	return slices.Clone(values), nil
+}
+
+// parseDocumentData is ParseDocumentData without its memo; key is schemaKey(t).
+func parseDocumentData(t DocumentType, key string, raw []byte, lim Limits) ([]Value, error) {
 	refuse := func(path, keyword, reason string) ([]Value, error) {
 		return nil, ErrInvalidDocument{Type: t.Name, Path: path, Keyword: keyword, Reason: reason}
 	}
@@ -33,7 +53,7 @@ func ParseDocumentData(t DocumentType, raw []byte, lim Limits) ([]Value, error) 
 		e := err.(ErrJSONSchema)
 		return refuse(e.Path, e.Keyword, "a document holds no numbers but integers")
 	}
-	schema, err := documentSchema(t)
+	schema, err := documentSchema(t, key)
 	if err != nil {
 		// The parser checked every keyword the schema is written from, so this does not
 		// happen; were it to, the document is refused (a code), never the block.
@@ -165,9 +185,8 @@ func byteItems(b []byte) []int {
 
 // documentSchema returns the compiled validation schema of type t: plain JSON Schema
 // written from the parsed type, so the library sees exactly the rules the parser kept.
-// Compiled schemas are kept by schemaKey (the cache changes no result).
-func documentSchema(t DocumentType) (*jsonschema.Schema, error) {
-	key := schemaKey(t)
+// Compiled schemas are kept by schemaKey, key (the cache changes no result).
+func documentSchema(t DocumentType, key string) (*jsonschema.Schema, error) {
 	schemaCache.Lock()
 	defer schemaCache.Unlock()
 	if s, ok := schemaCache.m[key]; ok {
@@ -244,6 +263,62 @@ var schemaCache = struct {
 	sync.Mutex
 	m map[string]*jsonschema.Schema
 }{m: map[string]*jsonschema.Schema{}}
+
+// parsedDataKey is what ParseDocumentData's values depend on: the type's schema key,
+// the two limits it reads and the data, each length-prefixed.
+func parsedDataKey(schema string, raw []byte, lim Limits) []byte {
+	b := make([]byte, 0, len(schema)+len(raw)+3*binary.MaxVarintLen64)
+	b = binary.AppendUvarint(b, uint64(len(schema)))
+	b = append(b, schema...)
+	b = binary.AppendUvarint(b, uint64(lim.MaxStringLength))
+	b = binary.AppendUvarint(b, uint64(lim.MaxByteArrayLength))
+	return append(b, raw...)
+}
+
+// maxParsedData is how many documents' values parsedData keeps in each of its two
+// generations: the creates and replaces of a few blocks at a node's intake rate, which
+// reach their block in a second or two.
+const maxParsedData = 1 << 15
+
+// parsedData keeps the values of the documents ParseDocumentData read last, by
+// parsedDataKey, in two generations: when the newer is full it becomes the older and
+// the older is dropped, so a document read again within the last maxParsedData to
+// 2 × maxParsedData reads is found, and memory stays bounded whatever is sent.
+var parsedData = &dataMemo{newer: map[string][]Value{}}
+
+type dataMemo struct {
+	sync.Mutex
+	newer, older map[string][]Value
+}
+
+// get returns a copy of key's values, moving them to the newer generation.
+func (m *dataMemo) get(key []byte) ([]Value, bool) {
+	m.Lock()
+	defer m.Unlock()
+	values, ok := m.newer[string(key)]
+	if !ok {
+		if values, ok = m.older[string(key)]; !ok {
+			return nil, false
+		}
+		delete(m.older, string(key))
+		m.add(string(key), values)
+	}
+	return slices.Clone(values), true
+}
+
+// put keeps values under key.
+func (m *dataMemo) put(key []byte, values []Value) {
+	m.Lock()
+	defer m.Unlock()
+	m.add(string(key), values)
+}
+
+func (m *dataMemo) add(key string, values []Value) {
+	if len(m.newer) >= maxParsedData {
+		m.older, m.newer = m.newer, make(map[string][]Value, maxParsedData)
+	}
+	m.newer[key] = values
+}
 
 // documentSchemaJSON writes the validation schema of t.
 func documentSchemaJSON(t DocumentType) []byte {

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -166,7 +167,7 @@ func TestSchemaKeyNamesOneSchema(t *testing.T) {
 }
 
 // BenchmarkParseDocumentData reads a listing of docs/examples/market.json: two strings,
-// an integer and a 32-byte identifier.
+// an integer and a 32-byte identifier; "read" parses it each time, "memo" finds it read.
 func BenchmarkParseDocumentData(b *testing.B) {
 	types, err := ParseDocumentTypes(exampleFiles(b)["market.json"], Latest)
 	if err != nil {
@@ -174,11 +175,76 @@ func BenchmarkParseDocumentData(b *testing.B) {
 	}
 	raw := []byte(fuzzDocumentSeeds[0])
 	lim := testContext(b).Limits
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := ParseDocumentData(types[0], raw, lim); err != nil {
-			b.Fatal(err)
+	b.Run("read", func(b *testing.B) {
+		b.ReportAllocs()
+		key := schemaKey(types[0])
+		for b.Loop() {
+			if _, err := parseDocumentData(types[0], key, raw, lim); err != nil {
+				b.Fatal(err)
+			}
 		}
+	})
+	b.Run("memo", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := ParseDocumentData(types[0], raw, lim); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestParsedDataKept checks the memo of ParseDocumentData: a document read again gets
+// the values of its first reading, in a slice of its own; a refusal is refused again; a
+// type of other bounds or a version of other limits reads the data anew; and the memo
+// keeps at most two generations of maxParsedData documents.
+func TestParsedDataKept(t *testing.T) {
+	types, err := ParseDocumentTypes(exampleFiles(t)["market.json"], Latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := []byte(fuzzDocumentSeeds[0])
+	lim := testContext(t).Limits
+	first, err := ParseDocumentData(types[0], raw, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := parseDocumentData(types[0], schemaKey(types[0]), raw, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first[0] = Value{}
+	again, err := ParseDocumentData(types[0], raw, lim)
+	if err != nil || !reflect.DeepEqual(again, want) {
+		t.Fatalf("read again: %v %+v, want %+v", err, again, want)
+	}
+
+	bad := []byte(`{"unknown":1}`)
+	for range 2 {
+		var e ErrInvalidDocument
+		if _, err := ParseDocumentData(types[0], bad, lim); !errors.As(err, &e) {
+			t.Fatalf("a refused document read again: %v", err)
+		}
+	}
+
+	short := lim
+	short.MaxStringLength = 1
+	if _, err := ParseDocumentData(types[0], raw, short); err == nil {
+		t.Fatal("a version whose strings are one byte long found the document read under another's")
+	}
+
+	m := &dataMemo{newer: map[string][]Value{}}
+	for i := range 2*maxParsedData + 1 {
+		m.put([]byte(strconv.Itoa(i)), want)
+	}
+	if n := len(m.newer) + len(m.older); n > 2*maxParsedData {
+		t.Fatalf("the memo keeps %d documents", n)
+	}
+	if _, ok := m.get([]byte("0")); ok {
+		t.Fatal("the oldest document outlived two generations")
+	}
+	if _, ok := m.get([]byte(strconv.Itoa(2 * maxParsedData))); !ok {
+		t.Fatal("the newest document is not kept")
 	}
 }
 

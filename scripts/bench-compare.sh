@@ -25,7 +25,11 @@
 # its kvstore run (ttld-load report: committed tx/s, the ratio, p50 and p99 commit
 # latency, the node's cores, retries, given up, refused, not committed); it appends the
 # per-block throughput to BENCH_CSV, one summary row per run to BENCH_SUMMARY and the
-# node's and the load tool's CPU use to BENCH_CPU_CSV.
+# node's and the load tool's CPU use to BENCH_CPU_CSV. With BENCH_PROFILE set to a
+# directory, every ttld node serves pprof on loopback and a CPU profile of the middle
+# half of its sending time is written there, named after the run, with the share of it
+# the garbage collector took (its mark workers, the allocations' assists and the
+# sweeper) printed after the run.
 #
 # Lists (BENCH_CLIENTS, BENCH_INDEXERS, BENCH_SIGNER_COUNTS, BENCH_WORKLOADS) take
 # commas or spaces. The runs: workloads × indexers × clients × (1 + signer counts); by
@@ -60,6 +64,7 @@ SUMMARY=${BENCH_SUMMARY:-docs/bench/clients.csv}
 CPU_CSV=${BENCH_CPU_CSV:-docs/bench/clients-cpu.csv}
 KVSTORE_PORTS=${BENCH_KVSTORE_PORTS:-37}
 TTLD_PORTS=${BENCH_TTLD_PORTS:-38}
+PROFILE=${BENCH_PROFILE:-}
 # The settings every home gets (ttld-load configure), but the indexer.
 # Blocks of at most 4 MiB (28,000 transfers, more than either commits a second):
 # CometBFT's 21 MiB let kvstore put 60,000 transactions in a block, whose results
@@ -153,6 +158,11 @@ run_one() {
 	fi
 	bin/ttld-load configure --home "$home" "${SETTINGS[@]}" --indexer "$indexer" >/dev/null
 	rpc=http://127.0.0.1:${ports}657
+	local profile="" profiler=""
+	if [[ $system == ttld && -n $PROFILE ]]; then
+		profile=$PROFILE/ttld-$workload-$indexer-$client-$signers.pprof
+		sed -i "s|^pprof_laddr = .*|pprof_laddr = \"127.0.0.1:${ports}606\"|" "$home/config/config.toml"
+	fi
 	if [[ $system == kvstore ]]; then
 		start_node "$home.log" "$cometbft" start --home "$home" --proxy_app=persistent_kvstore --log_level error \
 			--rpc.laddr "tcp://127.0.0.1:${ports}657" --p2p.laddr "tcp://127.0.0.1:${ports}656"
@@ -169,11 +179,26 @@ run_one() {
 	fi
 	wait_rpc "$rpc"
 	echo "== $system, $workload, indexer $indexer, $client client$([[ $system == kvstore ]] || echo ", $signers signers") (pid $NODE_PID, RPC $rpc)"
+	if [[ -n $profile ]]; then
+		(sleep $((TIME / 4)) && curl -sf -o "$profile" "http://127.0.0.1:${ports}606/debug/pprof/profile?seconds=$((TIME / 2 > 0 ? TIME / 2 : 1))") &
+		profiler=$!
+	fi
 	timeout $((TIME + 2 * DRAIN + 300)) bin/ttld-load run --node "$rpc" "${args[@]}" \
 		--time "$TIME" --drain "${DRAIN}s" --node-pid "$NODE_PID" \
 		--csv "$work/throughput.csv" --summary-csv "$work/compare.csv" --cpu-csv "$work/cpu.csv"
+	if [[ -n $profile ]]; then
+		wait "$profiler" || echo "no CPU profile of the node" >&2
+		echo "CPU profile: $profile; the garbage collector's share: $(gc_share "$profile")"
+	fi
 	stop_node
 	rm -rf "$home"
+}
+
+# gc_share PROFILE: the share of PROFILE's samples in the garbage collector's mark
+# workers, the allocations' mark assists and the background sweeper.
+gc_share() {
+	"$GO" tool pprof -top -focus 'runtime\.(gcBgMarkWorker|gcAssistAlloc|bgsweep)$' "$1" 2>/dev/null |
+		sed -n 's/^Showing nodes accounting for .*, \([0-9.]*%\) of .* total$/\1/p'
 }
 
 count() { wc -w <<<"$1"; }

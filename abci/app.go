@@ -264,7 +264,11 @@ func (a *Application) InitChain(_ context.Context, req *abcitypes.RequestInitCha
 	// The headers carry the protocol version as their app version from the first
 	// block on; a block that switches it updates it (appVersionUpdate).
 	params := &cmtproto.ConsensusParams{Version: &cmtproto.VersionParams{App: uint64(v)}}
-	return &abcitypes.ResponseInitChain{AppHash: a.store.WorkingHash(), ConsensusParams: params}, nil
+	hash, err := a.store.WorkingHash()
+	if err != nil {
+		return nil, err
+	}
+	return &abcitypes.ResponseInitChain{AppHash: hash, ConsensusParams: params}, nil
 }
 
 // GenesisValidators reads CometBFT's genesis validators (RequestInitChain.Validators,
@@ -459,7 +463,10 @@ func (a *Application) FinalizeBlock(_ context.Context, req *abcitypes.RequestFin
 		ValidatorUpdates:      validatorUpdates(x.res.ValidatorUpdates),
 	}
 	if out.AppHash == nil {
-		out.AppHash = a.store.WorkingHash()
+		var err error
+		if out.AppHash, err = a.store.WorkingHash(); err != nil {
+			return nil, err
+		}
 	}
 	for i, tr := range x.res.TxResults {
 		out.TxResults[i] = &abcitypes.ExecTxResult{Code: uint32(tr.Code), Log: tr.Log, GasUsed: gas(tr.Charged), Events: events(tr.Events)}

@@ -302,7 +302,11 @@ func TestCreditsCheckHalts(t *testing.T) {
 	if !errors.As(err, &nc) || nc.Height != uint64(h.height+1) || nc.Total == nc.Want {
 		t.Fatalf("FinalizeBlock after a credit from nothing: %v, want ErrCreditsNotConserved at height %d", err, h.height+1)
 	}
-	if _, saved := h.store.LastCommit(); !bytes.Equal(h.store.WorkingHash(), saved) {
+	working, err := h.store.WorkingHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, saved := h.store.LastCommit(); !bytes.Equal(working, saved) {
 		t.Fatal("the refused block left staged writes")
 	}
 

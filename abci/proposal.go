@@ -117,7 +117,10 @@ func (a *Application) executeAhead(blk app.Block, at time.Time, room *app.Room) 
 	}
 	x.txs = blk.Txs
 	if x.branch == nil {
-		x.appHash = a.store.WorkingHash()
+		if x.appHash, err = a.store.WorkingHash(); err != nil {
+			a.store.Rollback()
+			return nil, err
+		}
 	}
 	a.metrics.BlockExecution.Observe(time.Since(start).Seconds())
 	return x, nil

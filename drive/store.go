@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	dbm "github.com/cosmos/cosmos-db"
@@ -58,6 +59,11 @@ type Store struct {
 	// under treeMu since it took it (0: it does not hold it). Only the writer uses them.
 	batch  bool
 	sliced int
+	// updated holds the keys the working tree has updated since the last commit or
+	// rollback: keys written while the tree held them already, and neither removed nor
+	// inserted since. A key's value is its newest value when the tree does not hold it
+	// yet, nil when it does. Only the writer uses it (see treeKV).
+	updated map[string][]byte
 
 	mu          sync.RWMutex // guards lastVersion, lastHash and held
 	lastVersion int64
@@ -97,7 +103,7 @@ func NewStore(db dbm.DB, opts Options) (*Store, error) {
 		return nil, err
 	}
 	return &Store{db: db, opts: opts, tree: tree, keepRecent: opts.KeepRecent, treeMu: &sync.RWMutex{}, writeSlice: opts.WriteSlice,
-		lastVersion: version, lastHash: tree.Hash()}, nil
+		updated: map[string][]byte{}, lastVersion: version, lastHash: tree.Hash()}, nil
 }
 
 // loadTree opens the tree in db at its latest saved version.
@@ -171,10 +177,45 @@ func (s *Store) unlockWrite() {
 }
 
 // WorkingHash is the root hash of the working tree: the app hash FinalizeBlock returns.
-func (s *Store) WorkingHash() []byte {
+// It fails when the updates treeKV kept back cannot be written (settle): IAVL could not
+// load a node from the database.
+func (s *Store) WorkingHash() ([]byte, error) {
 	s.treeMu.Lock()
 	defer s.treeMu.Unlock()
-	return s.tree.WorkingHash()
+	if err := s.settle(); err != nil {
+		return nil, fmt.Errorf("drive: write the block's updates: %w", err)
+	}
+	return s.tree.WorkingHash(), nil
+}
+
+// settle writes into the tree the updates treeKV kept back, in key order; the caller
+// holds treeMu.
+//
+// Why they can be kept back: an AVL tree's shape is made by its insertions and
+// removals alone. Writing a key the tree holds replaces the leaf's value on the same
+// path, rebalancing nothing (IAVL's recursiveSet returns before balancing an update),
+// and every node it copies on the way is one the key's first write that block copied
+// already or one a rotation made since. So of several updates of one key, only the
+// last one's value is ever seen, and writing that value once, whenever before the root
+// is computed, leaves the same nodes, versions and hashes: the root does not change.
+// A block of transfers writes each signer's balance and nonce at every one of its
+// transfers, and every document write the same shared records: each such update after
+// the first is one map entry instead of a walk and a copy of a 20-node path.
+func (s *Store) settle() error {
+	var keys []string
+	for k, v := range s.updated {
+		if v != nil {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if _, err := s.tree.Set([]byte(k), s.updated[k]); err != nil {
+			return err
+		}
+		s.updated[k] = nil
+	}
+	return nil
 }
 
 // Commit saves the working tree as the next version and prunes what falls out of the
@@ -182,6 +223,10 @@ func (s *Store) WorkingHash() []byte {
 func (s *Store) Commit() (version int64, hash []byte, err error) {
 	s.treeMu.Lock()
 	defer s.treeMu.Unlock()
+	if err := s.settle(); err != nil {
+		return 0, nil, fmt.Errorf("drive: save version: %w", err)
+	}
+	clear(s.updated)
 	hash, version, err = s.tree.SaveVersion()
 	if err != nil {
 		return 0, nil, fmt.Errorf("drive: save version: %w", err)
@@ -215,16 +260,19 @@ func (s *Store) pruneTo(version int64) int64 {
 // Unchanged reports whether the working tree holds the last saved version with nothing
 // staged over it, so that Rollback returns it to where the next block starts. Before
 // the first commit it never does: the working tree then holds the genesis state, which
-// Rollback would drop.
+// Rollback would drop. Nor does it when the working tree's root cannot be computed
+// (WorkingHash fails).
 func (s *Store) Unchanged() bool {
 	v, hash := s.LastCommit()
-	return v > 0 && bytes.Equal(s.WorkingHash(), hash)
+	working, err := s.WorkingHash()
+	return err == nil && v > 0 && bytes.Equal(working, hash)
 }
 
 // Rollback drops the uncommitted changes of the working tree.
 func (s *Store) Rollback() {
 	s.treeMu.Lock()
 	defer s.treeMu.Unlock()
+	clear(s.updated)
 	s.tree.Rollback()
 }
 
@@ -281,30 +329,56 @@ func (s *Store) Close() error { return s.tree.Close() }
 
 // treeKV is the working tree. Its writes are exclusive against readers of saved
 // versions; its reads come from the one goroutine that writes, so they need no lock.
+//
+// A write of a key the tree holds and that this block updated already goes to
+// Store.updated instead of the tree, and reads find it there; Store.settle writes it
+// before the root is computed (WorkingHash, Commit), which the order of the updates
+// does not change (see settle).
 type treeKV struct{ s *Store }
 
-func (k treeKV) Get(key []byte) ([]byte, error) { return k.s.tree.Get(key) }
+func (k treeKV) Get(key []byte) ([]byte, error) {
+	if v := k.s.updated[string(key)]; v != nil {
+		return v, nil
+	}
+	return k.s.tree.Get(key)
+}
+
 func (k treeKV) Set(key, value []byte) error {
 	if len(value) == 0 {
 		return ErrEmptyValue
 	}
+	if _, ok := k.s.updated[string(key)]; ok {
+		k.s.updated[string(key)] = value
+		return nil
+	}
 	k.s.lockWrite()
-	_, err := k.s.tree.Set(key, value)
+	updated, err := k.s.tree.Set(key, value)
 	k.s.unlockWrite()
+	if err == nil && updated {
+		k.s.updated[string(key)] = nil
+	}
 	return err
 }
+
 func (k treeKV) Delete(key []byte) error {
+	delete(k.s.updated, string(key))
 	k.s.lockWrite()
 	_, _, err := k.s.tree.Remove(key)
 	k.s.unlockWrite()
 	return err
 }
+
 func (k treeKV) Iterate(start, end []byte, fn func(key, value []byte) (bool, error)) error {
 	it, err := k.s.tree.Iterator(start, end, true)
 	if err != nil {
 		return err
 	}
-	return drain(it, fn)
+	return drain(it, func(key, value []byte) (bool, error) {
+		if v := k.s.updated[string(key)]; v != nil {
+			value = v
+		}
+		return fn(key, value)
+	})
 }
 
 // lockedKV reads a saved version under the store's read lock, one operation at a time.

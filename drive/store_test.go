@@ -5,11 +5,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"testing"
 
 	dbm "github.com/cosmos/cosmos-db"
+	"github.com/cosmos/iavl"
+	idb "github.com/cosmos/iavl/db"
 
 	"github.com/ttld-dev/ttld/protocol"
 )
@@ -106,7 +109,7 @@ func TestCacheMatchesReference(t *testing.T) {
 func TestCacheDiscardChangesNothing(t *testing.T) {
 	s, _ := newTestStore(t, 0)
 	_ = s.Working().Set([]byte("k"), []byte("v"))
-	before := s.WorkingHash()
+	before := workingHash(t, s)
 	c := NewCache(s.Working())
 	_ = c.Set([]byte("x"), []byte("y"))
 	_ = c.Delete([]byte("k"))
@@ -114,7 +117,7 @@ func TestCacheDiscardChangesNothing(t *testing.T) {
 	if err := c.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(before, s.WorkingHash()) {
+	if !bytes.Equal(before, workingHash(t, s)) {
 		t.Fatal("discarded writes reached the tree")
 	}
 }
@@ -174,9 +177,19 @@ func TestCacheFlushKeepsTheRoot(t *testing.T) {
 	if err := c.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(direct.WorkingHash(), branched.WorkingHash()) {
-		t.Fatalf("flushed root %X, direct %X", branched.WorkingHash(), direct.WorkingHash())
+	if d, b := workingHash(t, direct), workingHash(t, branched); !bytes.Equal(d, b) {
+		t.Fatalf("flushed root %X, direct %X", b, d)
 	}
+}
+
+// workingHash is s's working root.
+func workingHash(t testing.TB, s *Store) []byte {
+	t.Helper()
+	h, err := s.WorkingHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // TestStoreVersionsAndPruning: commits save versions; queries read saved versions only;
@@ -410,5 +423,80 @@ func TestBatchLetsReadersIn(t *testing.T) {
 	}
 	if v, _ := s.Working().Get(key(keys - 1)); string(v) != "new" {
 		t.Fatalf("working tree: %q after the Batch", v)
+	}
+}
+
+// TestKeptBackUpdatesKeepTheRoot drives the store's working tree, which keeps back the
+// repeated updates of a key (treeKV, Store.settle), and a bare IAVL tree written at
+// every operation, with the same random blocks: inserts, updates of keys written
+// earlier in the block or not, removals and re-inserts over 48 keys. Every read and
+// iteration of the working tree must give the bare tree's values, and every block's
+// root, before and after its commit, the bare tree's; a block rolled back must leave
+// the last saved version.
+func TestKeptBackUpdatesKeepTheRoot(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	s, _ := newTestStore(t, 0)
+	bare := iavl.NewMutableTree(idb.NewWrapper(dbm.NewMemDB()), 10_000, true, iavl.NewNopLogger())
+	kv := s.Working()
+	key := func() []byte { return []byte(fmt.Sprintf("k%02d", rng.Intn(48))) }
+	for block := range 300 {
+		for range rng.Intn(60) {
+			k := key()
+			switch r := rng.Intn(10); {
+			case r < 6:
+				v := []byte(fmt.Sprint(rng.Int63()))
+				if err := kv.Set(k, v); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := bare.Set(k, v); err != nil {
+					t.Fatal(err)
+				}
+			case r < 8:
+				if err := kv.Delete(k); err != nil {
+					t.Fatal(err)
+				}
+				if _, _, err := bare.Remove(k); err != nil {
+					t.Fatal(err)
+				}
+			case r < 9:
+				got, err := kv.Get(k)
+				want, _ := bare.Get(k)
+				if err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("block %d: %s = %q (%v), the bare tree's %q", block, k, got, err, want)
+				}
+			default:
+				var got, want []string
+				_ = kv.Iterate([]byte("k1"), []byte("k4"), func(k, v []byte) (bool, error) {
+					got = append(got, string(k)+"="+string(v))
+					return false, nil
+				})
+				bare.IterateRange([]byte("k1"), []byte("k4"), true, func(k, v []byte) bool {
+					want = append(want, string(k)+"="+string(v))
+					return false
+				})
+				if !slices.Equal(got, want) {
+					t.Fatalf("block %d: the range reads %v, the bare tree's %v", block, got, want)
+				}
+			}
+		}
+		if rng.Intn(8) == 0 {
+			s.Rollback()
+			bare.Rollback()
+			if got, want := workingHash(t, s), bare.WorkingHash(); !bytes.Equal(got, want) {
+				t.Fatalf("block %d rolled back: root %X, the bare tree's %X", block, got, want)
+			}
+			continue
+		}
+		if got, want := workingHash(t, s), bare.WorkingHash(); !bytes.Equal(got, want) {
+			t.Fatalf("block %d: working root %X, the bare tree's %X", block, got, want)
+		}
+		_, got, err := s.Commit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := bare.SaveVersion()
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("block %d: saved root %X, the bare tree's %X (%v)", block, got, want, err)
+		}
 	}
 }

@@ -136,7 +136,11 @@ func TestInitChain(t *testing.T) {
 		if err := drive.CheckCredits(kv); err != nil {
 			t.Fatal(err)
 		}
-		roots = append(roots, s.WorkingHash())
+		root, err := s.WorkingHash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots = append(roots, root)
 	}
 	if string(roots[0]) != string(roots[1]) {
 		t.Fatal("the same genesis gave two roots")

@@ -495,7 +495,9 @@ func (r *replica) execute(ctx context.Context, h int64, req *abcitypes.RequestFi
 		if err := tamper(h, r.store.Working(), res); err != nil {
 			return nil, nil, err
 		}
-		appHash = r.store.WorkingHash()
+		if appHash, err = r.store.WorkingHash(); err != nil {
+			return nil, nil, err
+		}
 	}
 	if _, err := r.app.Commit(ctx, &abcitypes.RequestCommit{}); err != nil {
 		return nil, nil, fmt.Errorf("replay: commit %d: %w", h, err)

@@ -41,6 +41,31 @@ func ProcessCPU(pid int) (time.Duration, error) {
 	return time.Duration(ticks) * time.Second / userHZ, nil
 }
 
+// PeakRSS returns the largest resident set process pid has had since it started: VmHWM
+// of /proc/PID/status (Linux only).
+func PeakRSS(pid int) (int64, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("load: peak resident set of process %d: %w", pid, err)
+	}
+	for line := range bytes.Lines(raw) {
+		rest, ok := bytes.CutPrefix(line, []byte("VmHWM:"))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) != 2 || string(f[1]) != "kB" {
+			return 0, fmt.Errorf("load: /proc/%d/status: VmHWM %q", pid, bytes.TrimSpace(rest))
+		}
+		kb, err := strconv.ParseInt(string(f[0]), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("load: /proc/%d/status: %w", pid, err)
+		}
+		return kb << 10, nil
+	}
+	return 0, fmt.Errorf("load: /proc/%d/status has no VmHWM", pid)
+}
+
 // cpuWatch holds the CPU times at the start of a measured window.
 type cpuWatch struct {
 	node, self     int
@@ -63,7 +88,7 @@ func startCPU(nodePID int) (*cpuWatch, error) {
 	return w, nil
 }
 
-// stop records in r the CPU time used since startCPU.
+// stop records in r the CPU time used since startCPU, and the node's peak resident set.
 func (w *cpuWatch) stop(r *Result) error {
 	if w.node != 0 {
 		now, err := ProcessCPU(w.node)
@@ -71,6 +96,9 @@ func (w *cpuWatch) stop(r *Result) error {
 			return err
 		}
 		r.NodeCPU, r.NodeMeasured = now-w.nodeAt, true
+		if r.NodePeakRSS, err = PeakRSS(w.node); err != nil {
+			return err
+		}
 	}
 	now, err := ProcessCPU(w.self)
 	if err != nil {

@@ -36,3 +36,24 @@ func TestProcessCPUCountsThisProcess(t *testing.T) {
 		t.Fatal("the CPU time of no process was read")
 	}
 }
+
+// TestPeakRSSCountsThisProcess: the peak resident set of this process grows past a
+// buffer it touches, and is read in bytes.
+func TestPeakRSSCountsThisProcess(t *testing.T) {
+	before, err := PeakRSS(os.Getpid())
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	buf := make([]byte, before+64<<20)
+	for i := 0; i < len(buf); i += 4096 {
+		buf[i] = 1
+	}
+	after, err := PeakRSS(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after < int64(len(buf)) {
+		t.Fatalf("peak resident set %d bytes after touching %d", after, len(buf))
+	}
+	runtime.KeepAlive(buf)
+}

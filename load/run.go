@@ -101,6 +101,9 @@ type Result struct {
 	NodeCPU      time.Duration
 	NodeMeasured bool
 	ToolCPU      time.Duration
+	// NodePeakRSS (when NodeMeasured) is the node's largest resident set since it
+	// started, in bytes.
+	NodePeakRSS int64
 }
 
 // Run sends cfg's load to the node (sendAll, over cfg.Transport), sending again what a

@@ -141,6 +141,10 @@ func printRun(w io.Writer, r load.Result) {
 		cpu = fmt.Sprintf("node %.2f cores (%.1f s), ", r.NodeCPU.Seconds()/r.Wall.Seconds(), r.NodeCPU.Seconds()) + cpu
 	}
 	fmt.Fprintf(w, "  cpu:        over %.1f s of load, retries and drain: %s\n", r.Wall.Seconds(), cpu)
+	if r.NodeMeasured && r.Committed > 0 {
+		fmt.Fprintf(w, "  node:       %.0f µs of CPU per committed transaction; peak resident set %d MiB\n",
+			float64(r.NodeCPU.Microseconds())/float64(r.Committed), r.NodePeakRSS>>20)
+	}
 }
 
 func ms(d time.Duration) string { return d.Round(time.Millisecond).String() }

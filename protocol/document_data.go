@@ -275,20 +275,26 @@ func parsedDataKey(schema string, raw []byte, lim Limits) []byte {
 	return append(b, raw...)
 }
 
-// maxParsedData is how many documents' values parsedData keeps in each of its two
-// generations: the creates and replaces of a few blocks at a node's intake rate, which
-// reach their block in a second or two.
-const maxParsedData = 1 << 15
+// maxParsedBytes bounds each of parsedData's two generations, counting every kept
+// document's key and values: some 16,000 documents of a few hundred bytes, the creates
+// and replaces of a few blocks at a node's intake rate, which reach their block in a
+// second or two; a sender of documents at the largest size fills it with a thousand.
+const maxParsedBytes = 16 << 20
+
+// valueBytes is the memory of a Value besides its bytes on a 64-bit machine: two
+// booleans padded to eight bytes each, an int64 and a slice header.
+const valueBytes = 48
 
 // parsedData keeps the values of the documents ParseDocumentData read last, by
-// parsedDataKey, in two generations: when the newer is full it becomes the older and
-// the older is dropped, so a document read again within the last maxParsedData to
-// 2 × maxParsedData reads is found, and memory stays bounded whatever is sent.
+// parsedDataKey, in two generations: when the newer one holds maxParsedBytes it becomes
+// the older and the older is dropped, so a document read again soon after is found,
+// and the memory kept stays under 2 × maxParsedBytes whatever is sent.
 var parsedData = &dataMemo{newer: map[string][]Value{}}
 
 type dataMemo struct {
 	sync.Mutex
 	newer, older map[string][]Value
+	newerBytes   int
 }
 
 // get returns a copy of key's values, moving them to the newer generation.
@@ -314,10 +320,15 @@ func (m *dataMemo) put(key []byte, values []Value) {
 }
 
 func (m *dataMemo) add(key string, values []Value) {
-	if len(m.newer) >= maxParsedData {
-		m.older, m.newer = m.newer, make(map[string][]Value, maxParsedData)
+	size := len(key) + len(values)*valueBytes
+	for _, v := range values {
+		size += len(v.Bytes)
+	}
+	if m.newerBytes+size > maxParsedBytes {
+		m.older, m.newer, m.newerBytes = m.newer, map[string][]Value{}, 0
 	}
 	m.newer[key] = values
+	m.newerBytes += size
 }
 
 // documentSchemaJSON writes the validation schema of t.

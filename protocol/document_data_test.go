@@ -197,7 +197,7 @@ func BenchmarkParseDocumentData(b *testing.B) {
 // TestParsedDataKept checks the memo of ParseDocumentData: a document read again gets
 // the values of its first reading, in a slice of its own; a refusal is refused again; a
 // type of other bounds or a version of other limits reads the data anew; and the memo
-// keeps at most two generations of maxParsedData documents.
+// keeps at most two generations of maxParsedBytes.
 func TestParsedDataKept(t *testing.T) {
 	types, err := ParseDocumentTypes(exampleFiles(t)["market.json"], Latest)
 	if err != nil {
@@ -234,17 +234,19 @@ func TestParsedDataKept(t *testing.T) {
 	}
 
 	m := &dataMemo{newer: map[string][]Value{}}
-	for i := range 2*maxParsedData + 1 {
-		m.put([]byte(strconv.Itoa(i)), want)
+	huge := []Value{{Set: true, Bytes: make([]byte, 1<<20)}}
+	n := 2*maxParsedBytes>>20 + 1
+	for i := range n {
+		m.put([]byte(strconv.Itoa(i)), huge)
 	}
-	if n := len(m.newer) + len(m.older); n > 2*maxParsedData {
-		t.Fatalf("the memo keeps %d documents", n)
+	if kept := len(m.newer) + len(m.older); kept >= 2*maxParsedBytes>>20 {
+		t.Fatalf("the memo keeps %d documents of 1 MiB, bounded at %d MiB a generation", kept, maxParsedBytes>>20)
+	}
+	if _, ok := m.get([]byte(strconv.Itoa(n - 1))); !ok {
+		t.Fatal("the newest document is not kept")
 	}
 	if _, ok := m.get([]byte("0")); ok {
 		t.Fatal("the oldest document outlived two generations")
-	}
-	if _, ok := m.get([]byte(strconv.Itoa(2 * maxParsedData))); !ok {
-		t.Fatal("the newest document is not kept")
 	}
 }
 

@@ -3,9 +3,12 @@ package abci
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,15 +39,71 @@ import (
 // cores; -v prints it). One iteration gives every figure:
 //
 //	go test -run '^$' -bench '^BenchmarkSnapshot$' -benchtime 1x -timeout 60m ./abci/
+//
+// -bench.snapshot-docs chooses the sizes; -bench.snapshot-state keeps each state written
+// in a folder of its own, which later runs open instead of writing it again.
 func BenchmarkSnapshot(b *testing.B) {
-	for _, docs := range []int{100_000, 1_000_000} {
+	var sizes []int
+	for _, f := range strings.Split(*benchSnapshotDocs, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("-bench.snapshot-docs %q: each size must be a number of at least 1", *benchSnapshotDocs)
+		}
+		sizes = append(sizes, n)
+	}
+	for _, docs := range sizes {
 		b.Run(fmt.Sprintf("documents=%d", docs), func(b *testing.B) {
-			start := time.Now()
-			h, _, _ := benchPosts(b, docs)
-			b.Logf("%d documents written in %s", docs, time.Since(start).Round(time.Second))
-			b.Run("take-restore", func(b *testing.B) { benchSnapshot(b, h.store) })
+			src := benchSnapshotState(b, docs)
+			b.Run("take-restore", func(b *testing.B) { benchSnapshot(b, src) })
 		})
 	}
+}
+
+// benchSnapshotDocs are the sizes of BenchmarkSnapshot's states, in documents.
+var benchSnapshotDocs = flag.String("bench.snapshot-docs", "100000,1000000", "documents of BenchmarkSnapshot's states, comma-separated")
+
+// benchSnapshotStates is a directory keeping BenchmarkSnapshot's states between runs.
+// A state opened from it was written by an earlier process, so goleveldb compacts
+// nothing of it meanwhile, where a state just written may still be compacting while it
+// is taken.
+var benchSnapshotStates = flag.String("bench.snapshot-state", "", "directory keeping BenchmarkSnapshot's states between runs, one folder per size (empty: each run writes them)")
+
+// benchSnapshotState is the store of benchPosts' state of docs documents: written now,
+// or opened from -bench.snapshot-state where an earlier run kept it.
+func benchSnapshotState(b *testing.B, docs int) *drive.Store {
+	kept := ""
+	if *benchSnapshotStates != "" {
+		kept = filepath.Join(*benchSnapshotStates, fmt.Sprintf("documents-%d", docs))
+		if _, err := os.Stat(filepath.Join(kept, "application.db")); err == nil {
+			return openBenchStore(b, kept)
+		}
+	}
+	start := time.Now()
+	h, _, _ := benchPosts(b, docs)
+	b.Logf("%d documents written in %s", docs, time.Since(start).Round(time.Second))
+	if kept == "" {
+		return h.store
+	}
+	h.app.ReadAhead(false)
+	if err := errors.Join(h.store.Close(), h.db.Close(), os.MkdirAll(kept, 0o755)); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(h.dbDir, "application.db"), filepath.Join(kept, "application.db")); err != nil {
+		b.Fatal(err)
+	}
+	return openBenchStore(b, kept)
+}
+
+// openBenchStore opens the store of the application database in dir as a node opens
+// it, closed when b ends.
+func openBenchStore(b *testing.B, dir string) *drive.Store {
+	db := openBenchDB(b, dir, *benchBlockCache)
+	store, err := drive.NewStore(db, drive.Options{CacheSize: *benchCache})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = store.Close() })
+	return store
 }
 
 func benchSnapshot(b *testing.B, src *drive.Store) {
@@ -91,6 +150,9 @@ func benchSnapshot(b *testing.B, src *drive.Store) {
 		restoreFiles(b, dst, files, m, root)
 		restored += time.Since(start)
 		b.StopTimer()
+		// How long goleveldb held the import's writes back while it compacted.
+		delay, _ := db.DB().GetProperty("leveldb.writedelay")
+		b.Logf("restored database's write delays: %s", delay)
 		if v, got := dst.LastCommit(); v != height || !bytes.Equal(got, root) {
 			b.Fatalf("restored version %d root %X, the source's %d %X", v, got, height, root)
 		}

@@ -14,6 +14,8 @@ import (
 
 	dbm "github.com/cosmos/cosmos-db"
 	"github.com/cosmos/iavl"
+	"github.com/syndtr/goleveldb/leveldb/filter"
+	"github.com/syndtr/goleveldb/leveldb/opt"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/snapshot"
@@ -29,7 +31,8 @@ import (
 //     as snapshot-s, with the snapshot's size (MiB), its chunks and the tree's leaves
 //     (keys);
 //   - restore: a Restorer imports the chunks, read one by one from those files, into an
-//     empty store over a new goleveldb database opened as a node opens it, up to the
+//     empty store over a new goleveldb database opened with the node's write options
+//     (-bench.restore-writes) and goleveldb's 8 MiB block cache, up to the
 //     root check and the store's acceptance; reported as restore-s. The restored root
 //     must be the source's.
 //
@@ -67,6 +70,12 @@ var benchSnapshotDocs = flag.String("bench.snapshot-docs", "100000,1000000", "do
 // nothing of it meanwhile, where a state just written may still be compacting while it
 // is taken.
 var benchSnapshotStates = flag.String("bench.snapshot-state", "", "directory keeping BenchmarkSnapshot's states between runs, one folder per size (empty: each run writes them)")
+
+// benchRestoreWrites is goleveldb's write buffer, table size and level-1 size of the
+// restored database, in MiB: by default node.ApplicationDBWriteBufferMiB,
+// ApplicationDBTableMiB and ApplicationDBLevel1MiB, as the node opens it (abci cannot
+// import node); 4:2:10 are goleveldb's own.
+var benchRestoreWrites = flag.String("bench.restore-writes", "64:16:256", "goleveldb write buffer, table size and level-1 size of the restored database in MiB, w:t:l1 (default: as the node opens it; 4:2:10 goleveldb's own)")
 
 // benchSnapshotState is the store of benchPosts' state of docs documents: written now,
 // or opened from -bench.snapshot-state where an earlier run kept it.
@@ -137,7 +146,12 @@ func benchSnapshot(b *testing.B, src *drive.Store) {
 		size, chunks = n, len(m.Chunks)
 
 		b.StopTimer()
-		db, err := dbm.NewGoLevelDB("application", dir, nil)
+		var wb, table, l1 int
+		if _, err := fmt.Sscanf(*benchRestoreWrites, "%d:%d:%d", &wb, &table, &l1); err != nil {
+			b.Fatalf("-bench.restore-writes %q: %v", *benchRestoreWrites, err)
+		}
+		db, err := dbm.NewGoLevelDBWithOpts("application", dir, &opt.Options{Filter: filter.NewBloomFilter(10),
+			WriteBuffer: wb * opt.MiB, CompactionTableSize: table * opt.MiB, CompactionTotalSize: l1 * opt.MiB})
 		if err != nil {
 			b.Fatal(err)
 		}

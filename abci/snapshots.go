@@ -163,8 +163,9 @@ type restoreRun struct {
 type RestoreStatus struct {
 	// Height is the height of the snapshot being restored; 0: none is.
 	Height int64 `json:"height"`
-	// Chunks is how many chunks it has, ChunksApplied how many of them, in order, are
-	// imported, BytesApplied their size.
+	// Chunks is how many chunks it has, ChunksApplied how many of them, in order, were
+	// accepted and handed to the import (one or two of them may still be importing),
+	// BytesApplied their size.
 	Chunks        int   `json:"chunks"`
 	ChunksApplied int   `json:"chunks_applied"`
 	BytesApplied  int64 `json:"bytes_applied"`

@@ -40,8 +40,9 @@ const DefaultChunkBytes = 4 << 20
 const MaxChunkBytes = 16 << 20
 
 // encoder compresses the chunks of format 2. EncodeAll is safe for concurrent use.
+// NewWriter and NewReader (decoder) fail only on an invalid option, and theirs are
+// fixed: a failure is a bug of this file, hence the panics.
 var encoder = sync.OnceValue(func() *zstd.Encoder {
-	// NB: NewWriter fails only on an invalid option, and these are fixed.
 	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(2))
 	if err != nil {
 		panic(err)

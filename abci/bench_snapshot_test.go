@@ -3,14 +3,19 @@ package abci
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	dbm "github.com/cosmos/cosmos-db"
 	"github.com/cosmos/iavl"
+	"github.com/syndtr/goleveldb/leveldb/filter"
+	"github.com/syndtr/goleveldb/leveldb/opt"
 
 	"github.com/ttld-dev/ttld/drive"
 	"github.com/ttld-dev/ttld/snapshot"
@@ -26,7 +31,8 @@ import (
 //     as snapshot-s, with the snapshot's size (MiB), its chunks and the tree's leaves
 //     (keys);
 //   - restore: a Restorer imports the chunks, read one by one from those files, into an
-//     empty store over a new goleveldb database opened as a node opens it, up to the
+//     empty store over a new goleveldb database opened with the node's write options
+//     (-bench.restore-writes) and goleveldb's 8 MiB block cache, up to the
 //     root check and the store's acceptance; reported as restore-s. The restored root
 //     must be the source's.
 //
@@ -36,15 +42,77 @@ import (
 // cores; -v prints it). One iteration gives every figure:
 //
 //	go test -run '^$' -bench '^BenchmarkSnapshot$' -benchtime 1x -timeout 60m ./abci/
+//
+// -bench.snapshot-docs chooses the sizes; -bench.snapshot-state keeps each state written
+// in a folder of its own, which later runs open instead of writing it again.
 func BenchmarkSnapshot(b *testing.B) {
-	for _, docs := range []int{100_000, 1_000_000} {
+	var sizes []int
+	for _, f := range strings.Split(*benchSnapshotDocs, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("-bench.snapshot-docs %q: each size must be a number of at least 1", *benchSnapshotDocs)
+		}
+		sizes = append(sizes, n)
+	}
+	for _, docs := range sizes {
 		b.Run(fmt.Sprintf("documents=%d", docs), func(b *testing.B) {
-			start := time.Now()
-			h, _, _ := benchPosts(b, docs)
-			b.Logf("%d documents written in %s", docs, time.Since(start).Round(time.Second))
-			b.Run("take-restore", func(b *testing.B) { benchSnapshot(b, h.store) })
+			src := benchSnapshotState(b, docs)
+			b.Run("take-restore", func(b *testing.B) { benchSnapshot(b, src) })
 		})
 	}
+}
+
+// benchSnapshotDocs are the sizes of BenchmarkSnapshot's states, in documents.
+var benchSnapshotDocs = flag.String("bench.snapshot-docs", "100000,1000000", "documents of BenchmarkSnapshot's states, comma-separated")
+
+// benchSnapshotStates is a directory keeping BenchmarkSnapshot's states between runs.
+// A state opened from it was written by an earlier process, so goleveldb compacts
+// nothing of it meanwhile, where a state just written may still be compacting while it
+// is taken.
+var benchSnapshotStates = flag.String("bench.snapshot-state", "", "directory keeping BenchmarkSnapshot's states between runs, one folder per size (empty: each run writes them)")
+
+// benchRestoreWrites is goleveldb's write buffer, table size and level-1 size of the
+// restored database, in MiB: by default node.ApplicationDBWriteBufferMiB,
+// ApplicationDBTableMiB and ApplicationDBLevel1MiB, as the node opens it (abci cannot
+// import node); 4:2:10 are goleveldb's own.
+var benchRestoreWrites = flag.String("bench.restore-writes", "64:16:256", "goleveldb write buffer, table size and level-1 size of the restored database in MiB, w:t:l1 (default: as the node opens it; 4:2:10 goleveldb's own)")
+
+// benchSnapshotState is the store of benchPosts' state of docs documents: written now,
+// or opened from -bench.snapshot-state where an earlier run kept it.
+func benchSnapshotState(b *testing.B, docs int) *drive.Store {
+	kept := ""
+	if *benchSnapshotStates != "" {
+		kept = filepath.Join(*benchSnapshotStates, fmt.Sprintf("documents-%d", docs))
+		if _, err := os.Stat(filepath.Join(kept, "application.db")); err == nil {
+			return openBenchStore(b, kept)
+		}
+	}
+	start := time.Now()
+	h, _, _ := benchPosts(b, docs)
+	b.Logf("%d documents written in %s", docs, time.Since(start).Round(time.Second))
+	if kept == "" {
+		return h.store
+	}
+	h.app.ReadAhead(false)
+	if err := errors.Join(h.store.Close(), h.db.Close(), os.MkdirAll(kept, 0o755)); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(h.dbDir, "application.db"), filepath.Join(kept, "application.db")); err != nil {
+		b.Fatal(err)
+	}
+	return openBenchStore(b, kept)
+}
+
+// openBenchStore opens the store of the application database in dir as a node opens
+// it, closed when b ends.
+func openBenchStore(b *testing.B, dir string) *drive.Store {
+	db := openBenchDB(b, dir, *benchBlockCache)
+	store, err := drive.NewStore(db, drive.Options{CacheSize: *benchCache})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = store.Close() })
+	return store
 }
 
 func benchSnapshot(b *testing.B, src *drive.Store) {
@@ -78,7 +146,12 @@ func benchSnapshot(b *testing.B, src *drive.Store) {
 		size, chunks = n, len(m.Chunks)
 
 		b.StopTimer()
-		db, err := dbm.NewGoLevelDB("application", dir, nil)
+		var wb, table, l1 int
+		if _, err := fmt.Sscanf(*benchRestoreWrites, "%d:%d:%d", &wb, &table, &l1); err != nil {
+			b.Fatalf("-bench.restore-writes %q: %v", *benchRestoreWrites, err)
+		}
+		db, err := dbm.NewGoLevelDBWithOpts("application", dir, &opt.Options{Filter: filter.NewBloomFilter(10),
+			WriteBuffer: wb * opt.MiB, CompactionTableSize: table * opt.MiB, CompactionTotalSize: l1 * opt.MiB})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -91,6 +164,9 @@ func benchSnapshot(b *testing.B, src *drive.Store) {
 		restoreFiles(b, dst, files, m, root)
 		restored += time.Since(start)
 		b.StopTimer()
+		// How long goleveldb held the import's writes back while it compacted.
+		delay, _ := db.DB().GetProperty("leveldb.writedelay")
+		b.Logf("restored database's write delays: %s", delay)
 		if v, got := dst.LastCommit(); v != height || !bytes.Equal(got, root) {
 			b.Fatalf("restored version %d root %X, the source's %d %X", v, got, height, root)
 		}

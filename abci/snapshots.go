@@ -51,6 +51,9 @@ func (a *Application) CloseSnapshots() {
 // snapshotTaken logs a snapshot's outcome and records it in the metrics.
 func (a *Application) snapshotTaken(t snapshot.Taken) {
 	switch {
+	case t.Skipped && t.Err != nil:
+		a.metrics.Snapshots.WithLabelValues(snapshotSkipped).Inc()
+		a.log.Warn().Err(t.Err).Int64("height", t.Height).Msg("snapshot skipped: one snapshot operation runs at a time")
 	case t.Skipped:
 		a.metrics.Snapshots.WithLabelValues(snapshotSkipped).Inc()
 		a.log.Warn().Int64("height", t.Height).Msg("snapshot skipped: the one before is still being taken (snapshot_interval is shorter than a snapshot takes)")
@@ -99,13 +102,23 @@ func abciSnapshot(m snapshot.Manifest) *abcitypes.Snapshot {
 	return &abcitypes.Snapshot{Height: uint64(m.Height), Format: m.Format, Chunks: uint32(len(m.Chunks)), Hash: m.Hash(), Metadata: m.Encode()}
 }
 
-// LoadSnapshotChunk reads a chunk of a snapshot kept; none (a nil chunk, which the
-// asking peer takes as missing) when it is not kept.
+// LoadSnapshotChunk reads a chunk of a snapshot kept, as it is on disk (in format 2,
+// compressed); none (a nil chunk, which the asking peer takes as missing) when it is
+// not kept, or kept in another format than the one asked.
 func (a *Application) LoadSnapshotChunk(_ context.Context, req *abcitypes.RequestLoadSnapshotChunk) (*abcitypes.ResponseLoadSnapshotChunk, error) {
-	if a.snapshots == nil || req.Format != snapshot.Format1 || req.Height > 1<<62 {
+	if a.snapshots == nil || req.Height < 1 || req.Height > 1<<62 {
 		return &abcitypes.ResponseLoadSnapshotChunk{}, nil
 	}
-	chunk, err := a.snapshots.Chunk(int64(req.Height), req.Chunk)
+	// A peer asks for a chunk of the snapshot of a height and a format: the one kept
+	// at that height must be of that format.
+	m, err := a.snapshots.Manifest(int64(req.Height))
+	if err == nil && m.Format != req.Format {
+		return &abcitypes.ResponseLoadSnapshotChunk{}, nil
+	}
+	var chunk []byte
+	if err == nil {
+		chunk, err = a.snapshots.Chunk(int64(req.Height), req.Chunk)
+	}
 	if err != nil {
 		if !errors.As(err, new(snapshot.ErrNotFound)) {
 			a.log.Error().Err(err).Uint64("height", req.Height).Uint32("chunk", req.Chunk).Msg("reading a snapshot chunk failed")
@@ -134,7 +147,10 @@ type restore struct {
 
 // restoreRun is the snapshot accepted and what of it is imported.
 type restoreRun struct {
-	r     *snapshot.Restorer
+	r *snapshot.Restorer
+	// end ends the restore as a snapshot operation of the snapshot files, if the
+	// application serves any (snapshot.Files.BeginRestore).
+	end   func()
 	start time.Time
 	bytes int64
 	// refused counts its chunks refused (MaxChunkRefusals).
@@ -147,8 +163,9 @@ type restoreRun struct {
 type RestoreStatus struct {
 	// Height is the height of the snapshot being restored; 0: none is.
 	Height int64 `json:"height"`
-	// Chunks is how many chunks it has, ChunksApplied how many of them, in order, are
-	// imported, BytesApplied their size.
+	// Chunks is how many chunks it has, ChunksApplied how many of them, in order, were
+	// accepted and handed to the import (one or two of them may still be importing),
+	// BytesApplied their size.
 	Chunks        int   `json:"chunks"`
 	ChunksApplied int   `json:"chunks_applied"`
 	BytesApplied  int64 `json:"bytes_applied"`
@@ -213,7 +230,9 @@ func (a *Application) endRun() error {
 	}
 	a.restoring.run = nil
 	a.publish(func(st *RestoreStatus) { st.Height, st.Chunks, st.ChunksApplied, st.BytesApplied = 0, 0, 0, 0 })
-	if err := run.r.Close(); err != (snapshot.ErrAbandoned{}) {
+	err := run.r.Close()
+	run.end()
+	if err != (snapshot.ErrAbandoned{}) {
 		return err
 	}
 	return nil
@@ -226,11 +245,13 @@ func (a *Application) refuse(res abcitypes.ResponseOfferSnapshot_Result) *abcity
 }
 
 // OfferSnapshot takes a snapshot to restore when it is one this binary restores:
-// format 1 (else REJECT_FORMAT), with metadata that is a manifest matching the
+// format 1 or 2 (else REJECT_FORMAT), with metadata that is a manifest matching the
 // snapshot's height, chunk count and hash (else REJECT_SENDER: the peer sent what it
 // does not describe), whose root is the app hash the light client verified for its
 // height (else REJECT). The store must be empty: whatever it holds cannot be CometBFT's
-// (which state-syncs only a node with no state of its own) and is deleted first.
+// (which state-syncs only a node with no state of its own) and is deleted first, once
+// a snapshot being taken of it has ended: one snapshot operation runs at a time, and
+// none is taken until the restore ends.
 func (a *Application) OfferSnapshot(_ context.Context, req *abcitypes.RequestOfferSnapshot) (*abcitypes.ResponseOfferSnapshot, error) {
 	if a.restoring == nil {
 		a.restoring = &restore{}
@@ -244,8 +265,8 @@ func (a *Application) OfferSnapshot(_ context.Context, req *abcitypes.RequestOff
 	if s == nil {
 		return a.refuse(abcitypes.ResponseOfferSnapshot_REJECT), nil
 	}
-	if s.Format != snapshot.Format1 {
-		a.log.Info().Uint64("height", s.Height).Uint32("format", s.Format).Msg("snapshot refused: a format this binary does not restore")
+	if !snapshot.Restores(s.Format) {
+		a.log.Info().Uint64("height", s.Height).Uint32("format", s.Format).Msgf("snapshot refused: format %d, which this binary does not restore (it restores formats %d and %d)", s.Format, snapshot.Format1, snapshot.Format2)
 		return a.refuse(abcitypes.ResponseOfferSnapshot_REJECT_FORMAT), nil
 	}
 	m, err := snapshot.DecodeManifest(s.Metadata)
@@ -256,13 +277,23 @@ func (a *Application) OfferSnapshot(_ context.Context, req *abcitypes.RequestOff
 		a.log.Warn().Err(err).Uint64("height", s.Height).Msg("snapshot refused, and its sender")
 		return a.refuse(abcitypes.ResponseOfferSnapshot_REJECT_SENDER), nil
 	}
+	end := func() {}
+	if a.snapshots != nil {
+		if end, err = a.snapshots.BeginRestore(); err != nil {
+			return nil, err
+		}
+	}
 	if v, _ := a.store.LastCommit(); v != 0 {
 		a.log.Warn().Int64("height", v).Msg("state sync: the application store holds a state CometBFT has none of (a restore its node did not record); deleting it")
 		if err := a.store.Reset(); err != nil {
+			end()
 			return nil, err
 		}
 	}
 	r, err := snapshot.NewRestorer(a.store, m, req.AppHash)
+	if err != nil {
+		end()
+	}
 	var root snapshot.ErrRoot
 	if errors.As(err, &root) {
 		a.log.Warn().Err(err).Int64("height", m.Height).Msg("snapshot refused")
@@ -271,7 +302,7 @@ func (a *Application) OfferSnapshot(_ context.Context, req *abcitypes.RequestOff
 	if err != nil {
 		return nil, err
 	}
-	a.restoring.run = &restoreRun{r: r, start: time.Now()}
+	a.restoring.run = &restoreRun{r: r, end: end, start: time.Now()}
 	a.publish(func(st *RestoreStatus) {
 		st.Height, st.Chunks, st.ChunksApplied, st.BytesApplied = m.Height, len(m.Chunks), 0, 0
 	})
@@ -282,8 +313,11 @@ func (a *Application) OfferSnapshot(_ context.Context, req *abcitypes.RequestOff
 // ApplySnapshotChunk imports the next chunk of the snapshot accepted. A chunk that is
 // not the one the manifest names is fetched again, from another peer (its sender is
 // rejected), until MaxChunkRefusals of the snapshot's chunks are refused: then the
-// snapshot is, and CometBFT tries the next. Chunks that hash right but make no tree,
-// or a tree of another root than the trusted one, refuse the snapshot. A refused
+// snapshot is, and CometBFT tries the next. A chunk that hashes right is handed to the
+// restore's import and answered at once, so that the next one arrives while it is
+// imported (snapshot.Restorer); chunks that make no tree refuse the snapshot at the
+// next chunk, or at the last, whose answer waits for the whole import and its root:
+// a tree of another root than the trusted one refuses the snapshot too. A refused
 // snapshot leaves the store empty again. After the last chunk the store holds the
 // state at the snapshot's height, and the check state is rebuilt from it.
 func (a *Application) ApplySnapshotChunk(_ context.Context, req *abcitypes.RequestApplySnapshotChunk) (*abcitypes.ResponseApplySnapshotChunk, error) {

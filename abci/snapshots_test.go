@@ -73,10 +73,13 @@ func TestStateSync(t *testing.T) {
 		}
 		return res.Result
 	}
+	if offered.Format != snapshot.Format2 {
+		t.Fatalf("a snapshot taken in format %d", offered.Format)
+	}
 	other := *offered
-	other.Format = 2
+	other.Format = 3
 	if r := offer(&other, trusted); r != abcitypes.ResponseOfferSnapshot_REJECT_FORMAT {
-		t.Fatalf("format 2: %v", r)
+		t.Fatalf("format 3: %v", r)
 	}
 	other = *offered
 	other.Hash = bytes.Clone(offered.Hash)
@@ -102,6 +105,10 @@ func TestStateSync(t *testing.T) {
 			t.Fatal(err)
 		}
 		return res
+	}
+	// The snapshot kept at that height is of format 2: none of format 1 is served.
+	if load, err := src.app.LoadSnapshotChunk(ctx, &abcitypes.RequestLoadSnapshotChunk{Height: offered.Height, Format: snapshot.Format1, Chunk: 0}); err != nil || load.Chunk != nil {
+		t.Fatalf("a chunk of format 1: %d bytes, %v", len(load.Chunk), err)
 	}
 	for i := range offered.Chunks {
 		load, err := src.app.LoadSnapshotChunk(ctx, &abcitypes.RequestLoadSnapshotChunk{Height: offered.Height, Format: offered.Format, Chunk: i})
@@ -169,7 +176,7 @@ func TestStateSyncRefusesAnotherTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged := snapshot.Manifest{Format: snapshot.Format1, Height: 2, Root: m2.Root, Chunks: m4.Chunks}
+	forged := snapshot.Manifest{Format: m4.Format, Height: 2, Root: m2.Root, Chunks: m4.Chunks}
 	dst := newHarness(t)
 	res, err := dst.app.OfferSnapshot(ctx, &abcitypes.RequestOfferSnapshot{Snapshot: abciSnapshot(forged), AppHash: m2.Root})
 	if err != nil || res.Result != abcitypes.ResponseOfferSnapshot_ACCEPT {

@@ -169,6 +169,11 @@ func (o *offline) restore(height int64, progress func(done, total int)) (Snapsho
 	if err != nil {
 		return SnapshotInfo{}, err
 	}
+	end, err := o.files.BeginRestore()
+	if err != nil {
+		return SnapshotInfo{}, err
+	}
+	defer end()
 	// The root is checked against the light client's after the import
 	// (RestoreSnapshot), which needs the state in place.
 	r, err := snapshot.NewRestorer(o.store, m, m.Root)

@@ -113,9 +113,9 @@ func TestStateSyncGivesUp(t *testing.T) {
 	// Another snapshot offered (refused: a format this binary does not restore) starts
 	// the count again.
 	other := *s
-	other.Format = 2
+	other.Format = 3
 	if res, err := app.OfferSnapshot(ctx, &abcitypes.RequestOfferSnapshot{Snapshot: &other, AppHash: m.Root}); err != nil || res.Result != abcitypes.ResponseOfferSnapshot_REJECT_FORMAT {
-		t.Fatalf("offer of format 2: %v %v", res, err)
+		t.Fatalf("offer of format 3: %v %v", res, err)
 	}
 	noSnapshot(StateSyncGiveUpRounds - 1)
 	if halted() {

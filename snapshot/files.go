@@ -19,11 +19,68 @@ import (
 // (file "manifest") and the chunks (files "0", "1", ...). A snapshot is written in a
 // folder of its own and renamed into place when whole, so a folder with a height for
 // name is always a whole snapshot.
+//
+// One snapshot operation runs at a time in a process: a snapshot taken (Take) or a
+// restore (BeginRestore). A Take while another operation runs is an ErrBusy; a
+// restore waits for a snapshot being taken to end.
 type Files struct {
 	dir string
 	// mu orders the writes of the directory (a snapshot renamed into place, pruning)
 	// against each other.
 	mu sync.Mutex
+
+	// opMu guards op, the operation under way ("": none), and opEnded, closed when it
+	// ends.
+	opMu    sync.Mutex
+	op      string
+	opEnded chan struct{}
+}
+
+// The snapshot operations, as ErrBusy names them.
+const (
+	opTake    = "a snapshot being taken"
+	opRestore = "a restore"
+)
+
+// ErrBusy: a snapshot operation asked for while another one runs in the process.
+type ErrBusy struct{ Running string }
+
+func (e ErrBusy) Error() string { return "snapshot: " + e.Running + " is under way" }
+
+// begin starts operation op, unless another one runs.
+func (f *Files) begin(op string) (end func(), err error) {
+	f.opMu.Lock()
+	defer f.opMu.Unlock()
+	if f.op != "" {
+		return nil, ErrBusy{Running: f.op}
+	}
+	f.op, f.opEnded = op, make(chan struct{})
+	ended := f.opEnded
+	return func() {
+		f.opMu.Lock()
+		defer f.opMu.Unlock()
+		f.op = ""
+		close(ended)
+	}, nil
+}
+
+// BeginRestore starts a restore, once a snapshot being taken has ended, and returns
+// the function that ends it; until then Take refuses to start (ErrBusy). A restore
+// under way already is an ErrBusy.
+func (f *Files) BeginRestore() (end func(), err error) {
+	for {
+		end, err := f.begin(opRestore)
+		var busy ErrBusy
+		if !errors.As(err, &busy) || busy.Running != opTake {
+			return end, err
+		}
+		f.opMu.Lock()
+		ended := f.opEnded
+		f.opMu.Unlock()
+		if ended != nil {
+			<-ended
+		}
+	}
 }
 
 // DirName is the folder of a node's snapshots under its data directory.
@@ -73,11 +130,17 @@ type ErrNotFound struct{ Height int64 }
 
 func (e ErrNotFound) Error() string { return fmt.Sprintf("snapshot: none at height %d", e.Height) }
 
-// Take writes a snapshot of saved version height of src, in chunks of about
-// chunkBytes (0: DefaultChunkBytes), and returns its manifest and size in bytes. A
-// snapshot already kept at height is kept as it is. stop, when it returns true, ends
-// the export between two chunks with ErrStopped and leaves nothing.
+// Take writes a snapshot of saved version height of src, in format Format and chunks
+// of about chunkBytes of items (0: DefaultChunkBytes), and returns its manifest and
+// size in bytes. A snapshot already kept at height is kept as it is. stop, when it
+// returns true, ends the export between two chunks with ErrStopped and leaves nothing.
+// While another snapshot operation runs in the process, Take is an ErrBusy.
 func (f *Files) Take(src *drive.Store, height int64, chunkBytes int, stop func() bool) (Manifest, int64, error) {
+	end, err := f.begin(opTake)
+	if err != nil {
+		return Manifest{}, 0, err
+	}
+	defer end()
 	if m, err := f.Manifest(height); err == nil {
 		size, err := f.Size(height)
 		return m, size, err

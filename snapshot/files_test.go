@@ -192,3 +192,67 @@ func TestSchedulerCloseRacesCommitted(t *testing.T) {
 		}
 	}
 }
+
+// One snapshot operation at a time: a restore waits for the snapshot being taken to
+// end; while it runs, a snapshot is not taken (the scheduler counts it skipped, with
+// the reason) and a second restore does not begin; once it ends, snapshots are taken
+// again.
+func TestOneOperationAtATime(t *testing.T) {
+	t.Parallel()
+	c := chain(t, 5)
+	files, err := snapshot.OpenFiles(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A snapshot being taken, held between its first two chunks.
+	between, resume := make(chan struct{}), make(chan struct{})
+	took := make(chan error, 1)
+	calls := 0
+	go func() {
+		_, _, err := files.Take(c.Store, c.Height, 4<<10, func() bool {
+			if calls++; calls == 2 {
+				close(between)
+				<-resume
+			}
+			return false
+		})
+		took <- err
+	}()
+	<-between
+	began := make(chan func(), 1)
+	go func() {
+		end, err := files.BeginRestore()
+		if err != nil {
+			t.Error(err)
+		}
+		// The snapshot is in place before the restore begins.
+		if _, err := files.Manifest(c.Height); err != nil {
+			t.Errorf("the restore began before the snapshot being taken ended: %v", err)
+		}
+		began <- end
+	}()
+	close(resume)
+	if err := <-took; err != nil {
+		t.Fatal(err)
+	}
+	end := <-began
+	var busy snapshot.ErrBusy
+	if _, _, err := files.Take(c.Store, c.Height-1, 0, nil); !errors.As(err, &busy) {
+		t.Fatalf("a snapshot taken during a restore: %v", err)
+	}
+	if _, err := files.BeginRestore(); !errors.As(err, &busy) {
+		t.Fatalf("a second restore: %v", err)
+	}
+	taken := make(chan snapshot.Taken, 1)
+	s := snapshot.NewScheduler(c.Store, files, 1, 2, 0, func(tk snapshot.Taken) { taken <- tk })
+	defer s.Close()
+	s.Committed(c.Height - 1)
+	if tk := <-taken; !tk.Skipped || !errors.As(tk.Err, &busy) {
+		t.Fatalf("a snapshot due during a restore: %+v", tk)
+	}
+	end()
+	s.Committed(c.Height - 1)
+	if tk := <-taken; tk.Skipped || tk.Err != nil || tk.Manifest.Height != c.Height-1 {
+		t.Fatalf("a snapshot due after the restore: %+v", tk)
+	}
+}

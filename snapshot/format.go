@@ -3,23 +3,90 @@ package snapshot
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/ttld-dev/ttld/drive"
 )
 
-// Format1 is the first snapshot format (docs/STATE.md, "Snapshots"): the nodes of a
-// saved version of the tree in the order drive.Store.Export gives them, each encoded
-// as an item, the items cut into chunks of whole items.
-const Format1 uint32 = 1
+// The snapshot formats (docs/STATE.md, "Snapshots"). Both carry the nodes of a saved
+// version of the tree in the order drive.Store.Export gives them, each encoded as an
+// item, the items cut into chunks of whole items, and the same manifest. A number is
+// never given to another format.
+const (
+	// Format1: a chunk is its items as they are. Restored, no longer taken.
+	Format1 uint32 = 1
+	// Format2: a chunk is one zstd frame of its items; the manifest hashes the frame,
+	// the bytes a peer sends. Taken and restored.
+	Format2 uint32 = 2
+)
 
-// DefaultChunkBytes is where Export closes a chunk: the first item that takes it to
-// this size or past it ends it.
+// Format is the format snapshots are taken in.
+const Format = Format2
+
+// Restores reports whether this build restores snapshots of format f.
+func Restores(f uint32) bool { return f == Format1 || f == Format2 }
+
+// DefaultChunkBytes is where Export closes a chunk: the first item that takes its items
+// to this size or past it ends it.
 const DefaultChunkBytes = 4 << 20
 
-// MaxChunkBytes bounds a chunk a restore accepts: DefaultChunkBytes and one item of the
-// largest key and value a transaction can write, with room to spare.
+// MaxChunkBytes bounds a chunk a restore accepts, the bytes received and, in format 2,
+// its items once decompressed: DefaultChunkBytes and one item of the largest key and
+// value a transaction can write, with room to spare.
 const MaxChunkBytes = 16 << 20
+
+// encoder compresses the chunks of format 2. EncodeAll is safe for concurrent use.
+// NewWriter and NewReader (decoder) fail only on an invalid option, and theirs are
+// fixed: a failure is a bug of this file, hence the panics.
+var encoder = sync.OnceValue(func() *zstd.Encoder {
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(2))
+	if err != nil {
+		panic(err)
+	}
+	return e
+})
+
+// decoder decompresses the chunks of format 2, never to more than MaxChunkBytes (nor
+// with a window past it): a frame that would is refused before that memory is taken.
+// DecodeAll is safe for concurrent use.
+var decoder = sync.OnceValue(func() *zstd.Decoder {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(2), zstd.WithDecoderMaxMemory(MaxChunkBytes),
+		zstd.WithDecoderMaxWindow(MaxChunkBytes))
+	if err != nil {
+		panic(err)
+	}
+	return d
+})
+
+// encodeChunk is the chunk of items in format f.
+func encodeChunk(f uint32, items []byte) []byte {
+	if f == Format1 {
+		return items
+	}
+	return encoder().EncodeAll(items, make([]byte, 0, len(items)/2))
+}
+
+// chunkItems are the items of chunk index in format f, the chunk as received.
+func chunkItems(f uint32, index uint32, chunk []byte) ([]byte, error) {
+	if f == Format1 {
+		return chunk, nil
+	}
+	items, err := decoder().DecodeAll(chunk, nil)
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
+		return nil, ErrChunkSize{index}
+	}
+	if err != nil {
+		return nil, ErrChunk{index, 0, "no zstd frame of items: " + err.Error()}
+	}
+	if len(items) == 0 {
+		return nil, ErrChunk{index, 0, "no items"}
+	}
+	return items, nil
+}
 
 // An item is one tree node: height u8, version u64, key length u32, key, then for a
 // leaf (height 0) value length u32 and value.
@@ -38,7 +105,8 @@ func appendItem(b []byte, n drive.TreeNode) []byte {
 	return b
 }
 
-// ErrChunk: a chunk that is not a run of whole items.
+// ErrChunk: a chunk that is not a run of whole items (in format 2, once decompressed;
+// Offset counts the decompressed bytes).
 type ErrChunk struct {
 	Index  uint32
 	Offset int
@@ -47,6 +115,14 @@ type ErrChunk struct {
 
 func (e ErrChunk) Error() string {
 	return fmt.Sprintf("snapshot: chunk %d, byte %d: %s", e.Index, e.Offset, e.Reason)
+}
+
+// ErrChunkSize: a chunk of format 2 whose frame holds more than MaxChunkBytes of items,
+// or asks for a larger window: refused before that memory is taken.
+type ErrChunkSize struct{ Index uint32 }
+
+func (e ErrChunkSize) Error() string {
+	return fmt.Sprintf("snapshot: chunk %d: more than %d bytes once decompressed", e.Index, MaxChunkBytes)
 }
 
 // decodeItems calls fn with every item of chunk index.
@@ -130,8 +206,8 @@ func DecodeManifest(b []byte) (Manifest, error) {
 		return Manifest{}, ErrManifest{"cut short"}
 	}
 	m := Manifest{Format: binary.BigEndian.Uint32(b), Height: int64(binary.BigEndian.Uint64(b[4:]))}
-	if m.Format != Format1 {
-		return Manifest{}, ErrManifest{fmt.Sprintf("format %d, not %d", m.Format, Format1)}
+	if !Restores(m.Format) {
+		return Manifest{}, ErrManifest{fmt.Sprintf("format %d, not %d nor %d", m.Format, Format1, Format2)}
 	}
 	if m.Height < 1 {
 		return Manifest{}, ErrManifest{fmt.Sprintf("height %d", m.Height)}

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,7 +39,9 @@ type Taken struct {
 	// Pruned are the heights of the snapshots deleted after it.
 	Pruned []int64
 	Err    error
-	// Skipped: the snapshot before it was still being taken, so this one was not.
+	// Skipped: another snapshot operation was under way, so this one was not taken:
+	// the snapshot before it, still being taken (Err nil), or a restore (Err an
+	// ErrBusy).
 	Skipped bool
 }
 
@@ -50,7 +53,8 @@ func NewScheduler(src *drive.Store, files *Files, interval int64, keep, chunkByt
 }
 
 // Committed tells the scheduler that height was saved. It returns at once: a snapshot
-// due at height runs in the background, unless the one before still runs.
+// due at height runs in the background, unless the one before still runs or a restore
+// is under way (Files: one snapshot operation at a time).
 func (s *Scheduler) Committed(height int64) {
 	if s.interval <= 0 || height%s.interval != 0 {
 		return
@@ -74,6 +78,7 @@ func (s *Scheduler) Committed(height int64) {
 		t := Taken{Height: height}
 		t.Manifest, t.Bytes, t.Err = s.files.Take(s.src, height, s.chunkBytes, s.stopped.Load)
 		t.Duration = time.Since(start)
+		t.Skipped = errors.As(t.Err, new(ErrBusy))
 		if t.Err == nil {
 			t.Pruned, t.Err = s.files.Prune(s.keep)
 		}

@@ -299,7 +299,7 @@ func TestRefusedRestoreLeavesNothing(t *testing.T) {
 	if s, err = drive.NewStore(db, drive.Options{CacheSize: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	r, err = snapshot.NewRestorer(s, snapshot.Manifest{Format: snapshot.Format1, Height: om.Height, Root: m.Root, Chunks: om.Chunks}, m.Root)
+	r, err = snapshot.NewRestorer(s, snapshot.Manifest{Format: om.Format, Height: om.Height, Root: m.Root, Chunks: om.Chunks}, m.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,28 +344,32 @@ func TestSnapshotsRefused(t *testing.T) {
 		t.Fatalf("a manifest of another root: %v", err)
 	}
 	// A manifest that claims the trusted root for other items: refused at the end.
-	items := chunks[0][:len(chunks[0])/2]
-	forged := snapshot.Manifest{Format: snapshot.Format1, Height: m.Height, Root: m.Root, Chunks: [][sha256.Size]byte{sha256.Sum256(items)}}
+	all, err := snapshot.ChunkItems(m.Format, 0, chunks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := snapshot.EncodeChunk(m.Format, all[:len(all)/2])
+	forged := snapshot.Manifest{Format: m.Format, Height: m.Height, Root: m.Root, Chunks: [][sha256.Size]byte{sha256.Sum256(half)}}
 	r, err := snapshot.NewRestorer(emptyStore(t), forged, m.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Apply(0, items); !snapshot.Refused(err) {
+	if err := r.Apply(0, half); !snapshot.Refused(err) {
 		t.Fatalf("half the items under the trusted root: %v", err)
 	}
 	// Items that make no tree at all: a lone inner node.
-	lone := snapshot.AppendItem(nil, drive.TreeNode{Key: []byte("k"), Version: 1, Height: 3})
+	lone := snapshot.EncodeChunk(m.Format, snapshot.AppendItem(nil, drive.TreeNode{Key: []byte("k"), Version: 1, Height: 3}))
 	forged.Chunks = [][sha256.Size]byte{sha256.Sum256(lone)}
 	r, err = snapshot.NewRestorer(emptyStore(t), forged, m.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Apply(0, lone); !snapshot.Refused(err) {
+	if err := r.Apply(0, lone); !errors.As(err, new(drive.ErrImport)) {
 		t.Fatalf("a lone inner node: %v", err)
 	}
 	for name, b := range map[string][]byte{
 		"cut short":       {0, 0, 0, 1},
-		"another format":  snapshot.Manifest{Format: 2, Height: 1, Root: m.Root, Chunks: m.Chunks}.Encode(),
+		"another format":  snapshot.Manifest{Format: 3, Height: 1, Root: m.Root, Chunks: m.Chunks}.Encode(),
 		"no chunk":        snapshot.Manifest{Format: snapshot.Format1, Height: 1, Root: m.Root}.Encode(),
 		"height 0":        snapshot.Manifest{Format: snapshot.Format1, Root: m.Root, Chunks: m.Chunks}.Encode(),
 		"a trailing byte": append(m.Encode(), 0),
@@ -376,13 +380,21 @@ func TestSnapshotsRefused(t *testing.T) {
 	}
 }
 
-// FuzzApply: no chunk bytes make a restore panic.
+// FuzzApply: no chunk bytes, as items (format 1) or as a compressed chunk (format 2),
+// make a restore panic, take more than MaxChunkBytes once decompressed, or leave its
+// import goroutine running.
 func FuzzApply(f *testing.F) {
-	f.Add(snapshot.AppendItem(nil, drive.TreeNode{Key: []byte("a"), Value: []byte("b"), Version: 1}))
-	f.Add(snapshot.AppendItem(snapshot.AppendItem(nil, drive.TreeNode{Key: []byte("a"), Value: []byte("b"), Version: 1}), drive.TreeNode{Key: []byte("a"), Version: 2, Height: 1}))
-	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0})
-	f.Fuzz(func(t *testing.T, chunk []byte) {
-		m := snapshot.Manifest{Format: snapshot.Format1, Height: 2, Root: make([]byte, sha256.Size), Chunks: [][sha256.Size]byte{sha256.Sum256(chunk)}}
+	leaf := snapshot.AppendItem(nil, drive.TreeNode{Key: []byte("a"), Value: []byte("b"), Version: 1})
+	two := snapshot.AppendItem(bytes.Clone(leaf), drive.TreeNode{Key: []byte("a"), Version: 2, Height: 1})
+	for _, items := range [][]byte{leaf, two, {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}} {
+		f.Add(items, uint32(1))
+		f.Add(snapshot.EncodeChunk(snapshot.Format2, items), uint32(2))
+	}
+	f.Fuzz(func(t *testing.T, chunk []byte, format uint32) {
+		if !snapshot.Restores(format) {
+			format = snapshot.Format2
+		}
+		m := snapshot.Manifest{Format: format, Height: 2, Root: make([]byte, sha256.Size), Chunks: [][sha256.Size]byte{sha256.Sum256(chunk)}}
 		r, err := snapshot.NewRestorer(emptyStore(t), m, m.Root)
 		if err != nil {
 			t.Fatal(err)
@@ -390,6 +402,11 @@ func FuzzApply(f *testing.F) {
 		defer r.Close()
 		if err := r.Apply(0, chunk); err == nil {
 			t.Fatalf("%X restored to the zero root", chunk)
+		}
+		select {
+		case <-r.ImportEnded():
+		default:
+			t.Fatal("the import goroutine still runs")
 		}
 	})
 }

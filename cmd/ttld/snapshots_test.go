@@ -8,6 +8,7 @@ import (
 
 	"github.com/ttld-dev/ttld/e2e"
 	"github.com/ttld-dev/ttld/node"
+	"github.com/ttld-dev/ttld/snapshot"
 )
 
 // statesync-config writes state sync on with a header read from a running node of the
@@ -88,7 +89,7 @@ func TestStateSyncAndSnapshotCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	taken := decodeJSON[snapshotOutput](t, out)
-	if taken.Height < 2 || taken.Format != 1 || taken.Chunks != 1 || taken.Bytes == 0 || len(taken.AppHash) != 64 {
+	if taken.Height < 2 || taken.Format != snapshot.Format2 || taken.Chunks != 1 || taken.Bytes == 0 || len(taken.AppHash) != 64 {
 		t.Fatalf("export: %+v", taken)
 	}
 	out, err = runCLI(t, "snapshots", "list", "--home", env.Home, "-o", "json")

@@ -27,7 +27,9 @@ import (
 //     block's cleanup is the first to delete, the expirations tree's first
 //     MaxDocumentExpirationsPerBlock entries, each resolved to its document and removed
 //     on a scratch branch, which reads its row, index entries and count records and is
-//     then dropped;
+//     then dropped; then the path of every key that removal wrote, with the sibling of
+//     each node on it (drive.ReadWritePath), which the working tree's removal loads and
+//     no read walks;
 //   - when a block starts executing: the same for the entries due at its time, the last
 //     first, while the block removes them from the first, so that the two meet in the
 //     middle instead of walking the same cold paths together.
@@ -148,8 +150,9 @@ func (a *Application) expiringReads(v int64, saved drive.KV, version protocol.Ve
 }
 
 // readExpiring reads what the cleanup's removal of the expirations entry (key, value)
-// reads: the document's contract and row, and, through a removal on a scratch branch,
-// its index entries and count records.
+// loads: the document's contract and row, through a removal on a scratch branch its
+// index entries and count records, and the paths of the keys that removal writes with
+// their siblings.
 func readExpiring(saved drive.KV, version protocol.Version, key, value []byte) {
 	_, id, ok := drive.ParseExpirationKey(key)
 	if !ok {
@@ -172,7 +175,31 @@ func readExpiring(saved drive.KV, version protocol.Version, key, value []byte) {
 	if err != nil || !found {
 		return
 	}
-	_ = drive.RemoveDocument(drive.NewCache(saved), &drive.Storage{}, t, d)
+	w := &writesOf{KV: drive.NewCache(saved)}
+	if err := drive.RemoveDocument(w, &drive.Storage{}, t, d); err != nil {
+		return
+	}
+	for _, k := range w.keys {
+		if drive.ReadWritePath(saved, k) != nil {
+			return
+		}
+	}
+}
+
+// writesOf is a KV that lists the keys written through it, in the order written.
+type writesOf struct {
+	drive.KV
+	keys [][]byte
+}
+
+func (w *writesOf) Set(key, value []byte) error {
+	w.keys = append(w.keys, append([]byte(nil), key...))
+	return w.KV.Set(key, value)
+}
+
+func (w *writesOf) Delete(key []byte) error {
+	w.keys = append(w.keys, append([]byte(nil), key...))
+	return w.KV.Delete(key)
 }
 
 // ReadAhead turns reading ahead on or off (app.toml's read_ahead). It stops the reading

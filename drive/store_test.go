@@ -2,6 +2,7 @@ package drive
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"math/rand"
@@ -498,5 +499,90 @@ func TestKeptBackUpdatesKeepTheRoot(t *testing.T) {
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("block %d: saved root %X, the bare tree's %X (%v)", block, got, want, err)
 		}
+	}
+}
+
+// countingDB counts the reads that reach the database: IAVL's node loads that its node
+// cache did not serve.
+type countingDB struct {
+	dbm.DB
+	gets atomic.Int64
+}
+
+func (d *countingDB) Get(key []byte) ([]byte, error) {
+	d.gets.Add(1)
+	return d.DB.Get(key)
+}
+
+// TestReadWritePathWarmsTheRemoval: after ReadWritePath of a saved key, the working
+// tree's removal of it finds its path and the siblings on it in IAVL's node cache; after
+// a read of the key, it loads the siblings from the database. Each side starts from the
+// store reopened (its cache cold) and removes the same keys, to the same root.
+func TestReadWritePathWarmsTheRemoval(t *testing.T) {
+	db := &countingDB{DB: dbm.NewMemDB()}
+	const n, removed = 20_000, 64
+	key := func(i int) []byte { // spread over the tree as the state's hashed keys are
+		h := sha256.Sum256(binary.BigEndian.AppendUint32(nil, uint32(i)))
+		return h[:]
+	}
+	s, err := NewStore(db, Options{CacheSize: 10_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	for i := range n {
+		if err := s.Working().Set(key(i), []byte("value")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	var roots [2][]byte
+	var loads [2]int64
+	for side, read := range []func(KV, []byte) error{
+		func(kv KV, k []byte) error { _, err := kv.Get(k); return err },
+		ReadWritePath,
+	} {
+		s.Close()
+		if s, err = NewStore(db, Options{CacheSize: 10_000}); err != nil {
+			t.Fatal(err)
+		}
+		saved, err := s.Saved(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range removed {
+			if err := read(saved, key(i*n/removed)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := db.gets.Load()
+		for i := range removed {
+			if err := s.Working().Delete(key(i * n / removed)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		loads[side] = db.gets.Load() - before
+		roots[side] = workingHash(t, s)
+	}
+	t.Logf("node loads of %d removals: %d after reading the keys, %d after reading their write paths", removed, loads[0], loads[1])
+	if !bytes.Equal(roots[0], roots[1]) {
+		t.Fatalf("the removals end at %X and %X", roots[0], roots[1])
+	}
+	// What is left after the paths are read are the rotations, which load the children
+	// of a sibling.
+	if loads[0] < 4*removed || loads[1] > removed {
+		t.Fatalf("removals loaded %d nodes after reading the keys, %d after reading their paths: want at least %d and at most %d", loads[0], loads[1], 4*removed, removed)
+	}
+	if err := ReadWritePath(s.Working(), key(0)); err != nil {
+		t.Fatalf("a read of the working tree: %v", err)
+	}
+	saved, err := s.Saved(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ReadWritePath(saved, []byte("absent")); err != nil {
+		t.Fatalf("the path of a key not stored: %v", err)
 	}
 }

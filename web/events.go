@@ -13,10 +13,13 @@ import (
 	"github.com/ttld-dev/ttld/web/check"
 )
 
-// eventRow is an event of a block or a transaction as the pages show it.
+// eventRow is an event of a block or a transaction as the pages show it. TypeHref is
+// the page the event is a row of, "" when none: a document event's type links the
+// document's history.
 type eventRow struct {
-	Type  string    `json:"type"`
-	Attrs []attrRow `json:"attrs"`
+	Type     string    `json:"type"`
+	TypeHref string    `json:"-"`
+	Attrs    []attrRow `json:"attrs"`
 }
 
 // attrRow is one attribute: its value, the page of what the value names (Href, ""
@@ -50,6 +53,9 @@ func eventRows(in []abcitypes.Event, now time.Time) []eventRow {
 			values[a.Key] = a.Value
 		}
 		row := eventRow{Type: e.Type}
+		if doc := documentHref(values[protocol.AttrContract], values[protocol.AttrType], values[protocol.AttrID]); doc != "" && strings.HasPrefix(e.Type, protocol.EventDocumentPrefix) {
+			row.TypeHref = doc + "/history"
+		}
 		for _, a := range e.Attributes {
 			row.Attrs = append(row.Attrs, attrRow{Key: a.Key, Value: a.Value, Href: attrHref(e.Type, a.Key, a.Value, values), Note: attrNote(a.Key, a.Value, now)})
 		}

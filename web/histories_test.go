@@ -101,6 +101,9 @@ func TestHistories(t *testing.T) {
 		t.Error("the document's history: no create")
 	}
 	links(t, docPath, e.page(t, docPath), docPath+"/history")
+	// The batch's page names the document in its event and links, from the event's
+	// type, the document's history.
+	links(t, txHref, e.page(t, txHref), docPath, docPath+"/history")
 
 	// The blocks with transactions, the batch's among them, none empty.
 	body = e.page(t, "/blocks?nonempty=1")

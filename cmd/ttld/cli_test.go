@@ -273,6 +273,18 @@ func TestDevnetRunsAndStops(t *testing.T) {
 		case <-tick.C:
 		}
 	}
+	// CometBFT makes blocks from its start; the web view starts after it, and the
+	// node is logged started and the banner printed after that.
+	for !strings.Contains(out.String(), "Try next") || !strings.Contains(errOut.String(), `"message":"node started"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner in 20s:\n%s\n%.500s", out.String(), errOut.String())
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("devnet ended early: %v\n%s", err, errOut.String())
+		case <-tick.C:
+		}
+	}
 	dev, err := keyring.Open(home).Get("dev")
 	if err != nil {
 		t.Fatal(err)

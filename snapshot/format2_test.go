@@ -211,18 +211,7 @@ func TestPipelinedRestoreRefusals(t *testing.T) {
 	if len(chunks) < 8 {
 		t.Fatalf("%d chunks: want several", len(chunks))
 	}
-	open := func(m snapshot.Manifest) (dbm.DB, *drive.Store, *snapshot.Restorer) {
-		db := dbm.NewMemDB()
-		s, err := drive.NewStore(db, drive.Options{CacheSize: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := snapshot.NewRestorer(s, m, m.Root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db, s, r
-	}
+	open := func(m snapshot.Manifest) (dbm.DB, *drive.Store, *snapshot.Restorer) { return openRestore(t, m) }
 	// Chunk mid's items cut short by a byte, under a forged manifest.
 	mid := len(chunks) / 2
 	items, err := snapshot.ChunkItems(m.Format, uint32(mid), chunks[mid])

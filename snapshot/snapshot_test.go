@@ -249,18 +249,7 @@ func TestRefusedRestoreLeavesNothing(t *testing.T) {
 	t.Parallel()
 	c := chain(t, 40)
 	m, chunks := export(t, c, 16<<10)
-	open := func() (dbm.DB, *drive.Store, *snapshot.Restorer) {
-		db := dbm.NewMemDB()
-		s, err := drive.NewStore(db, drive.Options{CacheSize: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := snapshot.NewRestorer(s, m, m.Root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db, s, r
-	}
+	open := func() (dbm.DB, *drive.Store, *snapshot.Restorer) { return openRestore(t, m) }
 	// Abandoned after two chunks.
 	db, s, r := open()
 	for i := range 2 {
@@ -426,4 +415,19 @@ func FuzzDecodeManifest(f *testing.F) {
 			t.Fatalf("%X decoded as %+v, which encodes as %X", b, m, m.Encode())
 		}
 	})
+}
+
+// openRestore starts a restore of m's snapshot into an empty store over a new database.
+func openRestore(t *testing.T, m snapshot.Manifest) (dbm.DB, *drive.Store, *snapshot.Restorer) {
+	t.Helper()
+	db := dbm.NewMemDB()
+	s, err := drive.NewStore(db, drive.Options{CacheSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := snapshot.NewRestorer(s, m, m.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, s, r
 }
